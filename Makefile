@@ -1,0 +1,34 @@
+# The two set-up commands (`make run`, `make test`) and the build. Every target installs missing
+# Debian packages first (scripts/setup), so they work on a fresh machine.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup configure build test unit run clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: setup $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Every test: unit tests, integration tests and the bounded fuzz run.
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Unit tests only (fast).
+unit: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
+
+run: build
+	./$(BUILD_DIR)/kvol --help
+
+clean:
+	rm -rf $(BUILD_DIR)
