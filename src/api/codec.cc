@@ -1,0 +1,249 @@
+// Scalar codecs and error rendering for the JSON codec.
+#include "api/codec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace kvol::api {
+
+Path DecodeContext::CurrentPath() const {
+  Path p;
+  for (const auto& s : path_) {
+    switch (s.kind) {
+      case Seg::kField: p = p.Child(s.name); break;
+      case Seg::kIndex: p = p.Index(s.index); break;
+      case Seg::kKey: p = p.Key(s.name); break;
+    }
+  }
+  return p;
+}
+
+void DecodeContext::Fail(const Json& value, std::string detail) {
+  if (errors_ == nullptr) return;
+  errors_->push_back(
+      Invalid(CurrentPath(), BadValue::Raw(JsonValueForError(value)), std::move(detail)));
+}
+
+void DecodeContext::Fail(FieldError e) {
+  if (errors_ != nullptr) errors_->push_back(std::move(e));
+}
+
+size_t ScanJson(std::string_view t, size_t pos, int* max_depth) {
+  int depth = 0;
+  *max_depth = 0;
+  bool in_string = false;
+  for (size_t i = pos; i < t.size(); ++i) {
+    char c = t[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      *max_depth = std::max(*max_depth, ++depth);
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+namespace {
+void LineColumn(std::string_view text, size_t offset, int* line, int* col) {
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++*line;
+      *col = 1;
+    } else {
+      ++*col;
+    }
+  }
+}
+}  // namespace
+
+bool ParseJson(std::string_view text, Json* out, JsonParseError* err) {
+  int depth;
+  size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  ScanJson(text, start, &depth);
+  if (depth > kMaxJsonDepth) {
+    LineColumn(text, start, &err->line, &err->column);
+    err->message = "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return false;
+  }
+  *out = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!out->is_discarded()) return true;
+  // Parse again for the position and reason; exceptions stay inside this adapter.
+  try {
+    Json ignored = Json::parse(text);
+    err->message = "invalid JSON";
+  } catch (const Json::parse_error& e) {
+    LineColumn(text, e.byte > 0 ? e.byte - 1 : 0, &err->line, &err->column);
+    std::string what = e.what();
+    auto p = what.find("syntax error");
+    err->message = p == std::string::npos ? what : what.substr(p);
+  }
+  return false;
+}
+
+StatusOr<Json> ParseJson(std::string_view text) {
+  Json j;
+  JsonParseError e;
+  if (ParseJson(text, &j, &e)) return j;
+  return InvalidArgumentError("line " + std::to_string(e.line) + ", column " +
+                              std::to_string(e.column) + ": " + e.message);
+}
+
+std::string FormatJsonNumber(const Json& v) {
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  double d = v.get<double>();
+  if (!std::isfinite(d)) return "null";
+  char buf[64];
+  double a = std::fabs(d);
+  std::to_chars_result r;
+  if (a == 0 || (a >= 1e-6 && a < 1e21)) {
+    r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+    return std::string(buf, r.ptr);
+  }
+  r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string s(buf, r.ptr);
+  // Go writes e-7 and e+21, never e-07.
+  auto e = s.find('e');
+  if (e != std::string::npos) {
+    size_t d = e + 2;  // past the sign
+    while (d + 1 < s.size() && s[d] == '0') s.erase(d, 1);
+  }
+  return s;
+}
+
+std::string JsonValueForError(const Json& v) {
+  std::string s;
+  if (v.is_string()) {
+    s = GoQuote(v.get_ref<const std::string&>());
+  } else if (v.is_number()) {
+    s = FormatJsonNumber(v);
+  } else {
+    s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  constexpr size_t kMax = 80;
+  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
+  return s;
+}
+
+namespace {
+const char* TypeName(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return "a number";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "a list";
+    default: return "null";
+  }
+}
+
+std::string Expected(const char* want, const Json& got) { return ExpectedType(want, got); }
+
+bool ReadInt64(const Json& j, int64_t* out) {
+  if (j.is_number_unsigned()) {
+    uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(u);
+    return true;
+  }
+  if (j.is_number_integer()) {
+    *out = j.get<int64_t>();
+    return true;
+  }
+  if (j.is_number_float()) {
+    // A YAML "5.0" reaches JSON as 5, so whole floats are integers here too.
+    double d = j.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || d < -9.2e18 || d > 9.2e18) return false;
+    *out = static_cast<int64_t>(d);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::string ExpectedType(const char* want, const Json& got) {
+  return std::string("must be ") + want + ", not " + TypeName(got);
+}
+
+void Decode(const Json& j, std::string& out, DecodeContext& c) {
+  if (!j.is_string()) return c.Fail(j, Expected("a string", j));
+  out = j.get_ref<const std::string&>();
+}
+
+void Decode(const Json& j, bool& out, DecodeContext& c) {
+  if (!j.is_boolean()) return c.Fail(j, Expected("a boolean", j));
+  out = j.get<bool>();
+}
+
+void Decode(const Json& j, int64_t& out, DecodeContext& c) {
+  if (!j.is_number()) return c.Fail(j, Expected("an integer", j));
+  if (!ReadInt64(j, &out)) return c.Fail(j, "must be an integer within int64 range");
+}
+
+void Decode(const Json& j, int32_t& out, DecodeContext& c) {
+  if (!j.is_number()) return c.Fail(j, Expected("an integer", j));
+  int64_t v;
+  if (!ReadInt64(j, &v) || v < std::numeric_limits<int32_t>::min() ||
+      v > std::numeric_limits<int32_t>::max()) {
+    return c.Fail(j, "must be an integer within int32 range");
+  }
+  out = static_cast<int32_t>(v);
+}
+
+void Decode(const Json& j, Quantity& out, DecodeContext& c) {
+  std::string text;
+  if (j.is_string()) {
+    text = j.get_ref<const std::string&>();
+  } else if (j.is_number()) {
+    text = FormatJsonNumber(j);
+  } else {
+    return c.Fail(j, Expected("a quantity string", j));
+  }
+  auto q = Quantity::Parse(text);
+  if (!q.ok()) return c.Fail(Invalid(c.CurrentPath(), text, q.status().message()));
+  out = *q;
+}
+
+void Decode(const Json& j, Time& out, DecodeContext& c) {
+  if (!j.is_string()) return c.Fail(j, Expected("an RFC 3339 time string", j));
+  auto t = Time::Parse(j.get_ref<const std::string&>());
+  if (!t.ok()) return c.Fail(j, t.status().message());
+  out = *t;
+}
+
+void Decode(const Json& j, MicroTime& out, DecodeContext& c) {
+  Time t;
+  Decode(j, t, c);
+  out = MicroTime(t);
+}
+
+void Decode(const Json& j, Json& out, DecodeContext&) { out = j; }
+
+void Encode(const std::string& v, Json& out) { out = v; }
+void Encode(bool v, Json& out) { out = v; }
+void Encode(int32_t v, Json& out) { out = v; }
+void Encode(int64_t v, Json& out) { out = v; }
+void Encode(const Quantity& v, Json& out) { out = v.ToString(); }
+void Encode(const Time& v, Json& out) { out = v.ToString(); }
+void Encode(const MicroTime& v, Json& out) { out = v.ToString(); }
+void Encode(const Json& v, Json& out) { out = v; }
+
+}  // namespace kvol::api

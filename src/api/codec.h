@@ -1,0 +1,318 @@
+// The JSON codec for kvol's API structs: decoding reports wrong types as field errors and keeps
+// every field it does not model in `unknown_fields`; encoding writes Kubernetes' JSON, leaving out
+// empty optional fields (Go's omitempty) and putting the unknown fields back unchanged.
+//
+// An API struct lists its fields once:
+//
+//   struct HostPathVolumeSource {
+//     std::string path;
+//     std::optional<std::string> type;
+//     KVOL_FIELDS(HostPathVolumeSource) {
+//       v("path", s.path);
+//       v("type", s.type);
+//     }
+//   };
+//
+// Field types: std::string, bool, int32_t, int64_t, Quantity, Time, MicroTime, Json (kept raw),
+// std::optional<T> (present even when empty, like a Go pointer), std::vector<T>,
+// std::map<std::string, T>, and nested API structs. Plain values are omitted when empty;
+// `v("attached", s.attached, Emit::kAlways)` writes them regardless.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/field_errors.h"
+#include "api/quantity.h"
+#include "api/time.h"
+#include "base/status.h"
+
+namespace kvol::api {
+
+using Json = nlohmann::json;
+
+enum class Emit { kOmitEmpty, kAlways };
+
+#define KVOL_FIELDS(Type)                      \
+  ::kvol::api::Json unknown_fields;            \
+  bool operator==(const Type&) const = default; \
+  template <class S, class V>                  \
+  static void Fields(S& s, V& v)
+
+template <class T>
+concept ApiStruct = requires(T& t) {
+  { t.unknown_fields } -> std::convertible_to<const Json&>;
+};
+
+// Collects decode errors with the path of the value being decoded.
+class DecodeContext {
+ public:
+  explicit DecodeContext(FieldErrors* errors) : errors_(errors) {}
+
+  void PushField(std::string_view name) { path_.push_back({Seg::kField, name, 0}); }
+  void PushIndex(size_t i) { path_.push_back({Seg::kIndex, {}, i}); }
+  void PushKey(std::string_view key) { path_.push_back({Seg::kKey, key, 0}); }
+  void Pop() { path_.pop_back(); }
+
+  // Records "<path>: Invalid value: <json>: <detail>".
+  void Fail(const Json& value, std::string detail);
+  void Fail(FieldError e);
+  Path CurrentPath() const;
+
+ private:
+  struct Seg {
+    enum Kind { kField, kIndex, kKey } kind;
+    std::string_view name;
+    size_t index;
+  };
+  std::vector<Seg> path_;
+  FieldErrors* errors_;
+};
+
+// Parsing JSON text with kvol's limits: nesting deeper than kMaxJsonDepth is refused (decoding
+// copies values recursively), and errors say where: line and column, 1-based.
+inline constexpr int kMaxJsonDepth = 256;
+struct JsonParseError {
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+bool ParseJson(std::string_view text, Json* out, JsonParseError* err);
+// InvalidArgument "line L, column C: <reason>" on error.
+StatusOr<Json> ParseJson(std::string_view text);
+// The deepest nesting of arrays and objects in `text`, ignoring brackets inside strings, and
+// the offset just past the first complete top-level value (npos if it never closes).
+size_t ScanJson(std::string_view text, size_t pos, int* max_depth);
+
+// "must be <want>, not <what got is>", the detail of a decode type error.
+std::string ExpectedType(const char* want, const Json& got);
+
+// Renders a JSON value for an error message, shortened if long.
+std::string JsonValueForError(const Json& v);
+// A JSON number as Go's encoding/json writes it ("1.5", "1000", "1e+21").
+std::string FormatJsonNumber(const Json& v);
+
+// ---- decoding (j is never null here: null means "absent" and is skipped by the caller) ----
+void Decode(const Json& j, std::string& out, DecodeContext& c);
+void Decode(const Json& j, bool& out, DecodeContext& c);
+void Decode(const Json& j, int32_t& out, DecodeContext& c);
+void Decode(const Json& j, int64_t& out, DecodeContext& c);
+void Decode(const Json& j, Quantity& out, DecodeContext& c);
+void Decode(const Json& j, Time& out, DecodeContext& c);
+void Decode(const Json& j, MicroTime& out, DecodeContext& c);
+void Decode(const Json& j, Json& out, DecodeContext& c);
+template <class T>
+void Decode(const Json& j, std::optional<T>& out, DecodeContext& c);
+template <class T>
+void Decode(const Json& j, std::vector<T>& out, DecodeContext& c);
+template <class T>
+void Decode(const Json& j, std::map<std::string, T>& out, DecodeContext& c);
+template <ApiStruct T>
+void Decode(const Json& j, T& out, DecodeContext& c);
+
+// ---- encoding ----
+void Encode(const std::string& v, Json& out);
+void Encode(bool v, Json& out);
+void Encode(int32_t v, Json& out);
+void Encode(int64_t v, Json& out);
+void Encode(const Quantity& v, Json& out);
+void Encode(const Time& v, Json& out);
+void Encode(const MicroTime& v, Json& out);
+void Encode(const Json& v, Json& out);
+template <class T>
+void Encode(const std::optional<T>& v, Json& out);
+template <class T>
+void Encode(const std::vector<T>& v, Json& out);
+template <class T>
+void Encode(const std::map<std::string, T>& v, Json& out);
+template <ApiStruct T>
+void Encode(const T& v, Json& out);
+
+// Whether a plain (non-struct) value is left out under omitempty.
+inline bool IsOmitted(const std::string& v) { return v.empty(); }
+inline bool IsOmitted(bool v) { return !v; }
+inline bool IsOmitted(int32_t v) { return v == 0; }
+inline bool IsOmitted(int64_t v) { return v == 0; }
+inline bool IsOmitted(const Quantity&) { return false; }
+inline bool IsOmitted(const Time&) { return false; }
+inline bool IsOmitted(const MicroTime&) { return false; }
+inline bool IsOmitted(const Json& v) { return v.is_null(); }
+template <class T>
+bool IsOmitted(const std::optional<T>& v) {
+  return !v.has_value();
+}
+template <class T>
+bool IsOmitted(const std::vector<T>& v) {
+  return v.empty();
+}
+template <class T>
+bool IsOmitted(const std::map<std::string, T>& v) {
+  return v.empty();
+}
+
+namespace codec_internal {
+
+struct FieldDecoder {
+  const Json& obj;
+  DecodeContext& ctx;
+  size_t seen = 0;
+
+  template <class T>
+  void operator()(std::string_view key, T& field, Emit = Emit::kOmitEmpty) {
+    auto it = obj.find(key);
+    if (it == obj.end()) return;
+    ++seen;
+    if (it->is_null()) return;
+    ctx.PushField(key);
+    Decode(*it, field, ctx);
+    ctx.Pop();
+  }
+};
+
+struct FieldNameMatcher {
+  std::string_view key;
+  bool found = false;
+
+  template <class T>
+  void operator()(std::string_view k, T&, Emit = Emit::kOmitEmpty) {
+    found = found || k == key;
+  }
+};
+
+struct FieldEncoder {
+  Json& obj;
+
+  template <class T>
+  void operator()(std::string_view key, const T& v, Emit emit = Emit::kOmitEmpty) {
+    if constexpr (ApiStruct<T>) {
+      Json tmp;
+      Encode(v, tmp);
+      if (emit == Emit::kAlways || !tmp.empty()) obj[std::string(key)] = std::move(tmp);
+    } else {
+      if (emit == Emit::kOmitEmpty && IsOmitted(v)) return;
+      Encode(v, obj[std::string(key)]);
+    }
+  }
+};
+
+}  // namespace codec_internal
+
+template <class T>
+void Decode(const Json& j, std::optional<T>& out, DecodeContext& c) {
+  out.emplace();
+  Decode(j, *out, c);
+}
+
+template <class T>
+void Decode(const Json& j, std::vector<T>& out, DecodeContext& c) {
+  if (!j.is_array()) {
+    c.Fail(j, ExpectedType("a list", j));
+    return;
+  }
+  out.clear();
+  out.resize(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (j[i].is_null()) continue;
+    c.PushIndex(i);
+    Decode(j[i], out[i], c);
+    c.Pop();
+  }
+}
+
+template <class T>
+void Decode(const Json& j, std::map<std::string, T>& out, DecodeContext& c) {
+  if (!j.is_object()) {
+    c.Fail(j, ExpectedType("an object", j));
+    return;
+  }
+  out.clear();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    T& slot = out[it.key()];
+    if (it.value().is_null()) continue;
+    c.PushKey(it.key());
+    Decode(it.value(), slot, c);
+    c.Pop();
+  }
+}
+
+template <ApiStruct T>
+void Decode(const Json& j, T& out, DecodeContext& c) {
+  if (!j.is_object()) {
+    c.Fail(j, ExpectedType("an object", j));
+    return;
+  }
+  codec_internal::FieldDecoder d{j, c};
+  T::Fields(out, d);
+  if (d.seen == j.size()) return;
+  out.unknown_fields = Json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    codec_internal::FieldNameMatcher m{it.key()};
+    T::Fields(out, m);
+    if (!m.found) out.unknown_fields[it.key()] = it.value();
+  }
+}
+
+template <class T>
+void Encode(const std::optional<T>& v, Json& out) {
+  if (v.has_value()) {
+    Encode(*v, out);
+  } else {
+    out = nullptr;
+  }
+}
+
+template <class T>
+void Encode(const std::vector<T>& v, Json& out) {
+  out = Json::array();
+  for (const auto& e : v) {
+    Json item;
+    Encode(e, item);
+    if constexpr (ApiStruct<T>) {
+      if (item.is_null()) item = Json::object();
+    }
+    out.push_back(std::move(item));
+  }
+}
+
+template <class T>
+void Encode(const std::map<std::string, T>& v, Json& out) {
+  out = Json::object();
+  for (const auto& [k, e] : v) Encode(e, out[k]);
+}
+
+template <ApiStruct T>
+void Encode(const T& v, Json& out) {
+  out = Json::object();
+  codec_internal::FieldEncoder e{out};
+  T::Fields(v, e);
+  if (v.unknown_fields.is_object()) {
+    for (auto it = v.unknown_fields.begin(); it != v.unknown_fields.end(); ++it) {
+      out.emplace(it.key(), it.value());  // never replaces a modelled field
+    }
+  }
+}
+
+// Entry points.
+template <ApiStruct T>
+T DecodeStruct(const Json& j, FieldErrors* errors) {
+  T out;
+  DecodeContext c(errors);
+  Decode(j, out, c);
+  return out;
+}
+
+template <ApiStruct T>
+Json EncodeStruct(const T& v) {
+  Json j;
+  Encode(v, j);
+  return j;
+}
+
+}  // namespace kvol::api
