@@ -1,0 +1,293 @@
+// The kind table and the generic decode-default-validate pipeline.
+#include "api/scheme.h"
+
+#include "api/defaults.h"
+#include "api/labels.h"
+#include "api/validation.h"
+
+namespace kvol::api {
+
+std::string KindInfo::ApiVersion() const {
+  if (group.empty()) return std::string(version);
+  return std::string(group) + "/" + std::string(version);
+}
+
+#define KVOL_KIND_INFO(T, ...)              \
+  template <>                               \
+  const KindInfo& KindInfoOf<T>() {         \
+    static const KindInfo kInfo{__VA_ARGS__}; \
+    return kInfo;                           \
+  }
+
+KVOL_KIND_INFO(Namespace, "", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false,
+               {"status.phase"})
+KVOL_KIND_INFO(Node, "", "v1", "Node", "nodes", "node", {"no"}, false, {"spec.unschedulable"})
+KVOL_KIND_INFO(Pod, "", "v1", "Pod", "pods", "pod", {"po"}, true,
+               {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+                "status.podIPs", "status.nominatedNodeName"})
+KVOL_KIND_INFO(PersistentVolume, "", "v1", "PersistentVolume", "persistentvolumes",
+               "persistentvolume", {"pv"}, false, {})
+KVOL_KIND_INFO(PersistentVolumeClaim, "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims",
+               "persistentvolumeclaim", {"pvc"}, true, {})
+KVOL_KIND_INFO(ConfigMap, "", "v1", "ConfigMap", "configmaps", "configmap", {"cm"}, true, {})
+KVOL_KIND_INFO(Secret, "", "v1", "Secret", "secrets", "secret", {}, true, {"type"})
+KVOL_KIND_INFO(Event, "", "v1", "Event", "events", "event", {"ev"}, true,
+               {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                "involvedObject.uid", "involvedObject.apiVersion",
+                "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+                "reportingComponent", "source", "type"})
+KVOL_KIND_INFO(StorageClass, "storage.k8s.io", "v1", "StorageClass", "storageclasses",
+               "storageclass", {"sc"}, false, {})
+KVOL_KIND_INFO(VolumeAttachment, "storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments",
+               "volumeattachment", {}, false, {})
+KVOL_KIND_INFO(CSIDriver, "storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", {},
+               false, {})
+KVOL_KIND_INFO(CSINode, "storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", {}, false, {})
+KVOL_KIND_INFO(Lease, "coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, true, {})
+
+#undef KVOL_KIND_INFO
+
+const KindInfo* FindKind(std::string_view api_version, std::string_view kind) {
+  const KindInfo* found = nullptr;
+  ForEachKind([&](auto t) {
+    const KindInfo& info = KindInfoOf<typename decltype(t)::type>();
+    if (!found && info.kind == kind && info.ApiVersion() == api_version) found = &info;
+  });
+  return found;
+}
+
+StringMap SelectableFields(const Pod& pod) {
+  StringMap m = {{"metadata.name", pod.metadata.name},
+                 {"metadata.namespace", pod.metadata.namespace_},
+                 {"spec.nodeName", pod.spec.node_name},
+                 {"spec.restartPolicy", pod.spec.restart_policy},
+                 {"spec.schedulerName", pod.spec.scheduler_name},
+                 {"spec.serviceAccountName", pod.spec.service_account_name},
+                 {"status.phase", pod.status.phase},
+                 {"status.podIP", pod.status.pod_ip},
+                 {"status.podIPs", pod.status.pod_ip}};
+  bool host_network = pod.spec.unknown_fields.is_object() &&
+                      pod.spec.unknown_fields.value("hostNetwork", Json(false)) == Json(true);
+  m["spec.hostNetwork"] = host_network ? "true" : "false";
+  return m;
+}
+
+StringMap SelectableFields(const Node& node) {
+  return {{"metadata.name", node.metadata.name},
+          {"metadata.namespace", node.metadata.namespace_},
+          {"spec.unschedulable", node.spec.unschedulable ? "true" : "false"}};
+}
+
+StringMap SelectableFields(const Namespace& ns) {
+  return {{"metadata.name", ns.metadata.name},
+          {"metadata.namespace", ns.metadata.namespace_},
+          {"status.phase", ns.status.phase}};
+}
+
+StringMap SelectableFields(const Secret& s) {
+  return {{"metadata.name", s.metadata.name},
+          {"metadata.namespace", s.metadata.namespace_},
+          {"type", s.type}};
+}
+
+StringMap SelectableFields(const Event& e) {
+  const auto& o = e.involved_object;
+  return {{"metadata.name", e.metadata.name},
+          {"metadata.namespace", e.metadata.namespace_},
+          {"involvedObject.kind", o.kind},
+          {"involvedObject.namespace", o.namespace_},
+          {"involvedObject.name", o.name},
+          {"involvedObject.uid", o.uid},
+          {"involvedObject.apiVersion", o.api_version},
+          {"involvedObject.resourceVersion", o.resource_version},
+          {"involvedObject.fieldPath", o.field_path},
+          {"reason", e.reason},
+          {"reportingComponent", e.reporting_component},
+          {"source", e.source.component},
+          {"type", e.type}};
+}
+
+namespace {
+
+std::string StringField(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const Json& Child(const Json& obj, std::string_view key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// ObjectMeta is modelled completely, so an unknown field there is a typo (`label:` for
+// `labels:`), which kubectl's strict field validation rejects too.
+void CheckMetadataFields(const ObjectMeta& m, const Path& path, FieldErrors& errs) {
+  if (!m.unknown_fields.is_object()) return;
+  for (auto it = m.unknown_fields.begin(); it != m.unknown_fields.end(); ++it) {
+    if (it.key() == "managedFields" || it.key() == "selfLink") continue;
+    errs.push_back(Forbidden(path.Child(it.key()), "unknown field"));
+  }
+}
+
+template <class T>
+void CheckKind(const Json& doc, DocumentReport& r) {
+  const KindInfo& info = KindInfoOf<T>();
+  T obj = DecodeStruct<T>(doc, &r.errors);
+  CheckMetadataFields(obj.metadata, Path("metadata"), r.errors);
+  if (!r.errors.empty()) return;  // as the API server, stop at a body that does not decode
+  // kubectl puts namespaced objects into the current namespace ("default") and the API server
+  // ignores a namespace on cluster-scoped objects.
+  if (info.namespaced) {
+    if (obj.metadata.namespace_.empty()) obj.metadata.namespace_ = "default";
+  } else {
+    obj.metadata.namespace_.clear();
+  }
+  SetDefaults(obj);
+  Append(r.errors, Validate(obj));
+}
+
+// apps/v1 and batch/v1 kinds whose pod template (and claim templates) kvol checks.
+bool IsWorkload(std::string_view api_version, std::string_view kind) {
+  if (api_version == "apps/v1") {
+    return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet" ||
+           kind == "ReplicaSet";
+  }
+  return api_version == "batch/v1" && kind == "Job";
+}
+
+template <class T>
+T DecodeAt(const Json& j, std::initializer_list<std::string_view> path, FieldErrors* errors) {
+  T out;
+  if (j.is_null()) return out;
+  DecodeContext c(errors);
+  for (auto p : path) c.PushField(p);
+  Decode(j, out, c);
+  return out;
+}
+
+void CheckWorkload(const Json& doc, std::string_view kind, DocumentReport& r) {
+  ObjectMeta meta = DecodeAt<ObjectMeta>(Child(doc, "metadata"), {"metadata"}, &r.errors);
+  const Json& spec = Child(doc, "spec");
+  PodTemplateSpec tmpl =
+      DecodeAt<PodTemplateSpec>(Child(spec, "template"), {"spec", "template"}, &r.errors);
+  std::vector<PersistentVolumeClaimTemplate> claims;
+  if (kind == "StatefulSet") {
+    claims = DecodeAt<std::vector<PersistentVolumeClaimTemplate>>(
+        Child(spec, "volumeClaimTemplates"), {"spec", "volumeClaimTemplates"}, &r.errors);
+  }
+  CheckMetadataFields(meta, Path("metadata"), r.errors);
+  CheckMetadataFields(tmpl.metadata, Path("spec").Child("template").Child("metadata"), r.errors);
+  std::optional<LabelSelector> selector;
+  if (kind != "Job") {
+    selector = DecodeAt<std::optional<LabelSelector>>(Child(spec, "selector"), {"spec", "selector"},
+                                                      &r.errors);
+  }
+  if (!r.errors.empty()) return;
+
+  if (meta.namespace_.empty()) meta.namespace_ = "default";
+  Append(r.errors, ValidateObjectMeta(meta, true, NameRule::kDNS1123Subdomain, Path("metadata")));
+  Path sp("spec");
+  if (selector) {
+    Append(r.errors, ValidateLabelSelector(*selector, sp.Child("selector")));
+    auto sel = labels::FromLabelSelector(&*selector);
+    if (!sel.ok()) {
+      r.errors.push_back(Invalid(sp.Child("selector"), BadValue::None(), sel.status().message()));
+    } else if (sel->MatchesEverything()) {
+      r.errors.push_back(Invalid(sp.Child("selector"), BadValue::Raw("{}"),
+                                 "empty selector is invalid for deployment"));
+    } else if (!sel->Matches(tmpl.metadata.labels)) {
+      Json rendered = tmpl.metadata.labels.empty() ? Json() : Json(tmpl.metadata.labels);
+      r.errors.push_back(Invalid(sp.Child("template").Child("metadata").Child("labels"),
+                                 BadValue::Raw(rendered.dump()),
+                                 "`selector` does not match template `labels`"));
+    }
+  } else if (kind != "Job") {
+    r.errors.push_back(Required(sp.Child("selector")));
+  }
+  Path tp = sp.Child("template");
+  Append(r.errors, ValidateLabels(tmpl.metadata.labels, tp.Child("metadata").Child("labels")));
+  Append(r.errors,
+         ValidateAnnotations(tmpl.metadata.annotations, tp.Child("metadata").Child("annotations")));
+  // Claim templates become volumes of each pod, so mounts may name them.
+  PodSpec pod_spec = tmpl.spec;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    auto& c = claims[i];
+    Path cp = sp.Child("volumeClaimTemplates").Index(i);
+    if (c.metadata.name.empty()) {
+      r.errors.push_back(Required(cp.Child("metadata").Child("name")));
+    } else {
+      for (auto& m : IsDNS1123Label(c.metadata.name)) {
+        r.errors.push_back(Invalid(cp.Child("metadata").Child("name"), c.metadata.name, m));
+      }
+    }
+    SetDefaults(c.spec);
+    Append(r.errors, ValidatePersistentVolumeClaimSpec(c.spec, cp.Child("spec")));
+    bool present = false;
+    for (const auto& v : pod_spec.volumes) present = present || v.name == c.metadata.name;
+    if (!present && !c.metadata.name.empty()) {
+      Volume v;
+      v.name = c.metadata.name;
+      v.persistent_volume_claim.emplace().claim_name = c.metadata.name;
+      pod_spec.volumes.push_back(std::move(v));
+    }
+  }
+  SetDefaults(pod_spec);
+  Append(r.errors, ValidatePodSpec(pod_spec, tp.Child("spec")));
+}
+
+}  // namespace
+
+DocumentReport CheckDocument(const Json& doc) {
+  DocumentReport r;
+  if (!doc.is_object()) {
+    r.kind = "<unknown>";
+    r.errors.push_back(Invalid(Path("<root>"), BadValue::Raw(JsonValueForError(doc)),
+                               "an object must be a map of fields"));
+    return r;
+  }
+  const std::string api_version = StringField(doc, "apiVersion");
+  r.kind = StringField(doc, "kind");
+  const Json& meta = Child(doc, "metadata");
+  r.name = StringField(meta, "name");
+  if (r.name.empty()) r.name = StringField(meta, "generateName");
+  if (r.kind.empty()) {
+    r.kind = "<unknown>";
+    r.errors.push_back(Required(Path("kind"), "Object 'Kind' is missing"));
+  }
+  if (api_version.empty()) {
+    r.errors.push_back(Required(Path("apiVersion"), "Object 'apiVersion' is missing"));
+  }
+  if (!r.errors.empty()) return r;
+
+  bool found = false;
+  ForEachKind([&](auto t) {
+    using T = typename decltype(t)::type;
+    const KindInfo& info = KindInfoOf<T>();
+    if (found || info.kind != r.kind || info.ApiVersion() != api_version) return;
+    found = true;
+    CheckKind<T>(doc, r);
+  });
+  if (found) return r;
+  if (IsWorkload(api_version, r.kind)) {
+    CheckWorkload(doc, r.kind, r);
+    return r;
+  }
+  // A kind kvol does not model: its name, labels and annotations are still checked.
+  r.modelled = false;
+  ObjectMeta m = DecodeAt<ObjectMeta>(meta, {"metadata"}, &r.errors);
+  CheckMetadataFields(m, Path("metadata"), r.errors);
+  if (!r.errors.empty()) return r;
+  Path mp("metadata");
+  if (m.name.empty() && m.generate_name.empty()) {
+    r.errors.push_back(Required(mp.Child("name"), "name or generateName is required"));
+  }
+  Append(r.errors, ValidateLabels(m.labels, mp.Child("labels")));
+  Append(r.errors, ValidateAnnotations(m.annotations, mp.Child("annotations")));
+  return r;
+}
+
+}  // namespace kvol::api
