@@ -1,0 +1,17 @@
+// Subcommands of the kvol binary, each registered on the CLI11 app by src/cmd/main.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvol::cmd {
+
+struct ValidateOptions {
+  std::vector<std::string> files;  // files, directories, or "-" for standard input
+};
+
+// Prints one line per object ("Kind/name: valid" or one line per problem) and per unreadable
+// document; returns the process exit code: 0 when everything is valid.
+int RunValidate(const ValidateOptions& opts);
+
+}  // namespace kvol::cmd
