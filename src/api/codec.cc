@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/strings.h"
+
 namespace kvol::api {
 
 Path DecodeContext::CurrentPath() const {
@@ -55,21 +57,6 @@ size_t ScanJson(std::string_view t, size_t pos, int* max_depth) {
   }
   return std::string_view::npos;
 }
-
-namespace {
-void LineColumn(std::string_view text, size_t offset, int* line, int* col) {
-  *line = 1;
-  *col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++*line;
-      *col = 1;
-    } else {
-      ++*col;
-    }
-  }
-}
-}  // namespace
 
 bool ParseJson(std::string_view text, Json* out, JsonParseError* err) {
   int depth;

@@ -2,11 +2,11 @@
 #include "api/labels.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include "api/field_errors.h"
 #include "api/names.h"
+#include "base/strings.h"
 
 namespace kvol::api::labels {
 namespace {
@@ -110,17 +110,6 @@ std::string GoStringSlice(const std::vector<std::string>& v) {
     out += GoQuote(v[i]);
   }
   return out + "}";
-}
-
-// Go's strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits.
-bool ParseInt64(std::string_view s, int64_t* out) {
-  if (!s.empty() && s[0] == '+') {
-    s.remove_prefix(1);
-    if (!s.empty() && s[0] == '-') return false;
-  }
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
 class Parser {

@@ -2,7 +2,8 @@
 #include "api/names.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "base/strings.h"
 
 namespace kvol::api {
 namespace {
@@ -171,9 +172,7 @@ FieldErrors ValidateAnnotations(const StringMap& annotations, const Path& path) 
   FieldErrors errs;
   size_t total = 0;
   for (const auto& [k, v] : annotations) {
-    std::string lower(k);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string lower = AsciiLower(k);
     for (auto& m : IsQualifiedName(lower)) errs.push_back(Invalid(path, k, m));
     total += k.size() + v.size();
   }

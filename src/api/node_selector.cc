@@ -2,20 +2,10 @@
 #include "api/node_selector.h"
 
 #include <algorithm>
-#include <charconv>
+#include "base/strings.h"
 
 namespace kvol::api {
 namespace {
-
-bool ParseInt64(std::string_view s, int64_t* out) {
-  if (!s.empty() && s[0] == '+') {
-    s.remove_prefix(1);
-    if (!s.empty() && s[0] == '-') return false;
-  }
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 bool Contains(const std::vector<std::string>& values, const std::string& v) {
   return std::find(values.begin(), values.end(), v) != values.end();

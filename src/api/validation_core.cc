@@ -6,6 +6,7 @@
 
 #include "api/validation.h"
 #include "api/validation_internal.h"
+#include "base/strings.h"
 #include "api/volume_sources.h"
 
 namespace kvol::api {
@@ -141,9 +142,7 @@ void ValidateObjectFieldSelector(FieldErrors& errs, const ObjectFieldSelector& f
     std::string base = fp.substr(0, open);
     std::string key = fp.substr(open + 2, fp.size() - open - 4);
     if (base == "metadata.annotations") {
-      std::string lower(key);
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      std::string lower = AsciiLower(key);
       AddInvalid(errs, path, lower, IsQualifiedName(lower));
     } else if (base == "metadata.labels") {
       AddInvalid(errs, path, key, IsQualifiedName(key));

@@ -4,6 +4,7 @@
 
 #include "api/validation.h"
 #include "api/validation_internal.h"
+#include "base/strings.h"
 
 namespace kvol::api {
 namespace validation_internal {
@@ -75,9 +76,7 @@ void ValidateAccessModes(FieldErrors& errs, const std::vector<std::string>& mode
 void ValidateCSIDriverName(FieldErrors& errs, std::string_view driver, const Path& path) {
   if (driver.empty()) errs.push_back(Required(path));
   if (driver.size() > 63) errs.push_back(TooLong(path, 63));
-  std::string lower(driver);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = AsciiLower(driver);
   AddInvalid(errs, path, driver, IsDNS1123Subdomain(lower));
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/validation.h"
 #include "api/validation_internal.h"
+#include "base/strings.h"
 
 namespace kvol::api {
 
@@ -40,9 +41,7 @@ FieldErrors Validate(const StorageClass& sc) {
   if (sc.provisioner.empty()) {
     errs.push_back(Required(Path("provisioner")));
   } else {
-    std::string lower(sc.provisioner);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string lower = AsciiLower(sc.provisioner);
     AddInvalid(errs, Path("provisioner"), lower, IsQualifiedName(lower));
   }
   if (sc.parameters.size() > kMaxParameters) {

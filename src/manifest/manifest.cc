@@ -16,6 +16,8 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include "base/strings.h"
+
 namespace kvol::manifest {
 namespace {
 
@@ -351,19 +353,6 @@ bool LooksLikeJson(std::string_view text) {
     return c == '{' || c == '[';
   }
   return false;
-}
-
-void LineColumn(std::string_view text, size_t offset, int* line, int* col) {
-  *line = 1;
-  *col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++*line;
-      *col = 1;
-    } else {
-      ++*col;
-    }
-  }
 }
 
 // A stream of JSON values, as kubectl accepts in a .json file.
