@@ -114,6 +114,10 @@ std::string FormatJsonNumber(const Json& v) {
   return s;
 }
 
+std::string DumpJson(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string JsonValueForError(const Json& v) {
   std::string s;
   if (v.is_string()) {
@@ -121,7 +125,7 @@ std::string JsonValueForError(const Json& v) {
   } else if (v.is_number()) {
     s = FormatJsonNumber(v);
   } else {
-    s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+    s = DumpJson(v);
   }
   constexpr size_t kMax = 80;
   if (s.size() > kMax) s = s.substr(0, kMax) + "...";

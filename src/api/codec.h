@@ -94,6 +94,9 @@ size_t ScanJson(std::string_view text, size_t pos, int* max_depth);
 // "must be <want>, not <what got is>", the detail of a decode type error.
 std::string ExpectedType(const char* want, const Json& got);
 
+// JSON text of a value; invalid UTF-8 in strings becomes U+FFFD instead of an exception.
+std::string DumpJson(const Json& v);
+
 // Renders a JSON value for an error message, shortened if long.
 std::string JsonValueForError(const Json& v);
 // A JSON number as Go's encoding/json writes it ("1.5", "1000", "1e+21").

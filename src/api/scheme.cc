@@ -202,7 +202,7 @@ void CheckWorkload(const Json& doc, std::string_view kind, DocumentReport& r) {
     } else if (!sel->Matches(tmpl.metadata.labels)) {
       Json rendered = tmpl.metadata.labels.empty() ? Json() : Json(tmpl.metadata.labels);
       r.errors.push_back(Invalid(sp.Child("template").Child("metadata").Child("labels"),
-                                 BadValue::Raw(rendered.dump()),
+                                 BadValue::Raw(DumpJson(rendered)),
                                  "`selector` does not match template `labels`"));
     }
   } else if (kind != "Job") {

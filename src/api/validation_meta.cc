@@ -50,7 +50,7 @@ void ValidateLocalNonReservedPath(FieldErrors& errs, std::string_view p, const P
 
 BadValue JsonBadValue(const Json& j) {
   if (j.is_string()) return BadValue::String(j.get_ref<const std::string&>());
-  return BadValue::Raw(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  return BadValue::Raw(DumpJson(j));
 }
 
 void ValidateAccessModes(FieldErrors& errs, const std::vector<std::string>& modes,

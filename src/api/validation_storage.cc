@@ -69,7 +69,7 @@ FieldErrors Validate(const StorageClass& sc) {
   for (size_t i = 0; i < sc.allowed_topologies.size(); ++i) {
     Path p = Path("allowedTopologies").Index(i);
     ValidateTopologyTerm(errs, sc.allowed_topologies[i], p);
-    std::string key = EncodeStruct(sc.allowed_topologies[i]).dump();
+    std::string key = DumpJson(EncodeStruct(sc.allowed_topologies[i]));
     if (!terms.insert(key).second) {
       errs.push_back(Duplicate(p.Child("matchLabelExpressions"), ""));
     }

@@ -19,6 +19,16 @@ TEST(StringsTest, ParseInt64AsGo) {
   }
 }
 
+TEST(StringsTest, Utf8) {
+  EXPECT_EQ(FirstInvalidUtf8("plain ascii"), std::string_view::npos);
+  EXPECT_EQ(FirstInvalidUtf8("概述 é \xF0\x9F\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(FirstInvalidUtf8("ab\xD9\xD9"), 2u);             // stray continuation
+  EXPECT_EQ(FirstInvalidUtf8("\xC0\xAF"), 0u);                // overlong
+  EXPECT_EQ(FirstInvalidUtf8("x\xED\xA0\x80"), 1u);          // surrogate
+  EXPECT_EQ(FirstInvalidUtf8("\xF4\x90\x80\x80"), 0u);      // above U+10FFFF
+  EXPECT_EQ(FirstInvalidUtf8("\xE6\xA6"), 0u);                // truncated
+}
+
 TEST(StringsTest, LowerAndLines) {
   EXPECT_EQ(AsciiLower("Kvol.IO/Local-Path"), "kvol.io/local-path");
   int line, col;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -139,7 +140,7 @@ std::string KeyText(const Json& k) {
   if (k.is_null()) return "null";
   if (k.is_boolean()) return k.get<bool>() ? "true" : "false";
   if (k.is_number()) return api::FormatJsonNumber(k);
-  return k.dump();
+  return api::DumpJson(k);
 }
 
 // Builds JSON from parse events with an explicit stack: no recursion on nesting.
@@ -423,6 +424,16 @@ ReadResult ParseText(std::string_view text, std::string_view source) {
     return result;
   }
   for (const Chunk& chunk : SplitDocuments(text)) {
+    // YAML is Unicode text; like Go's yaml, refuse bytes that are not UTF-8.
+    if (size_t bad = FirstInvalidUtf8(chunk.text); bad != std::string_view::npos) {
+      int line, col;
+      LineColumn(chunk.text, bad, &line, &col);
+      char msg[64];
+      std::snprintf(msg, sizeof msg, "invalid UTF-8 byte 0x%02x",
+                    static_cast<unsigned char>(chunk.text[bad]));
+      result.errors.push_back({std::string(source), chunk.first_line + line - 1, col, msg});
+      continue;
+    }
     std::istringstream in(chunk.text);
     JsonBuilder builder(chunk.text, kMinValueBudget + 10 * chunk.text.size());
     try {

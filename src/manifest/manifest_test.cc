@@ -154,6 +154,13 @@ TEST(ManifestTest, YamlErrorsHaveLineAndColumn) {
   EXPECT_EQ(e.message, "cannot read \"abc\" as int");
 }
 
+TEST(ManifestTest, InvalidUtf8IsAnError) {
+  ReadError e = OneError("a: 1\nlabels:\n  ap\xD9\xD9name: x\n");
+  EXPECT_EQ(e.ToString(), "t.yaml:3:5: invalid UTF-8 byte 0xd9");
+  e = OneError("{\"a\": \"\xFF\"}");
+  EXPECT_NE(e.message.find("syntax error"), std::string::npos) << e.message;
+}
+
 TEST(ManifestTest, OneBadDocumentDoesNotHideTheOthers) {
   ReadResult r = ParseText("a: 1\n---\nb: [\n---\nc: 3\n", "t.yaml");
   ASSERT_EQ(r.errors.size(), 1u);
