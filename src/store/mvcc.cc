@@ -1,0 +1,242 @@
+// In-memory MVCC index and watch fan-out.
+#include "store/mvcc.h"
+
+#include <algorithm>
+
+namespace kvol::store {
+
+namespace {
+bool HasPrefix(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+}  // namespace
+
+const MvccIndex::Version* MvccIndex::At(const std::vector<Version>& versions, Revision rev) {
+  // Versions are ascending by revision; the last one at or before `rev` is visible.
+  auto it = std::upper_bound(versions.begin(), versions.end(), rev,
+                             [](Revision r, const Version& v) { return r < v.mod; });
+  if (it == versions.begin()) return nullptr;
+  return &*std::prev(it);
+}
+
+const MvccIndex::Version* MvccIndex::Latest(std::string_view key) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end() || it->second.empty() || it->second.back().deleted()) return nullptr;
+  return &it->second.back();
+}
+
+StatusOr<Revision> MvccIndex::ReadRevision(Revision rev) const {
+  if (rev == 0) return current_;
+  if (rev > current_) {
+    return OutOfRangeError("revision " + std::to_string(rev) + " is in the future (current " +
+                           std::to_string(current_) + ")");
+  }
+  if (rev < compacted_) return OutOfRangeError(std::string(kCompactedMessage));
+  return rev;
+}
+
+StatusOr<KeyValue> MvccIndex::Get(std::string_view key, Revision rev) const {
+  KVOL_ASSIGN_OR_RETURN(Revision at, ReadRevision(rev));
+  auto it = keys_.find(key);
+  if (it != keys_.end()) {
+    if (const Version* v = At(it->second, at); v && !v->deleted()) {
+      return KeyValue{it->first, v->value, v->create, v->mod};
+    }
+  }
+  return NotFoundError("key \"" + std::string(key) + "\" not found");
+}
+
+StatusOr<RangeResult> MvccIndex::Range(const RangeOptions& opts) const {
+  KVOL_ASSIGN_OR_RETURN(Revision at, ReadRevision(opts.revision));
+  RangeResult result;
+  result.revision = at;
+  auto it = opts.start_after.empty() || opts.start_after < opts.prefix
+                ? keys_.lower_bound(opts.prefix)
+                : keys_.upper_bound(opts.start_after);
+  for (; it != keys_.end() && HasPrefix(it->first, opts.prefix); ++it) {
+    const Version* v = At(it->second, at);
+    if (!v || v->deleted()) continue;
+    if (opts.limit > 0 && static_cast<int64_t>(result.kvs.size()) == opts.limit) {
+      result.more = true;
+      break;
+    }
+    result.kvs.push_back({it->first, v->value, v->create, v->mod});
+  }
+  return result;
+}
+
+Event MvccIndex::Apply(std::string_view key, Value value) {
+  const Revision rev = ++current_;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+  auto& versions = it->second;
+  const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
+
+  Event ev;
+  std::optional<KeyValue> prev_kv;
+  if (prev) prev_kv = KeyValue{it->first, prev->value, prev->create, prev->mod};
+  if (value == nullptr) {
+    ev.type = Event::Type::kDeleted;
+    ev.kv = KeyValue{it->first, prev ? prev->value : nullptr, prev ? prev->create : 0, rev};
+    versions.push_back({rev, 0, nullptr});
+  } else {
+    const Revision create = prev ? prev->create : rev;
+    ev.type = prev ? Event::Type::kModified : Event::Type::kAdded;
+    ev.kv = KeyValue{it->first, value, create, rev};
+    versions.push_back({rev, create, std::move(value)});
+  }
+  ev.prev = std::move(prev_kv);
+  if (versions.size() > 1 || versions.back().deleted()) dirty_.insert(it->first);
+  history_.push_back(ev);
+  return ev;
+}
+
+void MvccIndex::Restore(std::string_view key, Revision mod, Revision create, Value value,
+                        bool history) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+  auto& versions = it->second;
+  const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
+  if (history) {
+    Event ev;
+    if (prev) ev.prev = KeyValue{it->first, prev->value, prev->create, prev->mod};
+    if (value == nullptr) {
+      ev.type = Event::Type::kDeleted;
+      ev.kv = KeyValue{it->first, prev ? prev->value : nullptr, prev ? prev->create : 0, mod};
+    } else {
+      ev.type = prev ? Event::Type::kModified : Event::Type::kAdded;
+      ev.kv = KeyValue{it->first, value, create, mod};
+    }
+    history_.push_back(std::move(ev));
+  }
+  versions.push_back({mod, value ? create : 0, std::move(value)});
+  if (versions.size() > 1 || versions.back().deleted()) dirty_.insert(it->first);
+  current_ = std::max(current_, mod);
+}
+
+void MvccIndex::SetRevisions(Revision current, Revision compacted) {
+  current_ = std::max(current_, current);
+  compacted_ = compacted;
+}
+
+std::vector<Revision> MvccIndex::Compact(Revision rev) {
+  std::vector<Revision> dropped;
+  if (rev <= compacted_) return dropped;
+  rev = std::min(rev, current_);
+  for (auto d = dirty_.begin(); d != dirty_.end();) {
+    auto it = keys_.find(*d);
+    auto& versions = it->second;
+    // Keep the version visible at `rev` (unless it is a tombstone) and everything after it.
+    size_t keep_from = 0;
+    for (size_t i = 0; i < versions.size() && versions[i].mod <= rev; ++i) keep_from = i;
+    if (!versions.empty() && versions[keep_from].mod <= rev && versions[keep_from].deleted()) {
+      ++keep_from;
+    }
+    for (size_t i = 0; i < keep_from; ++i) dropped.push_back(versions[i].mod);
+    versions.erase(versions.begin(), versions.begin() + static_cast<ptrdiff_t>(keep_from));
+    const bool still_dirty = versions.size() > 1 || (!versions.empty() && versions.back().deleted());
+    if (versions.empty()) keys_.erase(it);
+    d = still_dirty ? std::next(d) : dirty_.erase(d);
+  }
+  while (!history_.empty() && history_.front().revision() <= rev) history_.pop_front();
+  compacted_ = rev;
+  return dropped;
+}
+
+std::vector<Event> MvccIndex::HistorySince(std::string_view prefix, Revision after) const {
+  std::vector<Event> out;
+  auto it = std::upper_bound(history_.begin(), history_.end(), after,
+                             [](Revision r, const Event& e) { return r < e.revision(); });
+  for (; it != history_.end(); ++it) {
+    if (HasPrefix(it->kv.key, prefix)) out.push_back(*it);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct WatchHub::Watcher {
+  std::string prefix;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Event> pending;
+  Status error;  // set once: the watch is over after pending drains
+  bool closed = false;
+};
+
+class WatchHub::Handle : public Watch {
+ public:
+  explicit Handle(std::shared_ptr<Watcher> w) : w_(std::move(w)) {}
+  ~Handle() override { Close(); }
+
+  StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(w_->mu);
+    w_->cv.wait_for(lock, timeout, [&] {
+      return w_->closed || !w_->pending.empty() || !w_->error.ok();
+    });
+    if (w_->closed) return Status(StatusCode::kCancelled, "watch closed");
+    if (!w_->pending.empty()) {
+      std::vector<Event> out(std::make_move_iterator(w_->pending.begin()),
+                             std::make_move_iterator(w_->pending.end()));
+      w_->pending.clear();
+      return out;
+    }
+    if (!w_->error.ok()) return w_->error;
+    return std::vector<Event>{};
+  }
+
+  void Close() override {
+    std::lock_guard lock(w_->mu);
+    w_->closed = true;
+    w_->pending.clear();
+    w_->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<Watcher> w_;
+};
+
+WatchPtr WatchHub::Add(std::string prefix, std::vector<Event> backlog) {
+  auto w = std::make_shared<Watcher>();
+  w->prefix = std::move(prefix);
+  w->pending.assign(std::make_move_iterator(backlog.begin()),
+                    std::make_move_iterator(backlog.end()));
+  std::lock_guard lock(mu_);
+  if (shut_down_) w->error = Status(StatusCode::kCancelled, "store is shutting down");
+  else watchers_.push_back(w);
+  return std::make_unique<Handle>(std::move(w));
+}
+
+void WatchHub::Publish(const std::vector<Event>& events) {
+  std::lock_guard lock(mu_);
+  std::erase_if(watchers_, [&](const std::shared_ptr<Watcher>& w) {
+    std::lock_guard wl(w->mu);
+    if (w->closed || !w->error.ok()) return true;
+    bool added = false;
+    for (const auto& ev : events) {
+      if (!HasPrefix(ev.kv.key, w->prefix)) continue;
+      w->pending.push_back(ev);
+      added = true;
+    }
+    if (w->pending.size() > kMaxBacklog) {
+      w->pending.clear();
+      w->error = OutOfRangeError("watcher fell too far behind; list again");
+      added = true;
+    }
+    if (added) w->cv.notify_all();
+    return !w->error.ok();
+  });
+}
+
+void WatchHub::Shutdown() {
+  std::lock_guard lock(mu_);
+  shut_down_ = true;
+  for (auto& w : watchers_) {
+    std::lock_guard wl(w->mu);
+    if (w->error.ok()) w->error = Status(StatusCode::kCancelled, "store is shutting down");
+    w->cv.notify_all();
+  }
+  watchers_.clear();
+}
+
+}  // namespace kvol::store

@@ -1,0 +1,90 @@
+// The in-memory multi-version index and the watch fan-out, shared by store backends that keep
+// their state in process (SQLite). Not thread-safe: the owning store serializes access.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace kvol::store {
+
+class MvccIndex {
+ public:
+  struct Version {
+    Revision mod = 0;
+    Revision create = 0;
+    Value value;  // null for a deletion (tombstone)
+    bool deleted() const { return value == nullptr; }
+  };
+
+  Revision current() const { return current_; }
+  Revision compacted() const { return compacted_; }
+
+  // The newest version of a key, or nullptr if it does not exist (absent or deleted).
+  const Version* Latest(std::string_view key) const;
+
+  StatusOr<KeyValue> Get(std::string_view key, Revision rev) const;
+  StatusOr<RangeResult> Range(const RangeOptions& opts) const;
+
+  // Applies one write at revision current()+1 (value null: delete) and returns its event.
+  // The caller has checked the preconditions (exists / does not exist / expected revision).
+  Event Apply(std::string_view key, Value value);
+
+  // Replays a stored version on start-up, in revision order. `value` null: a deletion.
+  void Restore(std::string_view key, Revision mod, Revision create, Value value, bool history);
+  void SetRevisions(Revision current, Revision compacted);
+
+  // Drops versions and history no read at revision >= `rev` needs; returns the revisions of the
+  // versions dropped (so a backend can delete their rows).
+  std::vector<Revision> Compact(Revision rev);
+
+  // Events after `after` for keys under `prefix`. The caller checks after >= compacted().
+  std::vector<Event> HistorySince(std::string_view prefix, Revision after) const;
+  size_t history_size() const { return history_.size(); }
+  size_t key_count() const { return keys_.size(); }
+
+ private:
+  StatusOr<Revision> ReadRevision(Revision rev) const;
+  // The version of `versions` visible at `rev`, or nullptr.
+  static const Version* At(const std::vector<Version>& versions, Revision rev);
+
+  std::map<std::string, std::vector<Version>, std::less<>> keys_;
+  std::set<std::string, std::less<>> dirty_;  // keys with old versions or tombstones
+  std::deque<Event> history_;                 // events after compacted_, in order
+  // Like etcd, an empty store is at revision 1 and its first write gets 2: 0 never names a real
+  // revision, so it can mean "now" / "any".
+  Revision current_ = 1;
+  Revision compacted_ = 0;
+};
+
+// Fans committed events out to watchers. Thread-safe.
+class WatchHub {
+ public:
+  // Watchers whose backlog grows past this are ended with OutOfRange, and must re-list.
+  static constexpr size_t kMaxBacklog = 200'000;
+
+  ~WatchHub() { Shutdown(); }
+
+  // A watcher that first receives `backlog` (already filtered), then live events.
+  WatchPtr Add(std::string prefix, std::vector<Event> backlog);
+  void Publish(const std::vector<Event>& events);
+  // Ends every watcher with Cancelled.
+  void Shutdown();
+
+ private:
+  struct Watcher;
+  class Handle;
+
+  std::mutex mu_;
+  std::vector<std::shared_ptr<Watcher>> watchers_;
+  bool shut_down_ = false;
+};
+
+}  // namespace kvol::store

@@ -1,0 +1,420 @@
+// SQLite backend: an append-only log of versions (one row per revision) plus a meta table, with
+// every read served from the in-memory index.
+//
+//   log(rev INTEGER PRIMARY KEY, key BLOB, create_rev INTEGER, value BLOB)  -- value NULL: delete
+//   meta(name TEXT PRIMARY KEY, value INTEGER)                              -- rev, compacted
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "store/mvcc.h"
+
+namespace kvol::store {
+namespace {
+
+// A prepared statement, finalized on destruction.
+class Stmt {
+ public:
+  Stmt() = default;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() { sqlite3_finalize(s_); }
+  sqlite3_stmt** out() { return &s_; }
+  sqlite3_stmt* get() const { return s_; }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+Status SqliteError(sqlite3* db, std::string_view what) {
+  return UnavailableError(std::string(what) + ": " + sqlite3_errmsg(db));
+}
+
+struct PendingWrite {
+  enum class Kind { kCreate, kUpdate, kDelete } kind;
+  std::string key;
+  Value value;
+  Revision expected = 0;
+  // Completion, filled by the committer.
+  bool done = false;
+  StatusOr<Revision> result = Status(StatusCode::kUnknown, "not committed");
+};
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(SqliteOptions opts) : opts_(std::move(opts)) {}
+  ~SqliteStore() override;
+
+  Status Open();
+
+  StatusOr<KeyValue> Get(std::string_view key, Revision revision) override {
+    std::shared_lock lock(state_mu_);
+    return index_.Get(key, revision);
+  }
+  StatusOr<RangeResult> Range(const RangeOptions& opts) override {
+    std::shared_lock lock(state_mu_);
+    return index_.Range(opts);
+  }
+  StatusOr<Revision> Create(std::string_view key, Value value) override {
+    return Submit({PendingWrite::Kind::kCreate, std::string(key), std::move(value), 0});
+  }
+  StatusOr<Revision> Update(std::string_view key, Value value, Revision expected) override {
+    return Submit({PendingWrite::Kind::kUpdate, std::string(key), std::move(value), expected});
+  }
+  StatusOr<Revision> Delete(std::string_view key, Revision expected) override {
+    return Submit({PendingWrite::Kind::kDelete, std::string(key), nullptr, expected});
+  }
+  StatusOr<WatchPtr> Watch(std::string_view prefix, Revision after) override;
+  Status Compact(Revision revision) override;
+  StatusOr<Revision> CurrentRevision() override {
+    std::shared_lock lock(state_mu_);
+    return index_.current();
+  }
+  StatusOr<Revision> CompactedRevision() override {
+    std::shared_lock lock(state_mu_);
+    return index_.compacted();
+  }
+
+ private:
+  StatusOr<Revision> Submit(PendingWrite w);
+  void CommitLoop();
+  void CommitBatch(std::deque<PendingWrite*>& batch);
+  Status Exec(const char* sql);
+  Status Load();
+  // Drops history before `rev` in memory and on disk. Called on the committer thread.
+  Status CompactLocked(Revision rev);
+
+  const SqliteOptions opts_;
+  sqlite3* db_ = nullptr;
+  Stmt insert_, set_meta_, delete_rev_;
+
+  // Guarded by state_mu_: the index. Readers share, the committer writes.
+  std::shared_mutex state_mu_;
+  MvccIndex index_;
+  WatchHub hub_;
+
+  // Guarded by queue_mu_: writes waiting for the committer.
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;   // the committer waits for work
+  std::condition_variable done_cv_;    // writers wait for their result
+  std::deque<PendingWrite*> queue_;
+  Revision compact_request_ = 0;       // an explicit Compact() waiting to run
+  Status compact_result_;
+  uint64_t compactions_done_ = 0;
+  bool stopping_ = false;
+
+  // Only the committer thread touches these.
+  Revision last_auto_compact_ = 0;
+  std::thread committer_;
+};
+
+SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (committer_.joinable()) committer_.join();
+  hub_.Shutdown();
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Status SqliteStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    return UnavailableError(std::string("sqlite: ") + m);
+  }
+  return OkStatus();
+}
+
+Status SqliteStore::Open() {
+  int rc = sqlite3_open_v2(opts_.path.c_str(), &db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    return UnavailableError("cannot open " + opts_.path + ": " +
+                            (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(db_, 200);
+  KVOL_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  KVOL_RETURN_IF_ERROR(Exec(opts_.fsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  // Only this process may use the file: a second server on the same data would corrupt history.
+  KVOL_RETURN_IF_ERROR(Exec("PRAGMA locking_mode=EXCLUSIVE"));
+  KVOL_RETURN_IF_ERROR(Exec(
+      "CREATE TABLE IF NOT EXISTS log (rev INTEGER PRIMARY KEY, key BLOB NOT NULL,"
+      " create_rev INTEGER NOT NULL, value BLOB);"
+      "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"));
+  // Taking the write lock now makes a second process fail here rather than later.
+  KVOL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE; COMMIT;"));
+  if (sqlite3_prepare_v2(db_, "INSERT INTO log (rev, key, create_rev, value) VALUES (?,?,?,?)",
+                         -1, insert_.out(), nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (name, value) VALUES (?,?)", -1,
+                         set_meta_.out(), nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "DELETE FROM log WHERE rev = ?", -1, delete_rev_.out(),
+                         nullptr) != SQLITE_OK) {
+    return SqliteError(db_, "prepare");
+  }
+  KVOL_RETURN_IF_ERROR(Load());
+  last_auto_compact_ = index_.current();
+  committer_ = std::thread([this] { CommitLoop(); });
+  return OkStatus();
+}
+
+Status SqliteStore::Load() {
+  Revision current = 0, compacted = 0;
+  {
+    Stmt s;
+    if (sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, s.out(), nullptr) !=
+        SQLITE_OK) {
+      return SqliteError(db_, "read meta");
+    }
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      std::string name = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0));
+      if (name == "rev") current = sqlite3_column_int64(s.get(), 1);
+      if (name == "compacted") compacted = sqlite3_column_int64(s.get(), 1);
+    }
+  }
+  Stmt s;
+  if (sqlite3_prepare_v2(db_, "SELECT rev, key, create_rev, value FROM log ORDER BY rev", -1,
+                         s.out(), nullptr) != SQLITE_OK) {
+    return SqliteError(db_, "read log");
+  }
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    Revision rev = sqlite3_column_int64(s.get(), 0);
+    std::string_view key(static_cast<const char*>(sqlite3_column_blob(s.get(), 1)),
+                         static_cast<size_t>(sqlite3_column_bytes(s.get(), 1)));
+    Revision create = sqlite3_column_int64(s.get(), 2);
+    Value value;
+    if (sqlite3_column_type(s.get(), 3) != SQLITE_NULL) {
+      const void* blob = sqlite3_column_blob(s.get(), 3);
+      value = MakeValue(std::string(static_cast<const char*>(blob),
+                                    static_cast<size_t>(sqlite3_column_bytes(s.get(), 3))));
+    }
+    index_.Restore(key, rev, create, std::move(value), /*history=*/rev > compacted);
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "read log");
+  index_.SetRevisions(current, compacted);
+  return OkStatus();
+}
+
+StatusOr<Revision> SqliteStore::Submit(PendingWrite w) {
+  std::unique_lock lock(queue_mu_);
+  if (stopping_) return UnavailableError("store is shutting down");
+  queue_.push_back(&w);
+  queue_cv_.notify_one();
+  done_cv_.wait(lock, [&] { return w.done; });
+  return std::move(w.result);
+}
+
+void SqliteStore::CommitLoop() {
+  std::deque<PendingWrite*> batch;
+  while (true) {
+    Revision compact = 0;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; });
+      if (stopping_) {
+        for (PendingWrite* w : queue_) {
+          w->result = UnavailableError("store is shutting down");
+          w->done = true;
+        }
+        queue_.clear();
+        done_cv_.notify_all();
+        return;
+      }
+      while (!queue_.empty() && batch.size() < opts_.max_batch) {
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+      compact = compact_request_;
+    }
+    if (!batch.empty()) CommitBatch(batch);
+    Status compacted = OkStatus();
+    if (compact > 0) compacted = CompactLocked(compact);
+    // Background compaction keeps history (and the file) bounded under steady writes.
+    Revision current;
+    {
+      std::shared_lock lock(state_mu_);
+      current = index_.current();
+    }
+    if (current - last_auto_compact_ >= opts_.compact_every &&
+        current - opts_.retain_revisions > 0) {
+      last_auto_compact_ = current;
+      (void)CompactLocked(current - opts_.retain_revisions);
+    }
+    std::lock_guard lock(queue_mu_);
+    for (PendingWrite* w : batch) w->done = true;
+    batch.clear();
+    if (compact > 0) {
+      compact_request_ = 0;
+      compact_result_ = compacted;
+      ++compactions_done_;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
+  // Decide each write against the state as it will be after the writes before it.
+  struct Planned {
+    PendingWrite* w;
+    Revision rev;
+    Revision create;
+  };
+  std::vector<Planned> planned;
+  std::unordered_map<std::string_view, std::pair<Revision, Revision>> overlay;  // mod, create
+  Revision next;
+  {
+    std::shared_lock lock(state_mu_);
+    next = index_.current();
+    for (PendingWrite* w : batch) {
+      Revision mod = 0, create = 0;  // 0: absent
+      if (auto it = overlay.find(w->key); it != overlay.end()) {
+        std::tie(mod, create) = it->second;
+      } else if (const auto* v = index_.Latest(w->key)) {
+        mod = v->mod;
+        create = v->create;
+      }
+      switch (w->kind) {
+        case PendingWrite::Kind::kCreate:
+          if (mod != 0) {
+            w->result = AlreadyExistsError("key \"" + w->key + "\" already exists");
+            continue;
+          }
+          break;
+        case PendingWrite::Kind::kUpdate:
+        case PendingWrite::Kind::kDelete:
+          if (mod == 0) {
+            w->result = NotFoundError("key \"" + w->key + "\" not found");
+            continue;
+          }
+          if (w->expected != 0 && w->expected != mod) {
+            w->result = AbortedError("key \"" + w->key + "\" was modified: expected revision " +
+                                     std::to_string(w->expected) + ", found " +
+                                     std::to_string(mod));
+            continue;
+          }
+          break;
+      }
+      const Revision rev = ++next;
+      const bool is_delete = w->kind == PendingWrite::Kind::kDelete;
+      const Revision new_create = w->kind == PendingWrite::Kind::kCreate ? rev : create;
+      overlay[w->key] = is_delete ? std::make_pair(Revision{0}, Revision{0})
+                                  : std::make_pair(rev, new_create);
+      planned.push_back({w, rev, new_create});
+    }
+  }
+  if (planned.empty()) return;
+
+  auto fail_all = [&](const Status& s) {
+    Exec("ROLLBACK").ok();
+    for (auto& p : planned) p.w->result = s;
+  };
+  if (Status s = Exec("BEGIN"); !s.ok()) return fail_all(s);
+  for (auto& p : planned) {
+    sqlite3_stmt* st = insert_.get();
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, p.rev);
+    sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, p.w->kind == PendingWrite::Kind::kDelete ? 0 : p.create);
+    if (p.w->value) {
+      sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
+                        SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(st, 4);
+    }
+    if (sqlite3_step(st) != SQLITE_DONE) return fail_all(SqliteError(db_, "write"));
+  }
+  sqlite3_stmt* meta = set_meta_.get();
+  sqlite3_reset(meta);
+  sqlite3_bind_text(meta, 1, "rev", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(meta, 2, next);
+  if (sqlite3_step(meta) != SQLITE_DONE) return fail_all(SqliteError(db_, "write meta"));
+  if (Status s = Exec("COMMIT"); !s.ok()) return fail_all(s);
+
+  // Durable: apply to memory, tell watchers, then acknowledge.
+  std::vector<Event> events;
+  events.reserve(planned.size());
+  {
+    std::unique_lock lock(state_mu_);
+    for (auto& p : planned) {
+      events.push_back(index_.Apply(p.w->key, p.w->value));
+      p.w->result = p.rev;
+    }
+    hub_.Publish(events);
+  }
+}
+
+Status SqliteStore::CompactLocked(Revision rev) {
+  std::vector<Revision> dropped;
+  {
+    std::unique_lock lock(state_mu_);
+    if (rev <= index_.compacted()) return OkStatus();
+    if (rev > index_.current()) {
+      return OutOfRangeError("cannot compact to revision " + std::to_string(rev) +
+                             " beyond the current " + std::to_string(index_.current()));
+    }
+    dropped = index_.Compact(rev);
+  }
+  KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
+  for (Revision r : dropped) {
+    sqlite3_stmt* st = delete_rev_.get();
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, r);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+      Status s = SqliteError(db_, "compact");
+      Exec("ROLLBACK").ok();
+      return s;
+    }
+  }
+  sqlite3_stmt* meta = set_meta_.get();
+  sqlite3_reset(meta);
+  sqlite3_bind_text(meta, 1, "compacted", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(meta, 2, rev);
+  if (sqlite3_step(meta) != SQLITE_DONE) {
+    Status s = SqliteError(db_, "compact");
+    Exec("ROLLBACK").ok();
+    return s;
+  }
+  return Exec("COMMIT");
+}
+
+Status SqliteStore::Compact(Revision revision) {
+  std::unique_lock lock(queue_mu_);
+  if (stopping_) return UnavailableError("store is shutting down");
+  // One explicit compaction at a time; wait for a running one first.
+  done_cv_.wait(lock, [&] { return compact_request_ == 0; });
+  compact_request_ = revision;
+  const uint64_t ticket = compactions_done_;
+  queue_cv_.notify_one();
+  done_cv_.wait(lock, [&] { return compactions_done_ > ticket || stopping_; });
+  return compact_result_;
+}
+
+StatusOr<WatchPtr> SqliteStore::Watch(std::string_view prefix, Revision after) {
+  // Holding the state lock while registering: no commit can slip between backlog and live.
+  std::unique_lock lock(state_mu_);
+  if (after == 0) after = index_.current();
+  if (after < index_.compacted()) return OutOfRangeError(std::string(kCompactedMessage));
+  return hub_.Add(std::string(prefix), index_.HistorySince(prefix, after));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& opts) {
+  auto store = std::make_unique<SqliteStore>(opts);
+  if (Status s = store->Open(); !s.ok()) return s.Annotate(opts.path);
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace kvol::store

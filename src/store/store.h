@@ -1,0 +1,116 @@
+// The versioned key-value store underneath the API server. Every write gets the next value of
+// one global, strictly increasing revision, which becomes the object's resourceVersion. Backends:
+// SQLite (embedded, the default; sqlite_store.h) and etcd v3 (etcd_store.h). Both pass the same
+// conformance suite (store_conformance_test.cc).
+//
+// All methods are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvol::store {
+
+using Revision = int64_t;
+
+// Values are immutable once written and shared between the store, its history and watchers.
+using Value = std::shared_ptr<const std::string>;
+
+inline Value MakeValue(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+
+struct KeyValue {
+  std::string key;
+  Value value;
+  Revision create_revision = 0;  // revision of the write that created the key
+  Revision mod_revision = 0;     // revision of the last write to the key
+};
+
+struct Event {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  // After the change. For kDeleted: the last value before the delete, with mod_revision set to
+  // the revision of the delete.
+  KeyValue kv;
+  // Before the change; absent for kAdded.
+  std::optional<KeyValue> prev;
+
+  Revision revision() const { return kv.mod_revision; }
+};
+
+struct RangeOptions {
+  std::string prefix;       // keys that start with this
+  std::string start_after;  // continue: only keys greater than this (empty: from the start)
+  int64_t limit = 0;        // at most this many (0: all)
+  Revision revision = 0;    // read as of this revision (0: the current one)
+};
+
+struct RangeResult {
+  std::vector<KeyValue> kvs;  // in key order
+  Revision revision = 0;      // the revision the range was read at
+  bool more = false;          // more keys follow the last one returned
+};
+
+// A stream of events for one key prefix, in revision order, without gaps or duplicates.
+class Watch {
+ public:
+  virtual ~Watch() = default;
+
+  // Waits up to `timeout` for events and returns all available, oldest first; an empty vector
+  // means the wait timed out. Errors: OutOfRange when the watch fell behind history that was
+  // compacted (or it was too slow to keep up), Cancelled after Close() or when the store shuts
+  // down, Unavailable when the backend connection is lost. After an error the watch is done.
+  virtual StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) = 0;
+
+  // Ends the watch and wakes a blocked Next(). Idempotent.
+  virtual void Close() = 0;
+};
+using WatchPtr = std::unique_ptr<Watch>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // The key as of `revision` (0: current). NotFound if absent; OutOfRange if the revision was
+  // compacted or is in the future.
+  virtual StatusOr<KeyValue> Get(std::string_view key, Revision revision = 0) = 0;
+
+  // Keys under a prefix, in key order, at one revision (see RangeOptions). OutOfRange if the
+  // revision was compacted or is in the future.
+  virtual StatusOr<RangeResult> Range(const RangeOptions& opts) = 0;
+
+  // Creates a key that must not exist; returns its revision. AlreadyExists if it does.
+  virtual StatusOr<Revision> Create(std::string_view key, Value value) = 0;
+
+  // Replaces the value of an existing key whose mod_revision equals `expected` (compare and
+  // swap); returns the new revision. NotFound if absent; Aborted if the key changed since.
+  virtual StatusOr<Revision> Update(std::string_view key, Value value, Revision expected) = 0;
+
+  // Deletes a key whose mod_revision equals `expected` (0: whatever it is); returns the
+  // revision of the delete. NotFound if absent; Aborted if the key changed since.
+  virtual StatusOr<Revision> Delete(std::string_view key, Revision expected) = 0;
+
+  // Events for keys under `prefix` with revision > `after` (0: from now on). OutOfRange
+  // ("too old") if revisions after `after` were compacted away.
+  virtual StatusOr<WatchPtr> Watch(std::string_view prefix, Revision after) = 0;
+
+  // Forgets history before `revision`: reads and watches from older revisions fail with
+  // OutOfRange afterwards. Compacting to an already compacted revision is a no-op.
+  virtual Status Compact(Revision revision) = 0;
+
+  // The newest revision (of the last successful write), and the oldest readable one.
+  virtual StatusOr<Revision> CurrentRevision() = 0;
+  virtual StatusOr<Revision> CompactedRevision() = 0;
+};
+using StorePtr = std::unique_ptr<Store>;
+
+// The message stores use for history that is gone, so clients can recognise it.
+inline constexpr std::string_view kCompactedMessage = "required revision has been compacted";
+
+}  // namespace kvol::store
