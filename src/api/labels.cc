@@ -117,7 +117,12 @@ class Parser {
   explicit Parser(std::string_view s) : items_(Lex(s)) {}
 
   StatusOr<Selector> Run() {
-    Selector sel;
+    std::vector<Requirement> reqs;
+    auto done = [&] {
+      Selector sel;
+      sel.Assign(std::move(reqs));
+      return sel;
+    };
     while (true) {
       Item it = Lookahead();
       switch (it.tok) {
@@ -126,9 +131,9 @@ class Parser {
           Requirement r;
           std::string err = ParseRequirement(&r);
           if (!err.empty()) return InvalidArgumentError("unable to parse requirement: " + err);
-          sel.Add(std::move(r));
+          reqs.push_back(std::move(r));
           Item next = Consume();
-          if (next.tok == Tok::kEnd) return sel;
+          if (next.tok == Tok::kEnd) return done();
           if (next.tok == Tok::kComma) {
             Item after = Lookahead();
             if (after.tok != Tok::kIdentifier && after.tok != Tok::kDoesNotExist) {
@@ -141,7 +146,7 @@ class Parser {
                                       "', expected: ',' or 'end of string'");
         }
         case Tok::kEnd:
-          return sel;
+          return done();
         default:
           return InvalidArgumentError("found '" + it.lit +
                                       "', expected: !, identifier, or 'end of string'");
@@ -240,10 +245,7 @@ class Parser {
           out->insert("");  // ",)"
           return {};
         }
-        if (next == Tok::kComma) {
-          Consume();
-          out->insert("");  // ",,"
-        }
+        if (next == Tok::kComma) out->insert("");  // ",,": the loop consumes the comma
         continue;
       }
       return "found '" + it.lit + "', expected: ',', or identifier";
@@ -389,6 +391,12 @@ std::string Requirement::ToString() const {
   return s;
 }
 
+void Selector::Assign(std::vector<Requirement> reqs) {
+  std::stable_sort(reqs.begin(), reqs.end(),
+                   [](const Requirement& a, const Requirement& b) { return a.key < b.key; });
+  reqs_ = std::move(reqs);
+}
+
 void Selector::Add(Requirement r) {
   auto pos = std::upper_bound(reqs_.begin(), reqs_.end(), r.key,
                               [](const std::string& k, const Requirement& e) { return k < e.key; });
@@ -416,12 +424,12 @@ StatusOr<Selector> Parse(std::string_view s) { return Parser(s).Run(); }
 
 StatusOr<Selector> FromLabelSelector(const LabelSelector* ls) {
   if (ls == nullptr) return Selector::Nothing();
-  Selector sel;
+  std::vector<Requirement> reqs;
   for (const auto& [k, v] : ls->match_labels) {
     Requirement r{k, Op::kEquals, {v}};
     std::string err = ValidateRequirement(r);
     if (!err.empty()) return InvalidArgumentError(err);
-    sel.Add(std::move(r));
+    reqs.push_back(std::move(r));
   }
   for (const auto& e : ls->match_expressions) {
     Requirement r;
@@ -442,8 +450,10 @@ StatusOr<Selector> FromLabelSelector(const LabelSelector* ls) {
     std::string err = ValidateRequirement(Requirement{r.key, r.op, e.values});
     if (!err.empty()) return InvalidArgumentError(err);
     r.values.assign(distinct.begin(), distinct.end());
-    sel.Add(std::move(r));
+    reqs.push_back(std::move(r));
   }
+  Selector sel;
+  sel.Assign(std::move(reqs));
   return sel;
 }
 

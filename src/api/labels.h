@@ -54,6 +54,8 @@ class Selector {
 
   // Adds a requirement, keeping them sorted by key.
   void Add(Requirement r);
+  // Sets all requirements at once, sorted by key (stable): linear in their number.
+  void Assign(std::vector<Requirement> reqs);
 
  private:
   std::vector<Requirement> reqs_;

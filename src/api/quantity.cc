@@ -2,6 +2,7 @@
 #include "api/quantity.h"
 
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 namespace kvol::api {
@@ -82,8 +83,10 @@ bool InterpretSuffix(std::string_view s, Suffix* out) {
       if (v > (static_cast<u128>(1) << 63)) return false;  // outside int64
     }
     if (!neg && v == (static_cast<u128>(1) << 63)) return false;
-    *out = {10, neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v),
-            F::kDecimalExponent};
+    const int64_t exp = v == (static_cast<u128>(1) << 63)
+                            ? std::numeric_limits<int64_t>::min()
+                            : (neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v));
+    *out = {10, exp, F::kDecimalExponent};
     return true;
   }
   return false;

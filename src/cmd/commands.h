@@ -10,6 +10,15 @@ struct ValidateOptions {
   std::vector<std::string> files;  // files, directories, or "-" for standard input
 };
 
+struct ServerOptions {
+  std::string data_dir = "./data";
+  std::string listen = "127.0.0.1:6443";
+  std::string store = "sqlite";  // or etcd://host:port[,host:port...]
+};
+
+// Runs until SIGINT/SIGTERM; returns the process exit code.
+int RunServer(const ServerOptions& opts);
+
 // Prints one line per object ("Kind/name: valid" or one line per problem) and per unreadable
 // document; returns the process exit code: 0 when everything is valid.
 int RunValidate(const ValidateOptions& opts);

@@ -27,9 +27,23 @@ int main(int argc, char** argv) {
                 "files, or - for standard input. May be repeated.")
       ->required();
 
+  kvol::cmd::ServerOptions server;
+  CLI::App* s = app.add_subcommand(
+      "server",
+      "Run the API server (and, as they arrive, the controllers, scheduler and node agent) on "
+      "this machine. Writes DATA_DIR/kubeconfig for kubectl.");
+  s->add_option("--data-dir", server.data_dir, "State, certificates and kubeconfig live here.")
+      ->capture_default_str();
+  s->add_option("--listen", server.listen, "HTTPS address and port for the API.")
+      ->capture_default_str();
+  s->add_option("--store", server.store,
+                "sqlite (embedded, in the data directory) or etcd://HOST:PORT[,HOST:PORT...]")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
+  if (s->parsed()) return kvol::cmd::RunServer(server);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -277,7 +277,11 @@ class JsonBuilder : public YAML::EventHandler {
   }
 
   void Place(const YAML::Mark& mark, Json v, YAML::anchor_t anchor, size_t count) {
-    if (anchor != 0) anchors_[anchor] = {v, count};
+    if (anchor != 0) {
+      // Keeping a copy for later aliases costs as much as the value itself.
+      if (!Spend(mark, count)) return;
+      anchors_[anchor] = {v, count};
+    }
     if (stack_.empty()) {
       root_ = std::move(v);
       have_root_ = true;

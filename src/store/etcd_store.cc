@@ -68,7 +68,11 @@ class EtcdWatch final : public Watch {
     create->set_range_end(PrefixEnd(prefix_));
     create->set_start_revision(after > 0 ? after + 1 : 0);
     create->set_prev_kv(true);
-    if (!stream_->Write(req)) return UnavailableError("etcd watch: stream closed");
+    progress_ = after;
+    {
+      std::lock_guard w(write_mu_);
+      if (!stream_->Write(req)) return UnavailableError("etcd watch: stream closed");
+    }
     reader_ = std::thread([this] { ReadLoop(); });
     std::unique_lock lock(mu_);
     if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
@@ -80,8 +84,12 @@ class EtcdWatch final : public Watch {
 
   StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return closed_ || !pending_.empty() || !error_.ok(); });
+    cv_.wait_for(lock, timeout, [&] {
+      return closed_ || !pending_.empty() || !error_.ok() || progress_ready_;
+    });
     if (closed_) return Status(StatusCode::kCancelled, "watch closed");
+    progress_ready_ = false;
+    returned_progress_ = std::max(returned_progress_, progress_);
     if (!pending_.empty()) {
       std::vector<Event> out(std::make_move_iterator(pending_.begin()),
                              std::make_move_iterator(pending_.end()));
@@ -103,6 +111,22 @@ class EtcdWatch final : public Watch {
     cv_.notify_all();
   }
 
+  Revision Progress() override {
+    std::lock_guard lock(mu_);
+    return returned_progress_;
+  }
+
+  void RequestProgress() override {
+    pb::WatchRequest req;
+    req.mutable_progress_request();
+    std::lock_guard w(write_mu_);
+    {
+      std::lock_guard lock(mu_);
+      if (closed_ || !error_.ok()) return;
+    }
+    stream_->Write(req);
+  }
+
  private:
   void ReadLoop() {
     pb::WatchResponse resp;
@@ -119,8 +143,17 @@ class EtcdWatch final : public Watch {
         cv_.notify_all();
         break;
       }
-      for (const auto& e : resp.events()) pending_.push_back(Convert(e));
+      for (const auto& e : resp.events()) {
+        pending_.push_back(Convert(e));
+        progress_ = std::max(progress_, e.kv().mod_revision());
+      }
       if (resp.events_size() > 0) cv_.notify_all();
+      if (resp.events_size() == 0 && !resp.created() && !resp.canceled()) {
+        // A progress notification: everything up to the header revision has been sent.
+        progress_ = std::max(progress_, resp.header().revision());
+        progress_ready_ = true;
+        cv_.notify_all();
+      }
       if (pending_.size() > 200'000) {
         pending_.clear();
         error_ = OutOfRangeError("watcher fell too far behind; list again");
@@ -156,12 +189,16 @@ class EtcdWatch final : public Watch {
   std::unique_ptr<grpc::ClientReaderWriter<pb::WatchRequest, pb::WatchResponse>> stream_;
   std::thread reader_;
 
+  std::mutex write_mu_;  // gRPC allows one writer at a time on a stream
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Event> pending_;
   Status error_;
   bool created_ = false;
   bool closed_ = false;
+  Revision progress_ = 0;           // everything up to here has arrived from etcd
+  Revision returned_progress_ = 0;  // ... and has been handed out by Next()
+  bool progress_ready_ = false;
 };
 
 class EtcdStore final : public Store {

@@ -157,11 +157,14 @@ std::vector<Event> MvccIndex::HistorySince(std::string_view prefix, Revision aft
 
 struct WatchHub::Watcher {
   std::string prefix;
+  std::shared_ptr<std::atomic<Revision>> published;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Event> pending;
   Status error;  // set once: the watch is over after pending drains
   bool closed = false;
+  bool progress_requested = false;
+  Revision progress = 0;  // as of the last Next()
 };
 
 class WatchHub::Handle : public Watch {
@@ -172,9 +175,13 @@ class WatchHub::Handle : public Watch {
   StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
     std::unique_lock lock(w_->mu);
     w_->cv.wait_for(lock, timeout, [&] {
-      return w_->closed || !w_->pending.empty() || !w_->error.ok();
+      return w_->closed || !w_->pending.empty() || !w_->error.ok() || w_->progress_requested;
     });
     if (w_->closed) return Status(StatusCode::kCancelled, "watch closed");
+    // Publish pushes a batch's events before it publishes the batch's revision, so reading the
+    // revision before taking the pending events never claims an event not yet delivered.
+    w_->progress = std::max(w_->progress, w_->published->load(std::memory_order_acquire));
+    w_->progress_requested = false;
     if (!w_->pending.empty()) {
       std::vector<Event> out(std::make_move_iterator(w_->pending.begin()),
                              std::make_move_iterator(w_->pending.end()));
@@ -192,13 +199,26 @@ class WatchHub::Handle : public Watch {
     w_->cv.notify_all();
   }
 
+  Revision Progress() override {
+    std::lock_guard lock(w_->mu);
+    return w_->progress;
+  }
+
+  void RequestProgress() override {
+    std::lock_guard lock(w_->mu);
+    w_->progress_requested = true;
+    w_->cv.notify_all();
+  }
+
  private:
   std::shared_ptr<Watcher> w_;
 };
 
-WatchPtr WatchHub::Add(std::string prefix, std::vector<Event> backlog) {
+WatchPtr WatchHub::Add(std::string prefix, std::vector<Event> backlog, Revision current) {
   auto w = std::make_shared<Watcher>();
   w->prefix = std::move(prefix);
+  w->published = published_;
+  w->progress = current;
   w->pending.assign(std::make_move_iterator(backlog.begin()),
                     std::make_move_iterator(backlog.end()));
   std::lock_guard lock(mu_);
@@ -207,8 +227,13 @@ WatchPtr WatchHub::Add(std::string prefix, std::vector<Event> backlog) {
   return std::make_unique<Handle>(std::move(w));
 }
 
-void WatchHub::Publish(const std::vector<Event>& events) {
+void WatchHub::Publish(const std::vector<Event>& events, Revision revision) {
   std::lock_guard lock(mu_);
+  struct SetPublished {
+    std::atomic<Revision>& target;
+    Revision value;
+    ~SetPublished() { target.store(value, std::memory_order_release); }
+  } set_published{*published_, revision};
   std::erase_if(watchers_, [&](const std::shared_ptr<Watcher>& w) {
     std::lock_guard wl(w->mu);
     if (w->closed || !w->error.ok()) return true;

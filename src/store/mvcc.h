@@ -2,6 +2,7 @@
 // their state in process (SQLite). Not thread-safe: the owning store serializes access.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -72,9 +73,11 @@ class WatchHub {
 
   ~WatchHub() { Shutdown(); }
 
-  // A watcher that first receives `backlog` (already filtered), then live events.
-  WatchPtr Add(std::string prefix, std::vector<Event> backlog);
-  void Publish(const std::vector<Event>& events);
+  // A watcher that first receives `backlog` (already filtered), then live events; its progress
+  // starts at `current` (the revision the backlog runs up to).
+  WatchPtr Add(std::string prefix, std::vector<Event> backlog, Revision current);
+  // Delivers committed events; `revision` is the store's revision after them.
+  void Publish(const std::vector<Event>& events, Revision revision);
   // Ends every watcher with Cancelled.
   void Shutdown();
 
@@ -85,6 +88,8 @@ class WatchHub {
   std::mutex mu_;
   std::vector<std::shared_ptr<Watcher>> watchers_;
   bool shut_down_ = false;
+  // The revision of the last Publish, shared with every watcher for Progress().
+  std::shared_ptr<std::atomic<Revision>> published_ = std::make_shared<std::atomic<Revision>>(0);
 };
 
 }  // namespace kvol::store

@@ -351,7 +351,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       events.push_back(index_.Apply(p.w->key, p.w->value));
       p.w->result = p.rev;
     }
-    hub_.Publish(events);
+    hub_.Publish(events, index_.current());
   }
 }
 
@@ -406,7 +406,7 @@ StatusOr<WatchPtr> SqliteStore::Watch(std::string_view prefix, Revision after) {
   std::unique_lock lock(state_mu_);
   if (after == 0) after = index_.current();
   if (after < index_.compacted()) return OutOfRangeError(std::string(kCompactedMessage));
-  return hub_.Add(std::string(prefix), index_.HistorySince(prefix, after));
+  return hub_.Add(std::string(prefix), index_.HistorySince(prefix, after), index_.current());
 }
 
 }  // namespace

@@ -70,6 +70,14 @@ class Watch {
 
   // Ends the watch and wakes a blocked Next(). Idempotent.
   virtual void Close() = 0;
+
+  // A revision R such that every event with revision <= R has been returned by Next() (writes
+  // to other prefixes count as delivered). Only grows. Lets a cache built on the watch know how
+  // fresh it is even when its prefix is quiet.
+  virtual Revision Progress() = 0;
+  // Asks the store to report its current revision as progress soon: a blocked Next() returns
+  // (possibly with no events) once Progress() has caught up. Thread-safe.
+  virtual void RequestProgress() = 0;
 };
 using WatchPtr = std::unique_ptr<Watch>;
 

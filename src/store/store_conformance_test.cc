@@ -252,6 +252,28 @@ TEST_P(StoreConformance, WatchersSeeConcurrentWritesInOrder) {
   for (size_t i = 1; i < evs.size(); ++i) EXPECT_GT(evs[i].revision(), evs[i - 1].revision());
 }
 
+TEST_P(StoreConformance, ProgressMovesWithWritesElsewhere) {
+  auto w = store_->Watch(K(""), 0);
+  ASSERT_TRUE(w.ok());
+  Revision other = *store_->Create(Outside("busy"), V("x"));
+  // Without events for its prefix the watch learns about the write only by asking.
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while ((*w)->Progress() < other && std::chrono::steady_clock::now() < deadline) {
+    (*w)->RequestProgress();
+    auto evs = (*w)->Next(500ms);
+    ASSERT_TRUE(evs.ok()) << evs.status().ToString();
+    EXPECT_TRUE(evs->empty());
+  }
+  EXPECT_GE((*w)->Progress(), other);
+  // Progress never runs ahead of events not yet returned.
+  Revision mine = *store_->Create(K("mine"), V("y"));
+  (*w)->RequestProgress();
+  auto evs = Collect(**w, 1);
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].revision(), mine);
+  EXPECT_GE((*w)->Progress(), mine);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
                          ::testing::ValuesIn(testing::BackendNames()),
                          [](const auto& info) { return info.param; });

@@ -1,0 +1,51 @@
+// Api: every kind's registry on one store, plus what admission asks of the cluster (does this
+// namespace exist, which StorageClass is the default). The HTTP server and the in-process
+// client are two doors into the same Api.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "apiserver/registry.h"
+#include "os/clock.h"
+#include "store/store.h"
+
+namespace kvol::apiserver {
+
+class Api final : public Cluster {
+ public:
+  Api(store::Store& store, os::Clock& clock);
+  ~Api() override;
+
+  // Starts every watch cache and creates the namespaces that always exist (default,
+  // kube-system, kube-public, kube-node-lease).
+  Status Start();
+  void Stop();
+
+  template <class T>
+  Registry<T>& registry() {
+    return *std::get<std::unique_ptr<Registry<T>>>(registries_);
+  }
+
+  // The resource served at group/version/resource (group "" for core), or nullptr.
+  Resource* Find(std::string_view group, std::string_view version, std::string_view resource);
+
+  store::Store& store() { return store_; }
+  os::Clock& clock() { return clock_; }
+
+  // Cluster
+  std::optional<ApiError> CheckNamespace(std::string_view ns) override;
+  std::optional<std::string> DefaultStorageClass() override;
+
+ private:
+  template <class... T>
+  static std::tuple<std::unique_ptr<Registry<T>>...> Registries(std::tuple<T...>*);
+  using RegistryTuple = decltype(Registries(static_cast<api::AllKinds*>(nullptr)));
+
+  store::Store& store_;
+  os::Clock& clock_;
+  RegistryTuple registries_;
+};
+
+}  // namespace kvol::apiserver

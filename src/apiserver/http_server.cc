@@ -1,0 +1,304 @@
+// HTTPS server on Boost.Beast: a listener thread accepts, each connection gets its own thread
+// running the synchronous read-handle-write loop.
+#include "apiserver/http_server.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
+#include <set>
+
+namespace kvol::apiserver {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using SslStream = beast::ssl_stream<beast::tcp_stream>;
+
+beast::string_view Sv(std::string_view s) { return beast::string_view(s.data(), s.size()); }
+
+class ConnectionWriter final : public ResponseWriter {
+ public:
+  ConnectionWriter(SslStream& stream, bool keep_alive, unsigned version,
+                   const std::atomic<bool>& stopping)
+      : stream_(stream), keep_alive_(keep_alive), version_(version), stopping_(stopping) {}
+
+  bool Send(int status, std::string_view content_type, std::string_view body,
+            const std::vector<std::pair<std::string, std::string>>& headers = {}) override {
+    http::response<http::string_body> res{static_cast<http::status>(status), version_};
+    res.set(http::field::server, "kvol");
+    if (!content_type.empty()) res.set(http::field::content_type, Sv(content_type));
+    for (const auto& [k, v] : headers) res.insert(Sv(k), Sv(v));
+    res.keep_alive(keep_alive_);
+    res.body() = std::string(body);
+    res.prepare_payload();
+    beast::error_code ec;
+    http::write(stream_, res, ec);
+    sent_ = true;
+    ok_ = !ec;
+    return ok_;
+  }
+
+  bool StartStream(int status, std::string_view content_type) override {
+    http::response<http::empty_body> res{static_cast<http::status>(status), version_};
+    res.set(http::field::server, "kvol");
+    res.set(http::field::content_type, Sv(content_type));
+    res.set(http::field::cache_control, "no-cache, private");
+    res.keep_alive(keep_alive_);
+    res.chunked(true);
+    http::response_serializer<http::empty_body> sr{res};
+    beast::error_code ec;
+    http::write_header(stream_, sr, ec);
+    sent_ = true;
+    streaming_ = true;
+    ok_ = !ec;
+    return ok_;
+  }
+
+  bool WriteChunk(std::string_view data) override {
+    if (!ok_) return false;
+    beast::error_code ec;
+    net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
+    ok_ = !ec;
+    return ok_;
+  }
+
+  void EndStream() override {
+    if (!ok_ || !streaming_) return;
+    beast::error_code ec;
+    net::write(stream_, http::make_chunk_last(), ec);
+    ok_ = !ec;
+    streaming_ = false;
+  }
+
+  bool Stopping() const override { return stopping_.load(); }
+  bool sent() const { return sent_; }
+  bool ok() const { return ok_; }
+
+ private:
+  SslStream& stream_;
+  bool keep_alive_;
+  unsigned version_;
+  const std::atomic<bool>& stopping_;
+  bool sent_ = false;
+  bool streaming_ = false;
+  bool ok_ = true;
+};
+
+void SetReadTimeout(int fd, int seconds) {
+  timeval tv{seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions opts;
+  Handler handler;
+  net::io_context io{1};
+  ssl::context tls{ssl::context::tls_server};
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::thread accept_thread;
+  std::atomic<bool> stopping{false};
+
+  struct Conn {
+    std::thread thread;
+    std::mutex m;      // guards fd against reuse between close and Stop's shutdown
+    int fd = -1;       // -1 once closed
+    bool done = false;  // guarded by Impl::mu
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::shared_ptr<Conn>> conns;
+
+  void AcceptLoop() {
+    while (!stopping) {
+      beast::error_code ec;
+      tcp::socket sock(io);
+      acceptor->accept(sock, ec);
+      if (ec) {
+        if (stopping) return;
+        continue;
+      }
+      std::lock_guard lock(mu);
+      // Reap finished connection threads.
+      std::erase_if(conns, [](const std::shared_ptr<Conn>& c) {
+        if (!c->done) return false;
+        c->thread.join();
+        return true;
+      });
+      if (conns.size() >= opts.max_connections) continue;  // drop: too many clients
+      auto conn = std::make_shared<Conn>();
+      conn->fd = sock.native_handle();
+      conn->thread = std::thread([this, conn, s = std::move(sock)]() mutable {
+        Serve(std::move(s), *conn);
+        std::lock_guard l(mu);
+        conn->done = true;
+        cv.notify_all();
+      });
+      conns.push_back(std::move(conn));
+    }
+  }
+
+  void Serve(tcp::socket sock, Conn& conn) {
+    std::string remote;
+    beast::error_code ec;
+    auto ep = sock.remote_endpoint(ec);
+    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    SetReadTimeout(sock.native_handle(), 30);
+    SslStream stream(std::move(sock), tls);
+    ServeStream(stream, remote);
+    std::lock_guard l(conn.m);
+    auto& socket = beast::get_lowest_layer(stream).socket();
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+    conn.fd = -1;
+  }
+
+  void ServeStream(SslStream& stream, const std::string& remote) {
+    beast::error_code ec;
+    stream.handshake(ssl::stream_base::server, ec);
+    if (ec) return;
+    SetReadTimeout(beast::get_lowest_layer(stream).socket().native_handle(),
+                   opts.idle_timeout_seconds);
+    beast::flat_buffer buffer;
+    while (!stopping) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(opts.max_body_bytes);
+      parser.header_limit(64 * 1024);
+      http::read(stream, buffer, parser, ec);
+      if (ec == http::error::body_limit) {
+        ConnectionWriter w(stream, false, 11, stopping);
+        w.Send(413, "application/json",
+               R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+               R"("message":"Request entity too large: limit is 3145728","reason":"RequestEntityTooLarge",)"
+               R"("code":413})");
+        break;
+      }
+      if (ec) break;
+      auto& req = parser.get();
+      HttpRequest r;
+      r.method = std::string(req.method_string());
+      r.target = std::string(req.target());
+      r.remote = remote;
+      std::string_view target = r.target;
+      size_t q = target.find('?');
+      r.path = UrlDecode(target.substr(0, q));
+      if (q != std::string_view::npos) {
+        std::string_view qs = target.substr(q + 1);
+        while (!qs.empty()) {
+          size_t amp = qs.find('&');
+          std::string_view kv = qs.substr(0, amp);
+          size_t eq = kv.find('=');
+          std::string key = UrlDecode(kv.substr(0, eq));
+          std::string val = eq == std::string_view::npos ? "" : UrlDecode(kv.substr(eq + 1));
+          if (!key.empty()) r.query[key] = std::move(val);
+          if (amp == std::string_view::npos) break;
+          qs.remove_prefix(amp + 1);
+        }
+      }
+      for (const auto& f : req) {
+        std::string name(f.name_string());
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.headers[name] = std::string(f.value());
+      }
+      r.body = std::move(req.body());
+      const bool keep_alive = req.keep_alive();
+      ConnectionWriter writer(stream, keep_alive, req.version(), stopping);
+      handler(r, writer);
+      if (!writer.sent()) writer.Send(500, "text/plain", "no response\n");
+      if (!writer.ok() || !keep_alive) break;
+    }
+  }
+};
+
+HttpServer::HttpServer(HttpServerOptions opts, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(opts);
+  impl_->handler = std::move(handler);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  auto& im = *impl_;
+  beast::error_code ec;
+  im.tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  im.tls.use_certificate_chain(net::buffer(im.opts.cert_pem), ec);
+  if (ec) return InvalidArgumentError("serving certificate: " + ec.message());
+  im.tls.use_private_key(net::buffer(im.opts.key_pem), ssl::context::pem, ec);
+  if (ec) return InvalidArgumentError("serving key: " + ec.message());
+  // Only HTTP/1.1: Go clients fall back to it when the server does not offer h2.
+  auto address = net::ip::make_address(im.opts.host, ec);
+  if (ec) return InvalidArgumentError("listen address \"" + im.opts.host + "\": " + ec.message());
+  tcp::endpoint ep(address, static_cast<unsigned short>(im.opts.port));
+  im.acceptor = std::make_unique<tcp::acceptor>(im.io);
+  im.acceptor->open(ep.protocol(), ec);
+  if (!ec) im.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor->bind(ep, ec);
+  if (ec) {
+    return UnavailableError("cannot listen on " + im.opts.host + ":" +
+                            std::to_string(im.opts.port) + ": " + ec.message() +
+                            (ec == net::error::address_in_use
+                                 ? " (is another kvol or Kubernetes API server running?)"
+                                 : ""));
+  }
+  im.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return UnavailableError("listen: " + ec.message());
+  port_ = im.acceptor->local_endpoint().port();
+  im.accept_thread = std::thread([this] { impl_->AcceptLoop(); });
+  return OkStatus();
+}
+
+void HttpServer::Stop() {
+  auto& im = *impl_;
+  if (im.stopping.exchange(true)) return;
+  if (im.acceptor) {
+    beast::error_code ec;
+    // Unblock accept(): shutdown wakes a thread blocked in accept on Linux.
+    ::shutdown(im.acceptor->native_handle(), SHUT_RDWR);
+    im.acceptor->close(ec);
+  }
+  if (im.accept_thread.joinable()) im.accept_thread.join();
+  std::vector<std::shared_ptr<Impl::Conn>> conns;
+  {
+    std::lock_guard lock(im.mu);
+    conns = im.conns;
+    for (auto& c : conns) {
+      std::lock_guard l(c->m);
+      if (c->fd >= 0) ::shutdown(c->fd, SHUT_RDWR);  // ends blocked reads and writes
+    }
+  }
+  for (auto& c : conns) {
+    if (c->thread.joinable()) c->thread.join();
+  }
+  std::lock_guard lock(im.mu);
+  im.conns.clear();
+}
+
+}  // namespace kvol::apiserver

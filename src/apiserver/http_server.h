@@ -1,0 +1,85 @@
+// A small HTTPS/1.1 server (Boost.Beast over OpenSSL) for the API: one thread per connection,
+// keep-alive, request bodies up to a limit, and chunked streaming responses for watches.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvol::apiserver {
+
+struct HttpRequest {
+  std::string method;                        // GET, POST, PUT, PATCH, DELETE, ...
+  std::string target;                        // as received: path and query
+  std::string path;                          // percent-decoded path
+  std::map<std::string, std::string> query;  // decoded; the last value of a repeated key wins
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string remote;  // peer address
+
+  std::string Header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  std::string Query(const std::string& name) const {
+    auto it = query.find(name);
+    return it == query.end() ? std::string() : it->second;
+  }
+  bool HasQuery(const std::string& name) const { return query.count(name) > 0; }
+};
+
+// How a handler answers: one whole response, or a stream of chunks (watch).
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+  // Sends a complete response. Returns false if the connection is gone.
+  virtual bool Send(int status, std::string_view content_type, std::string_view body,
+                    const std::vector<std::pair<std::string, std::string>>& headers = {}) = 0;
+  // Starts a chunked response; then WriteChunk until done, then EndStream.
+  virtual bool StartStream(int status, std::string_view content_type) = 0;
+  virtual bool WriteChunk(std::string_view data) = 0;
+  virtual void EndStream() = 0;
+  // True once the server is stopping: long-running handlers should return.
+  virtual bool Stopping() const = 0;
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 6443;  // 0: any free port
+  std::string cert_pem;
+  std::string key_pem;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // as Kubernetes' API server
+  int idle_timeout_seconds = 300;
+  size_t max_connections = 4096;
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<void(const HttpRequest&, ResponseWriter&)>;
+
+  HttpServer(HttpServerOptions opts, Handler handler);
+  ~HttpServer();
+
+  // Binds and starts accepting. Unavailable with a clear message if the address is taken.
+  Status Start();
+  // Stops accepting, ends every connection (streams see Stopping()), and joins all threads.
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// Percent-decoding of a URL component ('+' stays '+'; Kubernetes clients encode spaces as %20).
+std::string UrlDecode(std::string_view s);
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,132 @@
+// Keys, resourceVersion splicing, uids.
+#include "apiserver/objects.h"
+
+#include <sys/random.h>
+
+#include <cstdio>
+
+namespace kvol::apiserver {
+
+std::string StorageKey(const api::KindInfo& kind, std::string_view ns, std::string_view name) {
+  std::string k = "/registry/";
+  k += kind.resource;
+  k += '/';
+  if (kind.namespaced) {
+    k += ns;
+    k += '/';
+  }
+  k += name;
+  return k;
+}
+
+std::string StoragePrefix(const api::KindInfo& kind, std::string_view ns) {
+  std::string k = "/registry/";
+  k += kind.resource;
+  k += '/';
+  if (kind.namespaced && !ns.empty()) {
+    k += ns;
+    k += '/';
+  }
+  return k;
+}
+
+namespace {
+
+// Skips one JSON string starting at s[i] == '"'; returns the index after the closing quote.
+size_t SkipString(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Skips one JSON value starting at s[i] (no leading whitespace); returns the index after it.
+size_t SkipValue(std::string_view s, size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return SkipString(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (; i < s.size(); ++i) {
+      if (s[i] == '"') {
+        i = SkipString(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
+      } else if (s[i] == '{' || s[i] == '[') {
+        ++depth;
+      } else if (s[i] == '}' || s[i] == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+  return i;
+}
+
+}  // namespace
+
+std::string WithResourceVersion(std::string_view json, store::Revision rv) {
+  const std::string field = "\"resourceVersion\":\"" + std::to_string(rv) + "\"";
+  // Walk the top-level object's keys (compact JSON, as the server writes it) to "metadata".
+  size_t i = json.find('{');
+  if (i == std::string_view::npos) return std::string(json);
+  ++i;
+  while (i < json.size() && json[i] != '}') {
+    if (json[i] == ',') ++i;
+    if (i >= json.size() || json[i] != '"') break;
+    size_t key_end = SkipString(json, i);
+    if (key_end == std::string_view::npos) break;
+    std::string_view key = json.substr(i + 1, key_end - i - 2);
+    size_t value = key_end + 1;  // past ':'
+    if (key == "metadata" && value < json.size() && json[value] == '{') {
+      std::string out;
+      out.reserve(json.size() + field.size() + 1);
+      out.append(json.substr(0, value + 1));
+      out += field;
+      if (json[value + 1] != '}') out += ',';
+      out.append(json.substr(value + 1));
+      return out;
+    }
+    i = SkipValue(json, value);
+    if (i == std::string_view::npos) break;
+  }
+  // No metadata object: add one at the end.
+  std::string out(json);
+  size_t close = out.rfind('}');
+  if (close == std::string::npos) return out;
+  bool empty = out.find_first_not_of(" \t\r\n", out.find('{') + 1) == close;
+  out.insert(close, std::string(empty ? "" : ",") + "\"metadata\":{" + field + "}");
+  return out;
+}
+
+std::string NewUid() {
+  unsigned char b[16];
+  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    for (auto& c : b) c = static_cast<unsigned char>(rand());
+  }
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return out;
+}
+
+std::string RandomSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  unsigned char b[5];
+  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    for (auto& c : b) c = static_cast<unsigned char>(rand());
+  }
+  std::string s;
+  for (unsigned char c : b) s += kAlphabet[c % (sizeof kAlphabet - 1)];
+  return s;
+}
+
+}  // namespace kvol::apiserver

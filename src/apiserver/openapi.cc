@@ -1,0 +1,240 @@
+// OpenAPI generation from the KVOL_FIELDS field lists.
+#include "apiserver/openapi.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <typeinfo>
+
+#include "api/scheme.h"
+#include "apiserver/strategy.h"
+
+namespace kvol::apiserver {
+namespace {
+
+using api::Json;
+
+template <class T>
+struct Tag {};
+
+template <class T>
+Json SchemaOf(Tag<T>);
+
+Json SchemaOf(Tag<std::string>) { return {{"type", "string"}}; }
+Json SchemaOf(Tag<bool>) { return {{"type", "boolean"}}; }
+Json SchemaOf(Tag<int32_t>) { return {{"type", "integer"}, {"format", "int32"}}; }
+Json SchemaOf(Tag<int64_t>) { return {{"type", "integer"}, {"format", "int64"}}; }
+Json SchemaOf(Tag<api::Quantity>) {
+  return {{"type", "string"},
+          {"description",
+           "Quantity is a fixed-point representation of a number, such as 5Gi, 100m or 1e3."}};
+}
+Json SchemaOf(Tag<api::Time>) { return {{"type", "string"}, {"format", "date-time"}}; }
+Json SchemaOf(Tag<api::MicroTime>) { return {{"type", "string"}, {"format", "date-time"}}; }
+Json SchemaOf(Tag<api::Json>) { return {{"x-kubernetes-preserve-unknown-fields", true}}; }
+
+template <class T>
+Json SchemaOf(Tag<std::optional<T>>) {
+  return SchemaOf(Tag<T>{});
+}
+template <class T>
+Json SchemaOf(Tag<std::vector<T>>) {
+  return {{"type", "array"}, {"items", SchemaOf(Tag<T>{})}};
+}
+template <class T>
+Json SchemaOf(Tag<std::map<std::string, T>>) {
+  return {{"type", "object"}, {"additionalProperties", SchemaOf(Tag<T>{})}};
+}
+
+// Named schemas of nested API structs, collected while a document is generated: kubectl
+// explain shows the last segment of a $ref as the field's type (<PersistentVolumeSpec>).
+thread_local Json* g_schemas = nullptr;
+
+std::string PackageOf(std::string_view type) {
+  static const std::set<std::string_view> kMeta = {
+      "ObjectMeta", "OwnerReference", "LabelSelector", "LabelSelectorRequirement", "ListMeta"};
+  static const std::set<std::string_view> kStorage = {
+      "StorageClass",  "VolumeAttachment", "VolumeAttachmentSpec", "VolumeAttachmentSource",
+      "VolumeAttachmentStatus", "VolumeError", "CSIDriver", "CSIDriverSpec", "TokenRequest",
+      "CSINode", "CSINodeSpec", "CSINodeDriver", "VolumeNodeResources"};
+  if (kMeta.count(type)) return "io.k8s.apimachinery.pkg.apis.meta.v1.";
+  if (kStorage.count(type)) return "io.k8s.api.storage.v1.";
+  if (type == "Lease" || type == "LeaseSpec") return "io.k8s.api.coordination.v1.";
+  return "io.k8s.api.core.v1.";
+}
+
+template <class T>
+std::string SchemaName() {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status);
+  std::string full = status == 0 && demangled ? demangled : typeid(T).name();
+  std::free(demangled);
+  std::string type = full.substr(full.rfind(':') + 1);
+  return PackageOf(type) + type;
+}
+
+struct PropertyVisitor {
+  Json& props;
+  template <class F>
+  void operator()(std::string_view key, const F&, api::Emit = api::Emit::kOmitEmpty) {
+    props[std::string(key)] = SchemaOf(Tag<F>{});
+  }
+};
+
+template <class T>
+Json StructSchema() {
+  Json props = Json::object();
+  PropertyVisitor v{props};
+  static const T instance{};
+  T::Fields(instance, v);
+  return {{"type", "object"}, {"properties", std::move(props)}};
+}
+
+template <class T>
+Json SchemaOf(Tag<T>) {
+  static_assert(api::ApiStruct<T>, "no OpenAPI schema for this field type");
+  const std::string name = SchemaName<T>();
+  if (g_schemas != nullptr && !g_schemas->contains(name)) {
+    (*g_schemas)[name] = Json::object();  // placeholder first: no infinite recursion
+    (*g_schemas)[name] = StructSchema<T>();
+  }
+  return {{"allOf", Json::array({{{"$ref", "#/components/schemas/" + name}}})}, {"default", Json::object()}};
+}
+
+Json Gvk(const api::KindInfo& k) {
+  return Json::array({{{"group", k.group}, {"kind", k.kind}, {"version", k.version}}});
+}
+
+Json Parameter(const char* name, const char* description) {
+  return {{"name", name}, {"in", "query"}, {"description", description},
+          {"schema", {{"type", "string"}}}, {"uniqueItems", true}};
+}
+
+Json Operation(const api::KindInfo& k, const std::string& action, const std::string& ref,
+               bool write) {
+  Json op = {{"operationId", action + std::string(k.kind)},
+             {"x-kubernetes-action", action},
+             {"x-kubernetes-group-version-kind", Gvk(k)[0]},
+             {"responses",
+              {{"200",
+                {{"description", "OK"},
+                 {"content", {{"application/json", {{"schema", {{"$ref", ref}}}}}}}}}}}};
+  if (write) {
+    op["parameters"] = Json::array(
+        {Parameter("dryRun", "When present, indicates that modifications should not be persisted."),
+         Parameter("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."),
+         Parameter("fieldValidation",
+                   "fieldValidation instructs the server on how to handle objects in the request "
+                   "containing unknown or duplicate fields. Valid values are: Ignore, Warn, "
+                   "Strict.")});
+    // Strategic merge is left out on purpose: the schemas carry no patch-merge-key extensions,
+    // so kubectl computes apply patches from its own knowledge of the built-in kinds.
+    Json body = {{"schema", {{"$ref", ref}}}};
+    op["requestBody"] = {
+        {"content", action == "patch"
+                        ? Json{{"application/json-patch+json", body},
+                               {"application/merge-patch+json", body}}
+                        : Json{{"application/json", body}}},
+        {"required", true}};
+  }
+  return op;
+}
+
+// One group-version's document (v3) or part of the whole (v2).
+struct GroupVersionDoc {
+  Json schemas = Json::object();
+  Json paths = Json::object();
+};
+
+template <class T>
+void AddKind(GroupVersionDoc& d) {
+  const auto& k = api::KindInfoOf<T>();
+  const std::string name = SchemaName<T>();
+  g_schemas = &d.schemas;
+  Json schema = StructSchema<T>();
+  g_schemas = nullptr;
+  schema["x-kubernetes-group-version-kind"] = Gvk(k);
+  d.schemas[name] = std::move(schema);
+  Json list = {{"type", "object"},
+               {"properties",
+                {{"apiVersion", {{"type", "string"}}},
+                 {"kind", {{"type", "string"}}},
+                 {"metadata", {{"type", "object"}}},
+                 {"items", {{"type", "array"}, {"items", {{"$ref", ""}}}}}}},
+               {"x-kubernetes-group-version-kind",
+                Json::array({{{"group", k.group}, {"kind", std::string(k.kind) + "List"},
+                              {"version", k.version}}})}};
+  const std::string ref_prefix = "#/components/schemas/";
+  list["properties"]["items"]["items"]["$ref"] = ref_prefix + name;
+  d.schemas[name + "List"] = std::move(list);
+
+  const std::string base = k.group.empty() ? "/api/" + std::string(k.version)
+                                           : "/apis/" + std::string(k.group) + "/" + std::string(k.version);
+  const std::string coll = k.namespaced ? base + "/namespaces/{namespace}/" + std::string(k.resource)
+                                        : base + "/" + std::string(k.resource);
+  const std::string ref = ref_prefix + name;
+  d.paths[coll] = {{"get", Operation(k, "list", ref + "List", false)},
+                   {"post", Operation(k, "post", ref, true)},
+                   {"delete", Operation(k, "deletecollection", ref, false)}};
+  d.paths[coll + "/{name}"] = {{"get", Operation(k, "get", ref, false)},
+                               {"put", Operation(k, "put", ref, true)},
+                               {"patch", Operation(k, "patch", ref, true)},
+                               {"delete", Operation(k, "delete", ref, false)}};
+  if (kStatusSubresource<T>) {
+    d.paths[coll + "/{name}/status"] = {{"get", Operation(k, "get", ref, false)},
+                                        {"put", Operation(k, "put", ref, true)},
+                                        {"patch", Operation(k, "patch", ref, true)}};
+  }
+}
+
+// Cached: documents never change while the server runs.
+struct Documents {
+  std::map<std::string, std::string> v3;  // "api/v1" -> document
+  std::string v3_index;
+};
+
+const Documents& Docs() {
+  static const Documents docs = [] {
+    Documents d;
+    std::map<std::string, GroupVersionDoc> gvs3;
+    api::ForEachKind([&](auto t) {
+      using T = typename decltype(t)::type;
+      const auto& k = api::KindInfoOf<T>();
+      const std::string gv = k.group.empty() ? "api/" + std::string(k.version)
+                                             : "apis/" + std::string(k.group) + "/" + std::string(k.version);
+      AddKind<T>(gvs3[gv]);
+    });
+    Json index = {{"paths", Json::object()}};
+    for (auto& [gv, doc] : gvs3) {
+      Json full = {{"openapi", "3.0.0"},
+                   {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+                   {"paths", doc.paths},
+                   {"components", {{"schemas", doc.schemas}}}};
+      d.v3[gv] = api::DumpJson(full);
+      index["paths"][gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" +
+                                                      std::to_string(std::hash<std::string>{}(d.v3[gv]))}};
+    }
+    d.v3_index = api::DumpJson(index);
+    return d;
+  }();
+  return docs;
+}
+
+}  // namespace
+
+std::optional<std::string> OpenApiDocument(std::string_view rest) {
+  // /openapi/v2 is not served: kubectl asks for it only in protobuf, and only as a fallback
+  // when v3 is missing; a 404 makes it use its built-in knowledge of the kinds.
+  const Documents& d = Docs();
+  if (rest == "/v3" || rest == "/v3/") return d.v3_index;
+  constexpr std::string_view kV3 = "/v3/";
+  if (rest.substr(0, kV3.size()) == kV3) {
+    auto it = d.v3.find(std::string(rest.substr(kV3.size())));
+    if (it != d.v3.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kvol::apiserver

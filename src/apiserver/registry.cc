@@ -1,0 +1,743 @@
+// Registry<T>: the generic API behaviour, instantiated for every kind kvol serves.
+#include "apiserver/registry.h"
+
+#include <algorithm>
+
+#include "api/node_selector.h"
+#include "apiserver/patch.h"
+#include "base/strings.h"
+
+namespace kvol::apiserver {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kConflictRetries = 16;
+constexpr auto kFreshnessTimeout = 5s;
+
+std::string Qualified(const api::KindInfo& k) {
+  return k.group.empty() ? std::string(k.kind) : std::string(k.kind) + "." + std::string(k.group);
+}
+
+struct ContinueToken {
+  store::Revision rev = 0;
+  std::string start;  // the last key returned
+};
+
+std::string EncodeContinue(const ContinueToken& t) {
+  api::Json j = {{"v", "meta.k8s.io/v1"}, {"rv", t.rev}, {"start", t.start}};
+  std::string raw = api::DumpJson(j);
+  // base64url without padding, as Kubernetes' tokens look.
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  uint32_t buf = 0;
+  int bits = 0;
+  for (unsigned char c : raw) {
+    buf = (buf << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      out += kAlphabet[(buf >> (bits - 6)) & 63];
+      bits -= 6;
+    }
+  }
+  if (bits > 0) out += kAlphabet[(buf << (6 - bits)) & 63];
+  return out;
+}
+
+std::optional<ContinueToken> DecodeContinue(std::string_view s) {
+  std::string raw;
+  uint32_t buf = 0;
+  int bits = 0;
+  for (char c : s) {
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '-' || c == '+') v = 62;
+    else if (c == '_' || c == '/') v = 63;
+    else if (c == '=') break;
+    else return std::nullopt;
+    buf = (buf << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      raw += static_cast<char>((buf >> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  auto j = api::ParseJson(raw);
+  if (!j.ok() || !j->is_object() || !(*j)["rv"].is_number_integer() || !(*j)["start"].is_string()) {
+    return std::nullopt;
+  }
+  return ContinueToken{(*j)["rv"].get<int64_t>(), (*j)["start"].get<std::string>()};
+}
+
+std::optional<store::Revision> ParseRevision(std::string_view s) {
+  int64_t v;
+  if (!ParseInt64(s, &v) || v < 0) return std::nullopt;
+  return v;
+}
+
+template <class T>
+std::vector<std::string_view> SupportedFields() {
+  std::vector<std::string_view> f = {"metadata.name", "metadata.namespace"};
+  for (auto x : api::KindInfoOf<T>().selectable_fields) f.push_back(x);
+  return f;
+}
+
+template <class T>
+StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
+  auto j = api::ParseJson(*kv.value);
+  if (!j.ok()) return j.status();
+  api::FieldErrors errs;
+  T obj = api::DecodeStruct<T>(*j, &errs);
+  CachedObject c;
+  c.key = kv.key;
+  c.ns = obj.metadata.namespace_;
+  c.name = obj.metadata.name;
+  c.json = kv.value;
+  c.rev = kv.mod_revision;
+  c.labels = std::move(obj.metadata.labels);
+  c.fields = api::SelectableFields(obj);
+  return c;
+}
+
+// Events of a cache watch (or, for revisions older than the cache, of a store watch) as the
+// API sends them.
+class CacheEventStream final : public EventStream {
+ public:
+  explicit CacheEventStream(std::unique_ptr<CacheWatch> w) : w_(std::move(w)) {}
+  StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) override {
+    auto evs = w_->Next(timeout);
+    if (!evs.ok()) return evs.status();
+    std::vector<WatchEvent> out;
+    out.reserve(evs->size());
+    for (auto& e : *evs) {
+      WatchEvent we;
+      we.type = e.type == CacheEvent::Type::kAdded      ? WatchEvent::Type::kAdded
+                : e.type == CacheEvent::Type::kModified ? WatchEvent::Type::kModified
+                                                        : WatchEvent::Type::kDeleted;
+      we.object.json = e.object->json;
+      we.object.rev = e.rev;
+      out.push_back(std::move(we));
+    }
+    return out;
+  }
+  void Close() override { w_->Close(); }
+
+ private:
+  std::unique_ptr<CacheWatch> w_;
+};
+
+template <class T>
+class StoreEventStream final : public EventStream {
+ public:
+  StoreEventStream(store::WatchPtr w, Filter f) : w_(std::move(w)), f_(std::move(f)) {}
+  StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) override {
+    auto evs = w_->Next(timeout);
+    if (!evs.ok()) return evs.status();
+    std::vector<WatchEvent> out;
+    for (auto& e : *evs) {
+      auto now = IndexObject<T>(e.kv);
+      std::optional<StatusOr<CachedObject>> before;
+      if (e.prev) before = IndexObject<T>(*e.prev);
+      const bool match_now = now.ok() && f_.Matches(*now);
+      const bool match_before = before && before->ok() && f_.Matches(**before);
+      WatchEvent we;
+      we.object.json = e.kv.value;
+      we.object.rev = e.revision();
+      if (e.type == store::Event::Type::kDeleted) {
+        if (!match_now) continue;
+        we.type = WatchEvent::Type::kDeleted;
+      } else if (match_now && !match_before) {
+        we.type = WatchEvent::Type::kAdded;
+      } else if (match_now) {
+        we.type = WatchEvent::Type::kModified;
+      } else if (match_before) {
+        we.type = WatchEvent::Type::kDeleted;
+      } else {
+        continue;
+      }
+      out.push_back(std::move(we));
+    }
+    return out;
+  }
+  void Close() override { w_->Close(); }
+
+ private:
+  store::WatchPtr w_;
+  Filter f_;
+};
+
+}  // namespace
+
+std::string StoredObject::Json() const { return WithResourceVersion(*json, rev); }
+
+template <class T>
+Registry<T>::Registry(store::Store& store, os::Clock& clock, Cluster& cluster)
+    : store_(store), clock_(clock), cluster_(cluster) {
+  cache_ = std::make_unique<WatchCache>(store_, StoragePrefix(info()), IndexObject<T>);
+}
+
+template <class T>
+Registry<T>::~Registry() {
+  Stop();
+}
+
+template <class T>
+Status Registry<T>::Start() {
+  return cache_->Start();
+}
+
+template <class T>
+void Registry<T>::Stop() {
+  cache_->Stop();
+}
+
+template <class T>
+api::Time Registry<T>::Now() const {
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch()).count();
+  return api::Time::FromUnixSeconds(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
+}
+
+template <class T>
+std::string Registry<T>::Encode(const T& obj) {
+  api::Json j = api::EncodeStruct(obj);
+  auto meta = j.find("metadata");
+  if (meta != j.end() && meta->is_object()) meta->erase("resourceVersion");
+  return api::DumpJson(j);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
+  auto j = api::ParseJson(*o.json);
+  if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
+  api::FieldErrors errs;
+  T obj = api::DecodeStruct<T>(*j, &errs);
+  if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
+  obj.metadata.resource_version = std::to_string(o.rev);
+  return obj;
+}
+
+template <class T>
+ApiOr<api::Json> Registry<T>::Decode(const StoredObject& o) {
+  auto j = api::ParseJson(o.Json());
+  if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
+  return *std::move(j);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts,
+                                 std::vector<std::string>* warnings) {
+  const auto& k = info();
+  if (!body.is_object()) return BadRequest("the request body must be a JSON object");
+  auto av = body.find("apiVersion");
+  if (av != body.end() && av->is_string() && !av->get_ref<const std::string&>().empty() &&
+      *av != k.ApiVersion()) {
+    return BadRequest("the API version in the data (" + av->get<std::string>() +
+                      ") does not match the expected API version (" + k.ApiVersion() + ")");
+  }
+  auto kd = body.find("kind");
+  if (kd != body.end() && kd->is_string() && !kd->get_ref<const std::string&>().empty() &&
+      *kd != k.kind) {
+    return BadRequest("the kind in the data (" + kd->get<std::string>() +
+                      ") does not match the expected kind (" + std::string(k.kind) + ")");
+  }
+  api::FieldErrors errs;
+  T obj = api::DecodeStruct<T>(body, &errs);
+  if (!errs.empty()) {
+    return BadRequest(std::string(k.kind) + " in version \"" + std::string(k.version) +
+                      "\" cannot be handled as a " + std::string(k.kind) + ": " +
+                      api::AggregateMessage(errs));
+  }
+  // metadata is modelled completely: an unknown field there is a mistake.
+  if (obj.metadata.unknown_fields.is_object()) {
+    for (auto it = obj.metadata.unknown_fields.begin(); it != obj.metadata.unknown_fields.end();) {
+      const std::string key = it.key();
+      if (key == "managedFields" || key == "selfLink") {
+        it = obj.metadata.unknown_fields.erase(it);
+        continue;
+      }
+      std::string msg = "unknown field \"metadata." + key + "\"";
+      if (opts.field_validation == "Strict") return BadRequest("strict decoding error: " + msg);
+      if (opts.field_validation != "Ignore" && warnings) warnings->push_back(msg);
+      it = obj.metadata.unknown_fields.erase(it);
+    }
+    if (obj.metadata.unknown_fields.empty()) obj.metadata.unknown_fields = api::Json();
+  }
+  return obj;
+}
+
+template <class T>
+ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_view ns,
+                                                             const WriteOptions& opts) {
+  const auto& k = info();
+  auto& m = obj.metadata;
+  if (k.namespaced) {
+    if (m.namespace_.empty()) {
+      m.namespace_ = std::string(ns);
+    } else if (!ns.empty() && m.namespace_ != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    if (m.namespace_.empty()) return BadRequest("a namespace is required to create " + std::string(k.resource));
+    if (auto err = cluster_.CheckNamespace(m.namespace_)) return *err;
+  } else {
+    m.namespace_.clear();
+  }
+  obj.api_version = k.ApiVersion();
+  obj.kind = std::string(k.kind);
+  const bool generated = m.name.empty() && !m.generate_name.empty();
+  const api::Time now = Now();
+  m.uid = NewUid();
+  m.creation_timestamp = api::Time::FromUnixSeconds(now.unix_seconds());
+  m.resource_version.clear();
+  m.generation = HasSpec<T> ? 1 : 0;
+  m.deletion_timestamp.reset();
+  m.deletion_grace_period_seconds.reset();
+  PrepareForCreate(obj, now);
+  api::SetDefaults(obj);
+  AdmitCreate(obj, cluster_);
+
+  for (int attempt = 0;; ++attempt) {
+    if (generated) {
+      std::string base = m.generate_name.substr(0, 58);
+      m.name = base + RandomSuffix();
+    }
+    api::FieldErrors errs = api::Validate(obj);
+    if (!errs.empty()) return Invalid(k, m.name.empty() ? m.generate_name : m.name, std::move(errs));
+    std::string json = Encode(obj);
+    StoredObject stored{store::MakeValue(std::move(json)), 0};
+    if (opts.dry_run) return Written{std::move(obj), std::move(stored)};
+    auto rev = store_.Create(StorageKey(k, m.namespace_, m.name), stored.json);
+    if (rev.ok()) {
+      stored.rev = *rev;
+      m.resource_version = std::to_string(*rev);
+      return Written{std::move(obj), std::move(stored)};
+    }
+    if (rev.status().code() == StatusCode::kAlreadyExists) {
+      if (generated && attempt < 3) continue;
+      return AlreadyExists(k, m.name);
+    }
+    return FromStatus(rev.status());
+  }
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::GetStored(std::string_view ns, std::string_view name) {
+  const auto& k = info();
+  auto kv = store_.Get(StorageKey(k, ns, name));
+  if (!kv.ok()) {
+    if (kv.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+    return FromStatus(kv.status());
+  }
+  return StoredObject{kv->value, kv->mod_revision};
+}
+
+template <class T>
+ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_view ns,
+                                                             std::string_view name, bool status,
+                                                             const WriteOptions& opts) {
+  const auto& k = info();
+  if (obj.metadata.name.empty()) obj.metadata.name = std::string(name);
+  if (obj.metadata.name != name) {
+    return BadRequest("the name of the object (" + obj.metadata.name +
+                      ") does not match the name on the URL (" + std::string(name) + ")");
+  }
+  if (k.namespaced) {
+    if (obj.metadata.namespace_.empty()) obj.metadata.namespace_ = std::string(ns);
+    if (obj.metadata.namespace_ != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+  } else {
+    obj.metadata.namespace_.clear();
+  }
+  const std::string precondition = obj.metadata.resource_version;
+  if (!precondition.empty() && !ParseRevision(precondition)) {
+    return Invalid(k, name, {api::Invalid(api::Path("metadata").Child("resourceVersion"),
+                                          precondition, "must be a valid resource version")});
+  }
+  const std::string key = StorageKey(k, obj.metadata.namespace_, name);
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto kv = store_.Get(key);
+    if (!kv.ok()) {
+      if (kv.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+      return FromStatus(kv.status());
+    }
+    if (!precondition.empty() && precondition != std::to_string(kv->mod_revision)) {
+      return ObjectModified(k, name);
+    }
+    StoredObject current{kv->value, kv->mod_revision};
+    auto old = DecodeTyped(current);
+    if (!old.ok()) return old.error();
+    T next = obj;
+    const api::Time now = Now();
+    PrepareForUpdate(next, *old, status, now);
+    api::SetDefaults(next);
+    AfterUpdate(next, *old, now);
+    api::FieldErrors errs = api::ValidateUpdate(next, *old);
+    if (!errs.empty()) return Invalid(k, name, std::move(errs));
+
+    // The last finalizer removed from an object being deleted: it goes now.
+    if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty()) {
+      if (opts.dry_run) return Written{std::move(next), current};
+      auto rev = store_.Delete(key, kv->mod_revision);
+      if (rev.ok()) {
+        StoredObject gone{store::MakeValue(Encode(next)), *rev, true};
+        next.metadata.resource_version = std::to_string(*rev);
+        return Written{std::move(next), std::move(gone)};
+      }
+      if (rev.status().code() == StatusCode::kAborted) {
+        if (!precondition.empty()) return ObjectModified(k, name);
+        continue;
+      }
+      if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+      return FromStatus(rev.status());
+    }
+
+    std::string json = Encode(next);
+    if (json == *kv->value || opts.dry_run) {  // nothing changed: no write, same version
+      next.metadata.resource_version = std::to_string(kv->mod_revision);
+      return Written{std::move(next), StoredObject{opts.dry_run ? store::MakeValue(std::move(json))
+                                                                : kv->value,
+                                                   kv->mod_revision}};
+    }
+    StoredObject stored{store::MakeValue(std::move(json)), 0};
+    auto rev = store_.Update(key, stored.json, kv->mod_revision);
+    if (rev.ok()) {
+      stored.rev = *rev;
+      next.metadata.resource_version = std::to_string(*rev);
+      return Written{std::move(next), std::move(stored)};
+    }
+    if (rev.status().code() == StatusCode::kAborted) {
+      if (!precondition.empty()) return ObjectModified(k, name);
+      continue;  // an unconditional update retries on the new version
+    }
+    if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+    return FromStatus(rev.status());
+  }
+  return ObjectModified(k, name);
+}
+
+template <class T>
+ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns,
+                                                             std::string_view name,
+                                                             const DeleteOptions& opts) {
+  const auto& k = info();
+  const std::string key = StorageKey(k, ns, name);
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto kv = store_.Get(key);
+    if (!kv.ok()) {
+      if (kv.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+      return FromStatus(kv.status());
+    }
+    StoredObject current{kv->value, kv->mod_revision};
+    auto old = DecodeTyped(current);
+    if (!old.ok()) return old.error();
+    if (opts.precondition_uid && *opts.precondition_uid != old->metadata.uid) {
+      return Conflict(k, name,
+                      "Precondition failed: UID in precondition: " + *opts.precondition_uid +
+                          ", UID in object meta: " + old->metadata.uid);
+    }
+    if (opts.precondition_resource_version &&
+        *opts.precondition_resource_version != std::to_string(kv->mod_revision)) {
+      return Conflict(k, name,
+                      "Precondition failed: ResourceVersion in precondition: " +
+                          *opts.precondition_resource_version +
+                          ", ResourceVersion in object meta: " + std::to_string(kv->mod_revision));
+    }
+    if (!old->metadata.finalizers.empty()) {
+      // Finalizers hold the object: mark it as being deleted and leave it to them.
+      if (old->metadata.deletion_timestamp) return Written{std::move(*old), current};
+      T next = *old;
+      const api::Time now = Now();
+      next.metadata.deletion_timestamp = api::Time::FromUnixSeconds(now.unix_seconds());
+      next.metadata.deletion_grace_period_seconds = 0;
+      std::string json = Encode(next);
+      StoredObject stored{store::MakeValue(std::move(json)), 0};
+      if (opts.dry_run) return Written{std::move(next), std::move(stored)};
+      auto rev = store_.Update(key, stored.json, kv->mod_revision);
+      if (rev.ok()) {
+        stored.rev = *rev;
+        next.metadata.resource_version = std::to_string(*rev);
+        return Written{std::move(next), std::move(stored)};
+      }
+      if (rev.status().code() == StatusCode::kAborted) continue;
+      if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+      return FromStatus(rev.status());
+    }
+    if (opts.dry_run) return Written{std::move(*old), current};
+    auto rev = store_.Delete(key, kv->mod_revision);
+    if (rev.ok()) {
+      current.rev = *rev;
+      current.deleted = true;
+      old->metadata.resource_version = std::to_string(*rev);
+      return Written{std::move(*old), std::move(current)};
+    }
+    if (rev.status().code() == StatusCode::kAborted) continue;
+    if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+    return FromStatus(rev.status());
+  }
+  return ObjectModified(k, name);
+}
+
+template <class T>
+ApiOr<Filter> Registry<T>::MakeFilter(std::string_view ns, const ListOptions& opts) {
+  Filter f;
+  f.ns = info().namespaced ? std::string(ns) : std::string();
+  auto ls = api::labels::Parse(opts.label_selector);
+  if (!ls.ok()) {
+    return BadRequest("unable to parse requirement: " + ls.status().message());
+  }
+  f.labels = *std::move(ls);
+  auto fs = api::fields::Parse(opts.field_selector);
+  if (!fs.ok()) return BadRequest(fs.status().message());
+  if (Status s = fs->CheckSupported(SupportedFields<T>()); !s.ok()) return BadRequest(s.message());
+  f.fields = *std::move(fs);
+  return f;
+}
+
+template <class T>
+ApiOr<ListOut> Registry<T>::ListStored(std::string_view ns, const ListOptions& opts) {
+  const auto& k = info();
+  auto filter = MakeFilter(ns, opts);
+  if (!filter.ok()) return filter.error();
+  ListOut out;
+  const bool exact = opts.resource_version_match == "Exact";
+  std::optional<ContinueToken> cont;
+  if (!opts.continue_token.empty()) {
+    cont = DecodeContinue(opts.continue_token);
+    if (!cont) return BadRequest("continue key is not valid: the token does not decode");
+  }
+  std::optional<store::Revision> rv;
+  if (!opts.resource_version.empty()) {
+    rv = ParseRevision(opts.resource_version);
+    if (!rv) {
+      return BadRequest("invalid resource version \"" + opts.resource_version + "\"");
+    }
+  }
+  if (opts.limit > 0 || cont || (exact && rv && *rv > 0)) {
+    // Pages come from the store at one revision, so they form a consistent list.
+    store::RangeOptions ro;
+    ro.prefix = StoragePrefix(k, filter->ns);
+    ro.revision = cont ? cont->rev : (exact && rv ? *rv : 0);
+    ro.start_after = cont ? cont->start : "";
+    const int64_t want = opts.limit > 0 ? opts.limit : 0;
+    while (true) {
+      ro.limit = want > 0 ? std::max<int64_t>(want - static_cast<int64_t>(out.items.size()), 1) : 0;
+      auto r = store_.Range(ro);
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kOutOfRange && cont) {
+          return Gone("The provided continue parameter is too old to display a consistent list "
+                      "result. You can start a new list without the continue parameter.");
+        }
+        if (r.status().code() == StatusCode::kOutOfRange) {
+          return Gone("too old resource version: " + opts.resource_version);
+        }
+        return FromStatus(r.status());
+      }
+      out.rev = r->revision;
+      ro.revision = r->revision;
+      for (const auto& kv : r->kvs) {
+        auto obj = IndexObject<T>(kv);
+        if (obj.ok() && filter->Matches(*obj)) out.items.push_back({kv.value, kv.mod_revision});
+      }
+      if (!r->more) break;
+      ro.start_after = r->kvs.back().key;
+      if (want > 0 && static_cast<int64_t>(out.items.size()) >= want) {
+        out.continue_token = EncodeContinue({r->revision, ro.start_after});
+        break;
+      }
+    }
+    return out;
+  }
+  // Everything else is served from the watch cache, fresh up to the requested revision.
+  store::Revision min_rev = 0;
+  if (!rv) {
+    auto cur = store_.CurrentRevision();
+    if (!cur.ok()) return FromStatus(cur.status());
+    min_rev = *cur;
+  } else {
+    min_rev = *rv;
+  }
+  store::Revision at = 0;
+  auto items = cache_->List(*filter, min_rev,
+                            std::chrono::duration_cast<std::chrono::milliseconds>(kFreshnessTimeout),
+                            &at);
+  if (!items.ok()) return Timeout(items.status().message());
+  out.rev = at;
+  out.items.reserve(items->size());
+  for (const auto& c : *items) out.items.push_back({c->json, c->rev});
+  return out;
+}
+
+template <class T>
+ApiOr<std::unique_ptr<EventStream>> Registry<T>::WatchStored(std::string_view ns,
+                                                             const ListOptions& opts) {
+  const auto& k = info();
+  auto filter = MakeFilter(ns, opts);
+  if (!filter.ok()) return filter.error();
+  store::Revision after = 0;
+  if (!opts.resource_version.empty()) {
+    auto rv = ParseRevision(opts.resource_version);
+    if (!rv) return BadRequest("invalid resource version \"" + opts.resource_version + "\"");
+    after = *rv;
+  }
+  auto w = cache_->Watch(*filter, after);
+  if (w.ok()) return std::unique_ptr<EventStream>(std::make_unique<CacheEventStream>(std::move(*w)));
+  if (w.status().code() != StatusCode::kOutOfRange) return FromStatus(w.status());
+  // Older than the cache (e.g. from before a restart): the store may still have the history.
+  auto sw = store_.Watch(StoragePrefix(k, filter->ns), after);
+  if (sw.ok()) {
+    return std::unique_ptr<EventStream>(
+        std::make_unique<StoreEventStream<T>>(std::move(*sw), std::move(*filter)));
+  }
+  if (sw.status().code() == StatusCode::kOutOfRange) {
+    return Gone("too old resource version: " + std::to_string(after) + " (" +
+                std::to_string(cache_->revision()) + ")");
+  }
+  return FromStatus(sw.status());
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::CreateJson(std::string_view ns, const api::Json& body,
+                                            const WriteOptions& opts) {
+  std::vector<std::string> warnings;
+  auto obj = DecodeBody(body, opts, &warnings);
+  if (!obj.ok()) return obj.error();
+  auto w = CreateImpl(*std::move(obj), ns, opts);
+  if (!w.ok()) return w.error();
+  w->stored.warnings = std::move(warnings);
+  return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::UpdateJson(std::string_view ns, std::string_view name,
+                                            const api::Json& body, bool status,
+                                            const WriteOptions& opts) {
+  std::vector<std::string> warnings;
+  auto obj = DecodeBody(body, opts, &warnings);
+  if (!obj.ok()) return obj.error();
+  auto w = UpdateImpl(*std::move(obj), ns, name, status, opts);
+  if (!w.ok()) return w.error();
+  w->stored.warnings = std::move(warnings);
+  return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::PatchJson(std::string_view ns, std::string_view name,
+                                           std::string_view content_type, std::string_view patch,
+                                           bool status, const WriteOptions& opts) {
+  const auto& k = info();
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto current = GetStored(ns, name);
+    if (!current.ok()) return current.error();
+    auto cur = Decode(*current);
+    if (!cur.ok()) return cur.error();
+    auto patched = ApplyPatch(*cur, content_type, patch, k.kind);
+    if (!patched.ok()) return patched.error();
+    std::vector<std::string> warnings;
+    auto obj = DecodeBody(*patched, opts, &warnings);
+    if (!obj.ok()) return obj.error();
+    // A patch that names a resourceVersion is a precondition; otherwise it applies to
+    // whatever is current, retrying if that changes underneath.
+    const bool pinned = obj->metadata.resource_version != std::to_string(current->rev);
+    auto w = UpdateImpl(*std::move(obj), ns, name, status, opts);
+    if (w.ok()) {
+      w->stored.warnings = std::move(warnings);
+      return std::move(w->stored);
+    }
+    if (w.error().reason == "Conflict" && !pinned) continue;
+    return w.error();
+  }
+  return ObjectModified(k, name);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::DeleteStored(std::string_view ns, std::string_view name,
+                                              const DeleteOptions& opts) {
+  auto w = DeleteImpl(ns, name, opts);
+  if (!w.ok()) return w.error();
+  return std::move(w->stored);
+}
+
+// ---- typed API ----
+
+template <class T>
+ApiOr<T> Registry<T>::Create(T obj, std::string_view ns, const WriteOptions& opts) {
+  auto w = CreateImpl(std::move(obj), ns, opts);
+  if (!w.ok()) return w.error();
+  return std::move(w->obj);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::Get(std::string_view ns, std::string_view name) {
+  auto s = GetStored(ns, name);
+  if (!s.ok()) return s.error();
+  return DecodeTyped(*s);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
+  std::string ns = obj.metadata.namespace_;
+  std::string name = obj.metadata.name;
+  auto w = UpdateImpl(std::move(obj), ns, name, status, opts);
+  if (!w.ok()) return w.error();
+  return std::move(w->obj);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::Mutate(std::string_view ns, std::string_view name, bool status,
+                             const std::function<bool(T&)>& mutate) {
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto current = Get(ns, name);
+    if (!current.ok()) return current.error();
+    T next = *current;
+    if (!mutate(next)) return current;
+    auto w = UpdateImpl(std::move(next), ns, name, status, {});
+    if (w.ok()) return std::move(w->obj);
+    if (w.error().reason != "Conflict") return w.error();
+  }
+  return ObjectModified(info(), name);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts) {
+  auto w = DeleteImpl(ns, name, opts);
+  if (!w.ok()) return w.error();
+  return std::move(w->obj);
+}
+
+template <class T>
+ApiOr<std::vector<T>> Registry<T>::List(std::string_view ns, const ListOptions& opts,
+                                        store::Revision* rev) {
+  auto l = ListStored(ns, opts);
+  if (!l.ok()) return l.error();
+  std::vector<T> out;
+  out.reserve(l->items.size());
+  for (const auto& s : l->items) {
+    auto t = DecodeTyped(s);
+    if (!t.ok()) return t.error();
+    out.push_back(*std::move(t));
+  }
+  if (rev) *rev = l->rev;
+  return out;
+}
+
+template class Registry<api::Namespace>;
+template class Registry<api::Node>;
+template class Registry<api::Pod>;
+template class Registry<api::PersistentVolume>;
+template class Registry<api::PersistentVolumeClaim>;
+template class Registry<api::ConfigMap>;
+template class Registry<api::Secret>;
+template class Registry<api::Event>;
+template class Registry<api::StorageClass>;
+template class Registry<api::VolumeAttachment>;
+template class Registry<api::CSIDriver>;
+template class Registry<api::CSINode>;
+template class Registry<api::Lease>;
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,90 @@
+// Registry<T>: the API's behaviour for one kind on top of the store. Create, get, list, update,
+// patch, delete and watch with Kubernetes' semantics: generated names, uids and timestamps,
+// defaults, admission and validation, optimistic concurrency on resourceVersion, status
+// subresources, finalizers that hold deletion, consistent lists and resumable watches served
+// from a watch cache. The typed methods serve the in-process client; the Resource methods (JSON)
+// serve HTTP. Thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/defaults.h"
+#include "api/validation.h"
+#include "apiserver/objects.h"
+#include "apiserver/resource.h"
+#include "apiserver/strategy.h"
+#include "apiserver/watch_cache.h"
+#include "os/clock.h"
+
+namespace kvol::apiserver {
+
+template <class T>
+class Registry final : public Resource {
+ public:
+  Registry(store::Store& store, os::Clock& clock, Cluster& cluster);
+  ~Registry() override;
+
+  Status Start();
+  void Stop();
+  WatchCache& cache() { return *cache_; }
+
+  // ---- typed API (the in-process client) ----
+  ApiOr<T> Create(T obj, std::string_view ns, const WriteOptions& opts = {});
+  ApiOr<T> Get(std::string_view ns, std::string_view name);
+  ApiOr<T> Update(T obj, bool status = false, const WriteOptions& opts = {});
+  // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
+  // retried on conflicts. The result is the object as stored.
+  ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
+                  const std::function<bool(T&)>& mutate);
+  ApiOr<T> Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts = {});
+  ApiOr<std::vector<T>> List(std::string_view ns, const ListOptions& opts, store::Revision* rev);
+
+  // ---- Resource (JSON, HTTP) ----
+  const api::KindInfo& info() const override { return api::KindInfoOf<T>(); }
+  bool has_status() const override { return kStatusSubresource<T>; }
+  ApiOr<StoredObject> CreateJson(std::string_view ns, const api::Json& body,
+                                 const WriteOptions& opts) override;
+  ApiOr<StoredObject> GetStored(std::string_view ns, std::string_view name) override;
+  ApiOr<StoredObject> UpdateJson(std::string_view ns, std::string_view name,
+                                 const api::Json& body, bool status,
+                                 const WriteOptions& opts) override;
+  ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
+                                std::string_view content_type, std::string_view patch, bool status,
+                                const WriteOptions& opts) override;
+  ApiOr<StoredObject> DeleteStored(std::string_view ns, std::string_view name,
+                                   const DeleteOptions& opts) override;
+  ApiOr<ListOut> ListStored(std::string_view ns, const ListOptions& opts) override;
+  ApiOr<std::unique_ptr<EventStream>> WatchStored(std::string_view ns,
+                                                  const ListOptions& opts) override;
+  ApiOr<api::Json> Decode(const StoredObject& o) override;
+
+  // The typed object a stored one holds.
+  ApiOr<T> DecodeTyped(const StoredObject& o);
+
+ private:
+  struct Written {
+    T obj;
+    StoredObject stored;
+  };
+
+  ApiOr<Written> CreateImpl(T obj, std::string_view ns, const WriteOptions& opts);
+  // `expected_rv`: the client's resourceVersion precondition ("" for none).
+  ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, bool status,
+                            const WriteOptions& opts);
+  ApiOr<Written> DeleteImpl(std::string_view ns, std::string_view name, const DeleteOptions& opts);
+  ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
+                      std::vector<std::string>* warnings);
+  ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
+  std::string Encode(const T& obj);
+  api::Time Now() const;
+
+  store::Store& store_;
+  os::Clock& clock_;
+  Cluster& cluster_;
+  std::unique_ptr<WatchCache> cache_;
+};
+
+}  // namespace kvol::apiserver

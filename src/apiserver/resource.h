@@ -1,0 +1,103 @@
+// The operations the API offers on one kind, with the options of Kubernetes' list, watch,
+// create, update, patch and delete requests. Registry<T> (registry.h) implements them for each
+// kind; the HTTP layer and the in-process client both call them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/codec.h"
+#include "api/scheme.h"
+#include "apiserver/errors.h"
+#include "store/store.h"
+
+namespace kvol::apiserver {
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;        // "": most recent; "0": any; "N": not older than N
+  std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+  int64_t limit = 0;
+  std::string continue_token;
+  // watch only
+  bool allow_bookmarks = false;
+  int64_t timeout_seconds = 0;
+};
+
+struct WriteOptions {
+  bool dry_run = false;
+  std::string field_validation;  // "Strict", "Warn", "Ignore" ("" as Warn)
+};
+
+struct DeleteOptions {
+  std::optional<int64_t> grace_period_seconds;
+  std::string propagation_policy;  // Orphan, Background, Foreground (accepted)
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  bool dry_run = false;
+};
+
+// An object as written or read: its JSON as stored (without resourceVersion) and its revision.
+struct StoredObject {
+  store::Value json;
+  store::Revision rev = 0;
+  bool deleted = false;                // a delete removed it from the store
+  std::vector<std::string> warnings;   // for the Warning header
+  std::string Json() const;            // with metadata.resourceVersion
+};
+
+struct ListOut {
+  std::vector<StoredObject> items;
+  store::Revision rev = 0;
+  std::string continue_token;
+  std::optional<int64_t> remaining;
+};
+
+struct WatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kBookmark };
+  Type type = Type::kAdded;
+  StoredObject object;  // for kBookmark only rev is set
+};
+
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // Events in order; empty on timeout. After an error the stream is over; OutOfRange means
+  // the client must list again (sent as a 410 Expired ERROR event).
+  virtual StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) = 0;
+  virtual void Close() = 0;
+};
+
+// One kind's API, type-erased for the HTTP layer. Bodies and results are JSON; errors are
+// Kubernetes Status errors.
+class Resource {
+ public:
+  virtual ~Resource() = default;
+  virtual const api::KindInfo& info() const = 0;
+  virtual bool has_status() const = 0;
+
+  virtual ApiOr<StoredObject> CreateJson(std::string_view ns, const api::Json& body,
+                                         const WriteOptions& opts) = 0;
+  virtual ApiOr<StoredObject> GetStored(std::string_view ns, std::string_view name) = 0;
+  virtual ApiOr<StoredObject> UpdateJson(std::string_view ns, std::string_view name,
+                                         const api::Json& body, bool status,
+                                         const WriteOptions& opts) = 0;
+  virtual ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
+                                        std::string_view content_type, std::string_view patch,
+                                        bool status, const WriteOptions& opts) = 0;
+  virtual ApiOr<StoredObject> DeleteStored(std::string_view ns, std::string_view name,
+                                           const DeleteOptions& opts) = 0;
+  virtual ApiOr<ListOut> ListStored(std::string_view ns, const ListOptions& opts) = 0;
+  virtual ApiOr<std::unique_ptr<EventStream>> WatchStored(std::string_view ns,
+                                                          const ListOptions& opts) = 0;
+
+  // Decodes a stored object for table printing and similar read-only uses.
+  virtual ApiOr<api::Json> Decode(const StoredObject& o) = 0;
+};
+
+}  // namespace kvol::apiserver

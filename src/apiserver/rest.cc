@@ -1,0 +1,390 @@
+// Routing and verbs of the HTTP API.
+#include "apiserver/rest.h"
+
+#include "apiserver/discovery.h"
+#include "apiserver/openapi.h"
+#include "apiserver/tables.h"
+#include "base/strings.h"
+
+namespace kvol::apiserver {
+
+using api::Json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+
+void SendJson(ResponseWriter& w, int code, const std::string& body,
+              const std::vector<std::string>& warnings = {}) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& m : warnings) {
+    std::string quoted;
+    for (char c : m) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    headers.emplace_back("Warning", "299 - \"" + quoted + "\"");
+  }
+  w.Send(code, kJson, body, headers);
+}
+
+void SendError(ResponseWriter& w, const ApiError& e) { SendJson(w, e.code, e.ToJson()); }
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) out.emplace_back(path.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+bool Truthy(const std::string& v) { return v == "1" || v == "true" || v == "True"; }
+
+bool WantsTable(const HttpRequest& req) {
+  std::string accept = req.Header("accept");
+  return accept.find("as=Table") != std::string::npos;
+}
+
+std::string IncludeObject(const HttpRequest& req) {
+  std::string v = req.Query("includeObject");
+  return v.empty() ? "Metadata" : v;
+}
+
+ListOptions ListOptionsOf(const HttpRequest& req) {
+  ListOptions o;
+  o.label_selector = req.Query("labelSelector");
+  o.field_selector = req.Query("fieldSelector");
+  o.resource_version = req.Query("resourceVersion");
+  o.resource_version_match = req.Query("resourceVersionMatch");
+  int64_t v = 0;
+  if (ParseInt64(req.Query("limit"), &v) && v > 0) o.limit = v;
+  o.continue_token = req.Query("continue");
+  o.allow_bookmarks = Truthy(req.Query("allowWatchBookmarks"));
+  if (ParseInt64(req.Query("timeoutSeconds"), &v) && v > 0) o.timeout_seconds = v;
+  return o;
+}
+
+WriteOptions WriteOptionsOf(const HttpRequest& req) {
+  WriteOptions o;
+  o.dry_run = req.Query("dryRun") == "All";
+  o.field_validation = req.Query("fieldValidation");
+  return o;
+}
+
+ApiOr<Json> ParseBody(const HttpRequest& req) {
+  if (req.body.empty()) return BadRequest("the request body is empty");
+  auto j = api::ParseJson(req.body);
+  if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
+  return *std::move(j);
+}
+
+std::string ListJson(const api::KindInfo& k, const ListOut& l) {
+  std::string out = "{\"apiVersion\":\"" + k.ApiVersion() + "\",\"items\":[";
+  for (size_t i = 0; i < l.items.size(); ++i) {
+    if (i) out += ',';
+    out += l.items[i].Json();
+  }
+  out += "],\"kind\":\"" + std::string(k.kind) + "List\",\"metadata\":{";
+  if (!l.continue_token.empty()) out += "\"continue\":\"" + l.continue_token + "\",";
+  if (l.remaining) out += "\"remainingItemCount\":" + std::to_string(*l.remaining) + ",";
+  out += "\"resourceVersion\":\"" + std::to_string(l.rev) + "\"}}";
+  return out;
+}
+
+const char* EventTypeName(WatchEvent::Type t) {
+  switch (t) {
+    case WatchEvent::Type::kAdded: return "ADDED";
+    case WatchEvent::Type::kModified: return "MODIFIED";
+    case WatchEvent::Type::kDeleted: return "DELETED";
+    case WatchEvent::Type::kBookmark: return "BOOKMARK";
+  }
+  return "ERROR";
+}
+
+ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
+  DeleteOptions o;
+  o.dry_run = req.Query("dryRun") == "All";
+  o.propagation_policy = req.Query("propagationPolicy");
+  int64_t g;
+  if (ParseInt64(req.Query("gracePeriodSeconds"), &g)) o.grace_period_seconds = g;
+  if (!req.body.empty()) {
+    auto j = api::ParseJson(req.body);
+    if (!j.ok() || !j->is_object()) return BadRequest("the body must be a DeleteOptions object");
+    if (j->contains("propagationPolicy") && (*j)["propagationPolicy"].is_string()) {
+      o.propagation_policy = (*j)["propagationPolicy"];
+    }
+    if (j->contains("gracePeriodSeconds") && (*j)["gracePeriodSeconds"].is_number_integer()) {
+      o.grace_period_seconds = (*j)["gracePeriodSeconds"].get<int64_t>();
+    }
+    if (j->contains("dryRun") && (*j)["dryRun"].is_array() && !(*j)["dryRun"].empty()) {
+      o.dry_run = true;
+    }
+    const Json& pre = (*j).value("preconditions", Json::object());
+    if (pre.is_object()) {
+      if (pre.contains("uid") && pre["uid"].is_string()) o.precondition_uid = pre["uid"];
+      if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
+        o.precondition_resource_version = pre["resourceVersion"];
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+RestHandler::RestHandler(Api& api, RestOptions opts) : api_(api), opts_(std::move(opts)) {}
+
+void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
+  const std::string& path = req.path;
+  if (path == "/healthz" || path == "/livez" || path == "/readyz" ||
+      path.rfind("/healthz/", 0) == 0 || path.rfind("/livez/", 0) == 0 ||
+      path.rfind("/readyz/", 0) == 0) {
+    w.Send(200, "text/plain; charset=utf-8", "ok");
+    return;
+  }
+  if (path == "/version" || path == "/version/") {
+    SendJson(w, 200, api::DumpJson(VersionInfo()));
+    return;
+  }
+  const std::string auth = req.Header("authorization");
+  if (auth != "Bearer " + opts_.token) {
+    SendError(w, Unauthorized());
+    return;
+  }
+  auto parts = Split(path);
+  if (req.method == "GET") {
+    if (parts.size() == 1 && parts[0] == "api") {
+      SendJson(w, 200, api::DumpJson(ApiVersions(opts_.server_address)));
+      return;
+    }
+    if (parts.size() == 1 && parts[0] == "apis") {
+      SendJson(w, 200, api::DumpJson(ApiGroupList()));
+      return;
+    }
+    if (parts.size() == 2 && parts[0] == "apis") {
+      if (auto g = ApiGroup(parts[1])) {
+        SendJson(w, 200, api::DumpJson(*g));
+        return;
+      }
+    }
+    if ((parts.size() == 2 && parts[0] == "api") || (parts.size() == 3 && parts[0] == "apis")) {
+      auto list = parts[0] == "api" ? ApiResourceList("", parts[1])
+                                    : ApiResourceList(parts[1], parts[2]);
+      if (list) {
+        SendJson(w, 200, api::DumpJson(*list));
+        return;
+      }
+    }
+    if (!parts.empty() && parts[0] == "openapi") {
+      std::string rest = path.substr(std::string("/openapi").size());
+      auto doc = OpenApiDocument(rest);
+      if (doc) {
+        SendJson(w, 200, *doc);
+        return;
+      }
+    }
+  }
+
+  // Resource paths: /api/v1/... or /apis/<group>/<version>/...
+  std::string group, version;
+  size_t i = 0;
+  if (parts.size() >= 2 && parts[0] == "api") {
+    version = parts[1];
+    i = 2;
+  } else if (parts.size() >= 3 && parts[0] == "apis") {
+    group = parts[1];
+    version = parts[2];
+    i = 3;
+  } else {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  std::string ns;
+  // namespaces/<ns>/<resource>... (but namespaces/<name>[/status] is the Namespace itself)
+  if (parts.size() >= i + 3 && parts[i] == "namespaces" && group.empty()) {
+    ns = parts[i + 1];
+    i += 2;
+  }
+  if (i >= parts.size()) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  Resource* res = api_.Find(group, version, parts[i]);
+  if (res == nullptr) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  std::string name = parts.size() > i + 1 ? parts[i + 1] : "";
+  std::string sub = parts.size() > i + 2 ? parts[i + 2] : "";
+  if (parts.size() > i + 3) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  const bool cluster_list = res->info().namespaced && ns.empty();
+  if (!res->info().namespaced && !ns.empty()) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  if (cluster_list && !name.empty()) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  if (!sub.empty() && !(sub == "status" && res->has_status())) {
+    SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+    return;
+  }
+  HandleResource(req, w, *res, ns, name, sub, cluster_list);
+}
+
+void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Resource& res,
+                                 const std::string& ns, const std::string& name,
+                                 const std::string& sub, bool cluster_list) {
+  const auto& k = res.info();
+  const bool table = WantsTable(req);
+  const bool status = sub == "status";
+  auto respond_object = [&](const ApiOr<StoredObject>& r, int code) {
+    if (!r.ok()) return SendError(w, r.error());
+    if (table && req.method == "GET") {
+      auto j = res.Decode(*r);
+      if (!j.ok()) return SendError(w, j.error());
+      Json t = MakeTable(k.kind, {*j}, std::to_string(r->rev), "", IncludeObject(req),
+                         api_.clock().Now(), true);
+      return SendJson(w, 200, api::DumpJson(t));
+    }
+    SendJson(w, code, r->Json(), r->warnings);
+  };
+
+  if (name.empty()) {
+    if (req.method == "GET") {
+      ListOptions lo = ListOptionsOf(req);
+      if (Truthy(req.Query("watch"))) return Watch(req, w, res, ns, lo, table);
+      auto l = res.ListStored(ns, lo);
+      if (!l.ok()) return SendError(w, l.error());
+      if (table) {
+        std::vector<Json> objs;
+        objs.reserve(l->items.size());
+        for (const auto& it : l->items) {
+          auto j = res.Decode(it);
+          if (!j.ok()) return SendError(w, j.error());
+          objs.push_back(*std::move(j));
+        }
+        Json t = MakeTable(k.kind, objs, std::to_string(l->rev), l->continue_token,
+                           IncludeObject(req), api_.clock().Now(), true);
+        return SendJson(w, 200, api::DumpJson(t));
+      }
+      return SendJson(w, 200, ListJson(k, *l));
+    }
+    if (req.method == "POST" && !cluster_list) {
+      auto body = ParseBody(req);
+      if (!body.ok()) return SendError(w, body.error());
+      return respond_object(res.CreateJson(ns, *body, WriteOptionsOf(req)), 201);
+    }
+    if (req.method == "DELETE" && !cluster_list) {
+      auto dopts = DeleteOptionsOf(req);
+      if (!dopts.ok()) return SendError(w, dopts.error());
+      auto l = res.ListStored(ns, ListOptionsOf(req));
+      if (!l.ok()) return SendError(w, l.error());
+      ListOut deleted;
+      deleted.rev = l->rev;
+      for (const auto& item : l->items) {
+        auto obj = res.Decode(item);
+        if (!obj.ok()) continue;
+        std::string n = (*obj)["metadata"].value("name", "");
+        auto d = res.DeleteStored(ns, n, *dopts);
+        if (d.ok()) deleted.items.push_back(*d);
+      }
+      return SendJson(w, 200, ListJson(k, deleted));
+    }
+    return SendError(w, MethodNotAllowed());
+  }
+
+  if (req.method == "GET") return respond_object(res.GetStored(ns, name), 200);
+  if (req.method == "PUT") {
+    auto body = ParseBody(req);
+    if (!body.ok()) return SendError(w, body.error());
+    return respond_object(res.UpdateJson(ns, name, *body, status, WriteOptionsOf(req)), 200);
+  }
+  if (req.method == "PATCH") {
+    if (req.body.empty()) return SendError(w, BadRequest("the patch is empty"));
+    return respond_object(res.PatchJson(ns, name, req.Header("content-type"), req.body, status,
+                                        WriteOptionsOf(req)),
+                          200);
+  }
+  if (req.method == "DELETE" && !status) {
+    auto dopts = DeleteOptionsOf(req);
+    if (!dopts.ok()) return SendError(w, dopts.error());
+    return respond_object(res.DeleteStored(ns, name, *dopts), 200);
+  }
+  SendError(w, MethodNotAllowed());
+}
+
+void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res,
+                        const std::string& ns, const ListOptions& opts, bool table) {
+  const auto& k = res.info();
+  auto stream = res.WatchStored(ns, opts);
+  if (!stream.ok()) {
+    // Too old: the protocol answers 200 with one ERROR event carrying a 410 Status.
+    if (stream.error().code != 410) return SendError(w, stream.error());
+    if (!w.StartStream(200, kJson)) return;
+    w.WriteChunk("{\"type\":\"ERROR\",\"object\":" + stream.error().ToJson() + "}\n");
+    w.EndStream();
+    return;
+  }
+  if (!w.StartStream(200, kJson)) return;
+  auto limit = opts_.max_watch;
+  if (opts.timeout_seconds > 0) limit = std::min(limit, std::chrono::seconds(opts.timeout_seconds));
+  const auto deadline = api_.clock().Monotonic() + limit;
+  bool first_table = true;
+  store::Revision last_rev = 0;
+  auto last_bookmark = api_.clock().Monotonic();
+  while (!w.Stopping() && api_.clock().Monotonic() < deadline) {
+    auto evs = (*stream)->Next(1s);
+    if (!evs.ok()) {
+      if (evs.status().code() == StatusCode::kOutOfRange) {
+        w.WriteChunk("{\"type\":\"ERROR\",\"object\":" + Gone(evs.status().message()).ToJson() +
+                     "}\n");
+      }
+      break;
+    }
+    std::string chunk;
+    for (const auto& e : *evs) {
+      last_rev = e.object.rev;
+      std::string object;
+      if (table) {
+        auto j = res.Decode(e.object);
+        if (!j.ok()) continue;
+        object = api::DumpJson(MakeTable(k.kind, {*j}, std::to_string(e.object.rev), "",
+                                         IncludeObject(req), api_.clock().Now(), first_table));
+        first_table = false;
+      } else {
+        object = e.object.Json();
+      }
+      chunk += "{\"type\":\"";
+      chunk += EventTypeName(e.type);
+      chunk += "\",\"object\":";
+      chunk += object;
+      chunk += "}\n";
+    }
+    if (!chunk.empty() && !w.WriteChunk(chunk)) break;
+    // Bookmarks let a client resume from a recent revision after a quiet period.
+    if (opts.allow_bookmarks && last_rev > 0 &&
+        api_.clock().Monotonic() - last_bookmark >= opts_.bookmark_interval) {
+      last_bookmark = api_.clock().Monotonic();
+      std::string bm = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + std::string(k.kind) +
+                       "\",\"apiVersion\":\"" + k.ApiVersion() +
+                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(last_rev) +
+                       "\"}}}\n";
+      if (!w.WriteChunk(bm)) break;
+    }
+  }
+  (*stream)->Close();
+  w.EndStream();
+}
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,35 @@
+// The HTTP face of the API: authentication, Kubernetes' URL layout, verbs, content negotiation
+// (JSON or Table), watch streams, discovery and OpenAPI.
+#pragma once
+
+#include <string>
+
+#include "apiserver/api.h"
+#include "apiserver/http_server.h"
+
+namespace kvol::apiserver {
+
+struct RestOptions {
+  std::string token;           // the bearer token every request except health checks needs
+  std::string server_address;  // host:port, for /api
+  std::chrono::seconds max_watch{1800};
+  std::chrono::seconds bookmark_interval{60};
+};
+
+class RestHandler {
+ public:
+  RestHandler(Api& api, RestOptions opts);
+  void Handle(const HttpRequest& req, ResponseWriter& w);
+
+ private:
+  void HandleResource(const HttpRequest& req, ResponseWriter& w, Resource& res,
+                      const std::string& ns, const std::string& name,
+                      const std::string& subresource, bool cluster_list);
+  void Watch(const HttpRequest& req, ResponseWriter& w, Resource& res, const std::string& ns,
+             const ListOptions& opts, bool table);
+
+  Api& api_;
+  RestOptions opts_;
+};
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,56 @@
+// Create/update rules and admission.
+#include "apiserver/strategy.h"
+
+#include <algorithm>
+
+namespace kvol::apiserver {
+
+void PrepareForCreate(api::PersistentVolume& pv, const api::Time& now) {
+  pv.status = {};
+  pv.status.phase = "Pending";
+  pv.status.last_phase_transition_time = now;
+}
+
+void PrepareForCreate(api::Namespace& ns, const api::Time&) {
+  ns.status = {};
+  if (ns.spec.finalizers.empty()) ns.spec.finalizers = {"kubernetes"};
+}
+
+// A node may be created with its status (kubelets register that way).
+void PrepareForCreate(api::Node&, const api::Time&) {}
+
+void AfterUpdate(api::PersistentVolume& pv, const api::PersistentVolume& old, const api::Time& now) {
+  if (pv.status.phase != old.status.phase) pv.status.last_phase_transition_time = now;
+}
+
+void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old) {
+  meta.labels = old.labels;
+  meta.annotations = old.annotations;
+  meta.finalizers = old.finalizers;
+  meta.owner_references = old.owner_references;
+  meta.deletion_timestamp = old.deletion_timestamp;
+  meta.generation = old.generation;
+}
+
+namespace {
+void AddFinalizer(api::ObjectMeta& m, std::string_view f) {
+  if (std::find(m.finalizers.begin(), m.finalizers.end(), f) == m.finalizers.end()) {
+    m.finalizers.emplace_back(f);
+  }
+}
+}  // namespace
+
+void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
+  // DefaultStorageClass admission: only an absent class is defaulted; "" means "no class".
+  if (!pvc.spec.storage_class_name &&
+      !pvc.metadata.annotations.count("volume.beta.kubernetes.io/storage-class")) {
+    if (auto def = cluster.DefaultStorageClass()) pvc.spec.storage_class_name = *def;
+  }
+  AddFinalizer(pvc.metadata, kPVCProtectionFinalizer);
+}
+
+void AdmitCreate(api::PersistentVolume& pv, Cluster&) {
+  AddFinalizer(pv.metadata, kPVProtectionFinalizer);
+}
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,99 @@
+// Per-kind rules the API server applies around writes, as Kubernetes' registry strategies do:
+// which fields a create resets, which kinds have a status subresource, and what the main
+// resource and the status subresource may each change on update.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/core.h"
+#include "api/storage.h"
+#include "apiserver/errors.h"
+
+namespace kvol::apiserver {
+
+template <class T>
+concept HasStatus = requires(T t) { t.status; };
+template <class T>
+concept HasSpec = requires(T t) { t.spec; };
+
+// Kinds with a /status subresource.
+template <class T>
+constexpr bool kStatusSubresource =
+    std::is_same_v<T, api::Pod> || std::is_same_v<T, api::PersistentVolume> ||
+    std::is_same_v<T, api::PersistentVolumeClaim> || std::is_same_v<T, api::Node> ||
+    std::is_same_v<T, api::Namespace> || std::is_same_v<T, api::VolumeAttachment>;
+
+// Resets what clients may not set on create (status of kinds with a status subresource).
+template <class T>
+void PrepareForCreate(T& obj, const api::Time& now) {
+  if constexpr (kStatusSubresource<T>) obj.status = {};
+}
+void PrepareForCreate(api::PersistentVolume& pv, const api::Time& now);
+void PrepareForCreate(api::Namespace& ns, const api::Time& now);
+void PrepareForCreate(api::Node& node, const api::Time& now);
+
+// Carries over what an update of the main resource (status = false) or of the status
+// subresource (status = true) may not change.
+template <class T>
+void PrepareForUpdate(T& obj, const T& old, bool status, const api::Time& now);
+
+// Things the API server decides on its own on some updates (PV phase transition time).
+void AfterUpdate(api::PersistentVolume& pv, const api::PersistentVolume& old, const api::Time& now);
+template <class T>
+void AfterUpdate(T&, const T&, const api::Time&) {}
+
+// What the server needs from elsewhere to admit objects.
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  // Nothing if objects may be created in `ns`; NotFound if it does not exist; Forbidden if it
+  // is being deleted.
+  virtual std::optional<ApiError> CheckNamespace(std::string_view ns) = 0;
+  // The StorageClass annotated storageclass.kubernetes.io/is-default-class=true (the newest,
+  // if several are).
+  virtual std::optional<std::string> DefaultStorageClass() = 0;
+};
+
+// Mutating admission on create, after defaults and before validation.
+template <class T>
+void AdmitCreate(T&, Cluster&) {}
+void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
+void AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
+
+inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
+inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";
+inline constexpr std::string_view kDefaultClassAnnotation =
+    "storageclass.kubernetes.io/is-default-class";
+
+// ---- implementation of the templates ----
+
+void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old);
+
+template <class T>
+void PrepareForUpdate(T& obj, const T& old, bool status, const api::Time& now) {
+  auto& m = obj.metadata;
+  const auto& o = old.metadata;
+  m.uid = o.uid;
+  m.creation_timestamp = o.creation_timestamp;
+  m.deletion_timestamp = o.deletion_timestamp;
+  m.deletion_grace_period_seconds = o.deletion_grace_period_seconds;
+  m.generation = o.generation;
+  obj.api_version = old.api_version;
+  obj.kind = old.kind;
+  if constexpr (kStatusSubresource<T>) {
+    if (status) {
+      if constexpr (HasSpec<T>) obj.spec = old.spec;
+      ResetObjectMetaForStatus(m, o);
+    } else {
+      obj.status = old.status;
+    }
+  }
+  if constexpr (HasSpec<T>) {
+    if (!status && !(api::EncodeStruct(obj.spec) == api::EncodeStruct(old.spec))) {
+      m.generation = o.generation + 1;
+    }
+  }
+}
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,176 @@
+// `kvol server`: the API server on an embedded SQLite store (or etcd), reachable by kubectl over
+// HTTPS with the kubeconfig it writes. Later components (controllers, scheduler, node agent) join
+// the same process.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "apiserver/api.h"
+#include "apiserver/http_server.h"
+#include "apiserver/rest.h"
+#include "apiserver/tls.h"
+#include "base/log.h"
+#include "cmd/commands.h"
+#include "store/etcd_store.h"
+#include "store/sqlite_store.h"
+
+namespace kvol::cmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Holds an exclusive lock on <data-dir>/kvol.lock for the life of the process.
+Status LockDataDir(const std::string& dir, int* fd_out) {
+  std::string path = dir + "/kvol.lock";
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return UnavailableError("cannot open " + path + ": " + strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    close(fd);
+    std::string who = n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : "";
+    return UnavailableError("data directory " + dir + " is in use by another kvol server" + who);
+  }
+  std::string me = std::to_string(getpid());
+  if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, me.data(), me.size(), 0);
+  *fd_out = fd;
+  return OkStatus();
+}
+
+Status PrepareDataDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return UnavailableError("cannot create data directory " + dir + ": " + ec.message());
+  if (!fs::is_directory(dir, ec)) return UnavailableError(dir + " is not a directory");
+  chmod(dir.c_str(), 0700);
+  std::string probe = dir + "/.write-test";
+  {
+    std::ofstream f(probe);
+    if (!f) return UnavailableError("data directory " + dir + " is not writable");
+  }
+  fs::remove(probe, ec);
+  return OkStatus();
+}
+
+StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgumentError("--listen must be ADDRESS:PORT, got \"" + listen + "\"");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    port = std::stoi(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535 || host.empty()) {
+    return InvalidArgumentError("--listen must be ADDRESS:PORT, got \"" + listen + "\"");
+  }
+  return std::make_pair(host, port);
+}
+
+int Fail(const Status& s) {
+  log::Error(s.message());
+  return 1;
+}
+
+}  // namespace
+
+int RunServer(const ServerOptions& opts) {
+  // Signals are taken by sigwait below; every thread started from here inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto listen = ParseListen(opts.listen);
+  if (!listen.ok()) return Fail(listen.status());
+  const std::string dir = fs::absolute(opts.data_dir).lexically_normal().string();
+  if (Status s = PrepareDataDir(dir); !s.ok()) return Fail(s);
+  int lock_fd = -1;
+  if (Status s = LockDataDir(dir, &lock_fd); !s.ok()) return Fail(s);
+  log::Info("data directory " + dir);
+
+  std::unique_ptr<store::Store> store;
+  if (opts.store.empty() || opts.store == "sqlite") {
+    store::SqliteOptions so;
+    so.path = dir + "/kvol.db";
+    auto s = store::OpenSqliteStore(so);
+    if (!s.ok()) return Fail(s.status());
+    store = std::move(*s);
+    log::Info("store: sqlite " + so.path + " at revision " +
+              std::to_string(store->CurrentRevision().value()));
+  } else {
+    auto eo = store::ParseEtcdUrl(opts.store);
+    if (!eo.ok()) return Fail(eo.status());
+    auto s = store::OpenEtcdStore(*eo);
+    if (!s.ok()) return Fail(s.status());
+    store = std::move(*s);
+    auto rev = store->CurrentRevision();
+    if (!rev.ok()) return Fail(rev.status().Annotate("cannot reach etcd at " + opts.store));
+    log::Info("store: etcd " + opts.store + " at revision " + std::to_string(*rev));
+  }
+
+  apiserver::Api api(*store, os::RealClock());
+  if (Status s = api.Start(); !s.ok()) return Fail(s.Annotate("starting the API"));
+  log::Info("api: watch caches filled, namespaces default, kube-system, kube-public, kube-node-lease");
+
+  const auto& [host, port] = *listen;
+  std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
+  char hostname[256] = {0};
+  if (gethostname(hostname, sizeof hostname - 1) == 0 && hostname[0]) names.emplace_back(hostname);
+  if (host != "0.0.0.0" && host != "::" && host != "127.0.0.1") names.push_back(host);
+  auto tls = apiserver::EnsureTls(dir, names);
+  if (!tls.ok()) return Fail(tls.status());
+  auto token = apiserver::EnsureAdminToken(dir);
+  if (!token.ok()) return Fail(token.status());
+  log::Info("tls: CA and serving certificate in " + dir + "/pki");
+
+  apiserver::RestOptions ro;
+  ro.token = *token;
+  apiserver::RestHandler rest(api, ro);
+  apiserver::HttpServerOptions ho;
+  ho.host = host;
+  ho.port = port;
+  ho.cert_pem = tls->server_cert_pem;
+  ho.key_pem = tls->server_key_pem;
+  apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+    rest.Handle(req, w);
+  });
+  if (Status s = http.Start(); !s.ok()) return Fail(s);
+  const std::string client_host = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host;
+  const std::string url = "https://" + (client_host.find(':') != std::string::npos
+                                            ? "[" + client_host + "]"
+                                            : client_host) +
+                          ":" + std::to_string(http.port());
+  // RestOptions.server_address is informational; set after the port is known.
+  if (Status s = apiserver::WriteKubeconfig(dir, url, tls->ca_cert_pem, *token); !s.ok()) {
+    return Fail(s);
+  }
+  log::Info("https: listening on " + host + ":" + std::to_string(http.port()));
+  log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::Info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
+  http.Stop();
+  api.Stop();
+  store.reset();
+  close(lock_fd);
+  log::Info("stopped");
+  return 0;
+}
+
+}  // namespace kvol::cmd
