@@ -25,7 +25,8 @@ KVOL_KIND_INFO(Node, "", "v1", "Node", "nodes", "node", {"no"}, false, {"spec.un
 KVOL_KIND_INFO(Pod, "", "v1", "Pod", "pods", "pod", {"po"}, true,
                {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                 "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
-                "status.podIPs", "status.nominatedNodeName"})
+                "status.nominatedNodeName"},
+               true)
 KVOL_KIND_INFO(PersistentVolume, "", "v1", "PersistentVolume", "persistentvolumes",
                "persistentvolume", {"pv"}, false, {})
 KVOL_KIND_INFO(PersistentVolumeClaim, "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims",
@@ -45,6 +46,26 @@ KVOL_KIND_INFO(CSIDriver, "storage.k8s.io", "v1", "CSIDriver", "csidrivers", "cs
                false, {})
 KVOL_KIND_INFO(CSINode, "storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", {}, false, {})
 KVOL_KIND_INFO(Lease, "coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, true, {})
+KVOL_KIND_INFO(Deployment, "apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true,
+               {}, true)
+KVOL_KIND_INFO(StatefulSet, "apps", "v1", "StatefulSet", "statefulsets", "statefulset", {"sts"},
+               true, {}, true)
+KVOL_KIND_INFO(DaemonSet, "apps", "v1", "DaemonSet", "daemonsets", "daemonset", {"ds"}, true, {},
+               true)
+KVOL_KIND_INFO(ReplicaSet, "apps", "v1", "ReplicaSet", "replicasets", "replicaset", {"rs"}, true,
+               {}, true)
+KVOL_KIND_INFO(Job, "batch", "v1", "Job", "jobs", "job", {}, true, {}, true)
+KVOL_KIND_INFO(Service, "", "v1", "Service", "services", "service", {"svc"}, true,
+               {"spec.clusterIP", "spec.type"}, true)
+KVOL_KIND_INFO(ServiceAccount, "", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount",
+               {"sa"}, true, {})
+KVOL_KIND_INFO(ClusterRole, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles",
+               "clusterrole", {}, false, {})
+KVOL_KIND_INFO(ClusterRoleBinding, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",
+               "clusterrolebindings", "clusterrolebinding", {}, false, {})
+KVOL_KIND_INFO(Role, "rbac.authorization.k8s.io", "v1", "Role", "roles", "role", {}, true, {})
+KVOL_KIND_INFO(RoleBinding, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings",
+               "rolebinding", {}, true, {})
 
 #undef KVOL_KIND_INFO
 
@@ -66,7 +87,7 @@ StringMap SelectableFields(const Pod& pod) {
                  {"spec.serviceAccountName", pod.spec.service_account_name},
                  {"status.phase", pod.status.phase},
                  {"status.podIP", pod.status.pod_ip},
-                 {"status.podIPs", pod.status.pod_ip}};
+};
   bool host_network = pod.spec.unknown_fields.is_object() &&
                       pod.spec.unknown_fields.value("hostNetwork", Json(false)) == Json(true);
   m["spec.hostNetwork"] = host_network ? "true" : "false";
@@ -134,10 +155,31 @@ void CheckMetadataFields(const ObjectMeta& m, const Path& path, FieldErrors& err
 }
 
 template <class T>
+T DecodeAt(const Json& j, std::initializer_list<std::string_view> path, FieldErrors* errors) {
+  T out;
+  if (j.is_null()) return out;
+  DecodeContext c(errors);
+  for (auto p : path) c.PushField(p);
+  Decode(j, out, c);
+  return out;
+}
+
+template <class T>
+void CheckTemplateMetadata(const T&, FieldErrors&) {}
+template <class Tag>
+void CheckTemplateMetadata(const GenericObject<Tag>& obj, FieldErrors& errs) {
+  if (!obj.spec.is_object() || !obj.spec.contains("template")) return;
+  FieldErrors decode;
+  auto tmpl = DecodeAt<PodTemplateSpec>(obj.spec["template"], {"spec", "template"}, &decode);
+  CheckMetadataFields(tmpl.metadata, Path("spec").Child("template").Child("metadata"), errs);
+}
+
+template <class T>
 void CheckKind(const Json& doc, DocumentReport& r) {
   const KindInfo& info = KindInfoOf<T>();
   T obj = DecodeStruct<T>(doc, &r.errors);
   CheckMetadataFields(obj.metadata, Path("metadata"), r.errors);
+  CheckTemplateMetadata(obj, r.errors);
   if (!r.errors.empty()) return;  // as the API server, stop at a body that does not decode
   // kubectl puts namespaced objects into the current namespace ("default") and the API server
   // ignores a namespace on cluster-scoped objects.
@@ -150,94 +192,6 @@ void CheckKind(const Json& doc, DocumentReport& r) {
   Append(r.errors, Validate(obj));
 }
 
-// apps/v1 and batch/v1 kinds whose pod template (and claim templates) kvol checks.
-bool IsWorkload(std::string_view api_version, std::string_view kind) {
-  if (api_version == "apps/v1") {
-    return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet" ||
-           kind == "ReplicaSet";
-  }
-  return api_version == "batch/v1" && kind == "Job";
-}
-
-template <class T>
-T DecodeAt(const Json& j, std::initializer_list<std::string_view> path, FieldErrors* errors) {
-  T out;
-  if (j.is_null()) return out;
-  DecodeContext c(errors);
-  for (auto p : path) c.PushField(p);
-  Decode(j, out, c);
-  return out;
-}
-
-void CheckWorkload(const Json& doc, std::string_view kind, DocumentReport& r) {
-  ObjectMeta meta = DecodeAt<ObjectMeta>(Child(doc, "metadata"), {"metadata"}, &r.errors);
-  const Json& spec = Child(doc, "spec");
-  PodTemplateSpec tmpl =
-      DecodeAt<PodTemplateSpec>(Child(spec, "template"), {"spec", "template"}, &r.errors);
-  std::vector<PersistentVolumeClaimTemplate> claims;
-  if (kind == "StatefulSet") {
-    claims = DecodeAt<std::vector<PersistentVolumeClaimTemplate>>(
-        Child(spec, "volumeClaimTemplates"), {"spec", "volumeClaimTemplates"}, &r.errors);
-  }
-  CheckMetadataFields(meta, Path("metadata"), r.errors);
-  CheckMetadataFields(tmpl.metadata, Path("spec").Child("template").Child("metadata"), r.errors);
-  std::optional<LabelSelector> selector;
-  if (kind != "Job") {
-    selector = DecodeAt<std::optional<LabelSelector>>(Child(spec, "selector"), {"spec", "selector"},
-                                                      &r.errors);
-  }
-  if (!r.errors.empty()) return;
-
-  if (meta.namespace_.empty()) meta.namespace_ = "default";
-  Append(r.errors, ValidateObjectMeta(meta, true, NameRule::kDNS1123Subdomain, Path("metadata")));
-  Path sp("spec");
-  if (selector) {
-    Append(r.errors, ValidateLabelSelector(*selector, sp.Child("selector")));
-    auto sel = labels::FromLabelSelector(&*selector);
-    if (!sel.ok()) {
-      r.errors.push_back(Invalid(sp.Child("selector"), BadValue::None(), sel.status().message()));
-    } else if (sel->MatchesEverything()) {
-      r.errors.push_back(Invalid(sp.Child("selector"), BadValue::Raw("{}"),
-                                 "empty selector is invalid for deployment"));
-    } else if (!sel->Matches(tmpl.metadata.labels)) {
-      Json rendered = tmpl.metadata.labels.empty() ? Json() : Json(tmpl.metadata.labels);
-      r.errors.push_back(Invalid(sp.Child("template").Child("metadata").Child("labels"),
-                                 BadValue::Raw(DumpJson(rendered)),
-                                 "`selector` does not match template `labels`"));
-    }
-  } else if (kind != "Job") {
-    r.errors.push_back(Required(sp.Child("selector")));
-  }
-  Path tp = sp.Child("template");
-  Append(r.errors, ValidateLabels(tmpl.metadata.labels, tp.Child("metadata").Child("labels")));
-  Append(r.errors,
-         ValidateAnnotations(tmpl.metadata.annotations, tp.Child("metadata").Child("annotations")));
-  // Claim templates become volumes of each pod, so mounts may name them.
-  PodSpec pod_spec = tmpl.spec;
-  for (size_t i = 0; i < claims.size(); ++i) {
-    auto& c = claims[i];
-    Path cp = sp.Child("volumeClaimTemplates").Index(i);
-    if (c.metadata.name.empty()) {
-      r.errors.push_back(Required(cp.Child("metadata").Child("name")));
-    } else {
-      for (auto& m : IsDNS1123Label(c.metadata.name)) {
-        r.errors.push_back(Invalid(cp.Child("metadata").Child("name"), c.metadata.name, m));
-      }
-    }
-    SetDefaults(c.spec);
-    Append(r.errors, ValidatePersistentVolumeClaimSpec(c.spec, cp.Child("spec")));
-    bool present = false;
-    for (const auto& v : pod_spec.volumes) present = present || v.name == c.metadata.name;
-    if (!present && !c.metadata.name.empty()) {
-      Volume v;
-      v.name = c.metadata.name;
-      v.persistent_volume_claim.emplace().claim_name = c.metadata.name;
-      pod_spec.volumes.push_back(std::move(v));
-    }
-  }
-  SetDefaults(pod_spec);
-  Append(r.errors, ValidatePodSpec(pod_spec, tp.Child("spec")));
-}
 
 }  // namespace
 
@@ -272,10 +226,6 @@ DocumentReport CheckDocument(const Json& doc) {
     CheckKind<T>(doc, r);
   });
   if (found) return r;
-  if (IsWorkload(api_version, r.kind)) {
-    CheckWorkload(doc, r.kind, r);
-    return r;
-  }
   // A kind kvol does not model: its name, labels and annotations are still checked.
   r.modelled = false;
   ObjectMeta m = DecodeAt<ObjectMeta>(meta, {"metadata"}, &r.errors);

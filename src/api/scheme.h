@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "api/core.h"
+#include "api/generic.h"
 #include "api/storage.h"
 
 namespace kvol::api {
@@ -24,13 +25,16 @@ struct KindInfo {
   bool namespaced = false;
   // Field selector labels besides metadata.name and metadata.namespace.
   std::vector<std::string_view> selectable_fields;
+  bool in_category_all = false;  // listed by `kubectl get all`
 
   std::string ApiVersion() const;  // "v1", "storage.k8s.io/v1"
 };
 
 using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVolumeClaim,
                             ConfigMap, Secret, Event, StorageClass, VolumeAttachment, CSIDriver,
-                            CSINode, Lease>;
+                            CSINode, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+                            Service, ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
+                            RoleBinding>;
 
 template <class T>
 const KindInfo& KindInfoOf();
@@ -56,6 +60,22 @@ StringMap SelectableFields(const Node& node);
 StringMap SelectableFields(const Namespace& ns);
 StringMap SelectableFields(const Secret& s);
 StringMap SelectableFields(const Event& e);
+
+// The stored-but-not-modelled kinds have a status subresource when Kubernetes gives them one.
+template <class T>
+constexpr bool kGenericStatus = false;
+template <>
+inline constexpr bool kGenericStatus<Deployment> = true;
+template <>
+inline constexpr bool kGenericStatus<StatefulSet> = true;
+template <>
+inline constexpr bool kGenericStatus<DaemonSet> = true;
+template <>
+inline constexpr bool kGenericStatus<ReplicaSet> = true;
+template <>
+inline constexpr bool kGenericStatus<Job> = true;
+template <>
+inline constexpr bool kGenericStatus<Service> = true;
 
 // The outcome of checking one manifest document.
 struct DocumentReport {

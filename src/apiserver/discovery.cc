@@ -70,7 +70,7 @@ std::optional<Json> ApiResourceList(std::string_view group, std::string_view ver
       for (auto s : k.short_names) sn.push_back(s);
       r["shortNames"] = std::move(sn);
     }
-    if (k.kind == "Pod") r["categories"] = Json::array({"all"});
+    if (k.in_category_all) r["categories"] = Json::array({"all"});
     resources.push_back(std::move(r));
     if (HasStatusSubresource<T>()) {
       resources.push_back({{"name", std::string(k.resource) + "/status"},

@@ -58,13 +58,6 @@ constexpr std::string_view kDeleteFromPrimitive = "$deleteFromPrimitiveList/";
 
 ApiOr<Json> MergeMap(const Json& original, const Json& patch, std::vector<std::string>& path);
 
-const Json* FindByKey(const Json& list, const std::string& key, const Json& value) {
-  for (const auto& e : list) {
-    if (e.is_object() && e.contains(key) && e[key] == value) return &e;
-  }
-  return nullptr;
-}
-
 ApiOr<Json> MergeList(const Json& original, const Json& patch, const ListStrategy& s,
                       std::vector<std::string>& path) {
   if (!s.merge) return patch;

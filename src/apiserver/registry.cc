@@ -16,10 +16,6 @@ namespace {
 constexpr int kConflictRetries = 16;
 constexpr auto kFreshnessTimeout = 5s;
 
-std::string Qualified(const api::KindInfo& k) {
-  return k.group.empty() ? std::string(k.kind) : std::string(k.kind) + "." + std::string(k.group);
-}
-
 struct ContinueToken {
   store::Revision rev = 0;
   std::string start;  // the last key returned
@@ -739,5 +735,16 @@ template class Registry<api::VolumeAttachment>;
 template class Registry<api::CSIDriver>;
 template class Registry<api::CSINode>;
 template class Registry<api::Lease>;
+template class Registry<api::Deployment>;
+template class Registry<api::StatefulSet>;
+template class Registry<api::DaemonSet>;
+template class Registry<api::ReplicaSet>;
+template class Registry<api::Job>;
+template class Registry<api::Service>;
+template class Registry<api::ServiceAccount>;
+template class Registry<api::ClusterRole>;
+template class Registry<api::ClusterRoleBinding>;
+template class Registry<api::Role>;
+template class Registry<api::RoleBinding>;
 
 }  // namespace kvol::apiserver

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/core.h"
+#include "api/scheme.h"
 #include "api/storage.h"
 #include "apiserver/errors.h"
 
@@ -22,7 +23,8 @@ template <class T>
 constexpr bool kStatusSubresource =
     std::is_same_v<T, api::Pod> || std::is_same_v<T, api::PersistentVolume> ||
     std::is_same_v<T, api::PersistentVolumeClaim> || std::is_same_v<T, api::Node> ||
-    std::is_same_v<T, api::Namespace> || std::is_same_v<T, api::VolumeAttachment>;
+    std::is_same_v<T, api::Namespace> || std::is_same_v<T, api::VolumeAttachment> ||
+    api::kGenericStatus<T>;
 
 // Resets what clients may not set on create (status of kinds with a status subresource).
 template <class T>
@@ -90,7 +92,7 @@ void PrepareForUpdate(T& obj, const T& old, bool status, const api::Time& now) {
     }
   }
   if constexpr (HasSpec<T>) {
-    if (!status && !(api::EncodeStruct(obj.spec) == api::EncodeStruct(old.spec))) {
+    if (!status && !(obj.spec == old.spec)) {
       m.generation = o.generation + 1;
     }
   }

@@ -28,7 +28,7 @@ expect() {
 # 1. Every seed example is valid.
 cat >"$work/seeds.want" <<'OUT'
 Deployment/nginx-deploy: valid
-Service/nginx-svc: valid (metadata only: kvol does not model this kind)
+Service/nginx-svc: valid
 StorageClass/local-storage: valid
 PersistentVolume/nginx-pv: valid
 PersistentVolumeClaim/nginx-pvc: valid
@@ -36,11 +36,11 @@ StatefulSet/web: valid
 Deployment/nfs-client-provisioner: valid
 PersistentVolume/nfs-pv: valid
 PersistentVolumeClaim/nfs-pvc: valid
-ServiceAccount/nfs-client-provisioner: valid (metadata only: kvol does not model this kind)
-ClusterRole/nfs-client-provisioner-runner: valid (metadata only: kvol does not model this kind)
-ClusterRoleBinding/run-nfs-client-provisioner: valid (metadata only: kvol does not model this kind)
-Role/leader-locking-nfs-client-provisioner: valid (metadata only: kvol does not model this kind)
-RoleBinding/leader-locking-nfs-client-provisioner: valid (metadata only: kvol does not model this kind)
+ServiceAccount/nfs-client-provisioner: valid
+ClusterRole/nfs-client-provisioner-runner: valid
+ClusterRoleBinding/run-nfs-client-provisioner: valid
+Role/leader-locking-nfs-client-provisioner: valid
+RoleBinding/leader-locking-nfs-client-provisioner: valid
 StorageClass/nfs-storage: valid
 StorageClass/nfs-storage: valid
 Deployment/nginx: valid

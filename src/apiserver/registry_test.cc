@@ -1,0 +1,444 @@
+// Registry semantics on a real SQLite store: what Kubernetes' API server does on create, update,
+// patch, delete, list and watch, checked through the typed and JSON entry points.
+#include "apiserver/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "apiserver/api.h"
+#include "os/testing/fake_clock.h"
+#include "store/sqlite_store.h"
+
+namespace kvol::apiserver {
+namespace {
+
+using api::Json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "kvol-registry-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    store::SqliteOptions so;
+    so.path = dir_ + "/kvol.db";
+    auto s = store::OpenSqliteStore(so);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    api_ = std::make_unique<Api>(*store_, clock_);
+    ASSERT_TRUE(api_->Start().ok());
+  }
+  void TearDown() override {
+    api_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  Registry<api::PersistentVolume>& pvs() { return api_->registry<api::PersistentVolume>(); }
+  Registry<api::PersistentVolumeClaim>& pvcs() {
+    return api_->registry<api::PersistentVolumeClaim>();
+  }
+
+  static api::PersistentVolume PV(std::string name, std::string size = "5Gi") {
+    api::PersistentVolume pv;
+    pv.metadata.name = std::move(name);
+    pv.spec.capacity["storage"] = api::Quantity::MustParse(size);
+    pv.spec.access_modes = {"ReadWriteOnce"};
+    pv.spec.host_path.emplace().path = "/data";
+    return pv;
+  }
+  static api::PersistentVolumeClaim PVC(std::string name) {
+    api::PersistentVolumeClaim c;
+    c.metadata.name = std::move(name);
+    c.spec.access_modes = {"ReadWriteOnce"};
+    c.spec.resources.requests["storage"] = api::Quantity::MustParse("1Gi");
+    return c;
+  }
+  static Json J(const char* s) { return Json::parse(s); }
+
+  std::string dir_;
+  os::testing::FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Api> api_;
+};
+
+TEST_F(RegistryTest, CreateFillsSystemFieldsDefaultsAndFinalizers) {
+  auto pv = pvs().Create(PV("pv1"), "");
+  ASSERT_TRUE(pv.ok()) << pv.error().message;
+  EXPECT_EQ(pv->api_version, "v1");
+  EXPECT_EQ(pv->kind, "PersistentVolume");
+  EXPECT_EQ(pv->metadata.uid.size(), 36u);
+  EXPECT_TRUE(pv->metadata.creation_timestamp.has_value());
+  EXPECT_EQ(pv->metadata.creation_timestamp->unix_seconds(), 1645192285);
+  EXPECT_FALSE(pv->metadata.resource_version.empty());
+  EXPECT_EQ(pv->metadata.generation, 1);
+  EXPECT_EQ(pv->spec.persistent_volume_reclaim_policy, "Retain");
+  EXPECT_EQ(pv->status.phase, "Pending");
+  EXPECT_EQ(pv->metadata.finalizers, std::vector<std::string>{"kubernetes.io/pv-protection"});
+  auto got = pvs().Get("", "pv1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->metadata.resource_version, pv->metadata.resource_version);
+  EXPECT_EQ(got->metadata.uid, pv->metadata.uid);
+}
+
+TEST_F(RegistryTest, ClaimsGetTheDefaultClassAndProtection) {
+  api::StorageClass sc;
+  sc.metadata.name = "fast";
+  sc.provisioner = "kvol.io/local-path";
+  sc.metadata.annotations["storageclass.kubernetes.io/is-default-class"] = "true";
+  ASSERT_TRUE(api_->registry<api::StorageClass>().Create(sc, "").ok());
+  auto c = pvcs().Create(PVC("c1"), "default");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->spec.storage_class_name, "fast");
+  EXPECT_EQ(c->metadata.finalizers, std::vector<std::string>{"kubernetes.io/pvc-protection"});
+  EXPECT_EQ(c->spec.volume_mode, "Filesystem");
+  // An explicit "" means no class and stays.
+  auto none = PVC("c2");
+  none.spec.storage_class_name = "";
+  EXPECT_EQ(pvcs().Create(none, "default")->spec.storage_class_name, "");
+}
+
+TEST_F(RegistryTest, CreateErrors) {
+  auto missing = pvcs().Create(PVC("c1"), "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, 404);
+  EXPECT_EQ(missing.error().message, "namespaces \"nope\" not found");
+  ASSERT_TRUE(pvs().Create(PV("pv1"), "").ok());
+  auto dup = pvs().Create(PV("pv1"), "");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, 409);
+  EXPECT_EQ(dup.error().reason, "AlreadyExists");
+  EXPECT_EQ(dup.error().message, "persistentvolumes \"pv1\" already exists");
+  auto bad = PV("bad");
+  bad.spec.capacity["storage"] = api::Quantity::MustParse("-1Gi");
+  auto invalid = pvs().Create(bad, "");
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.error().code, 422);
+  EXPECT_EQ(invalid.error().kind, "PersistentVolume");
+  ASSERT_EQ(invalid.error().causes.size(), 2u);
+  EXPECT_EQ(invalid.error().causes[1].field, "spec.capacity[storage]");
+  EXPECT_EQ(invalid.error().message.rfind("PersistentVolume \"bad\" is invalid: [", 0), 0u);
+  auto sc = api::StorageClass();
+  sc.metadata.name = "x";
+  auto e = api_->registry<api::StorageClass>().Create(sc, "");
+  EXPECT_EQ(e.error().message, "StorageClass.storage.k8s.io \"x\" is invalid: provisioner: Required value");
+}
+
+TEST_F(RegistryTest, GenerateName) {
+  auto pv = PV("");
+  pv.metadata.generate_name = "data-";
+  auto a = pvs().Create(pv, "");
+  auto b = pvs().Create(pv, "");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->metadata.name.size(), 10u);
+  EXPECT_EQ(a->metadata.name.rfind("data-", 0), 0u);
+  EXPECT_NE(a->metadata.name, b->metadata.name);
+}
+
+TEST_F(RegistryTest, UpdateConcurrencyGenerationAndStatus) {
+  auto pv = *pvs().Create(PV("pv1"), "");
+  // A labels-only change keeps the generation; a spec change bumps it.
+  auto labeled = pv;
+  labeled.metadata.labels["a"] = "b";
+  auto u1 = pvs().Update(labeled);
+  ASSERT_TRUE(u1.ok()) << u1.error().message;
+  EXPECT_EQ(u1->metadata.generation, 1);
+  EXPECT_NE(u1->metadata.resource_version, pv.metadata.resource_version);
+  // The old resourceVersion now conflicts.
+  auto stale = pv;
+  stale.spec.capacity["storage"] = api::Quantity::MustParse("6Gi");
+  auto conflict = pvs().Update(stale);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, 409);
+  EXPECT_EQ(conflict.error().message,
+            "Operation cannot be fulfilled on persistentvolumes \"pv1\": the object has been "
+            "modified; please apply your changes to the latest version and try again");
+  auto grown = *u1;
+  grown.spec.capacity["storage"] = api::Quantity::MustParse("6Gi");
+  grown.status.phase = "Bound";  // ignored: status belongs to the status subresource
+  auto u2 = pvs().Update(grown);
+  ASSERT_TRUE(u2.ok());
+  EXPECT_EQ(u2->metadata.generation, 2);
+  EXPECT_EQ(u2->status.phase, "Pending");
+  // The status subresource changes status only.
+  auto st = *u2;
+  st.status.phase = "Available";
+  st.spec.capacity["storage"] = api::Quantity::MustParse("9Gi");
+  st.metadata.labels["ignored"] = "yes";
+  auto u3 = pvs().Update(st, /*status=*/true);
+  ASSERT_TRUE(u3.ok());
+  EXPECT_EQ(u3->status.phase, "Available");
+  EXPECT_EQ(u3->spec.capacity["storage"].ToString(), "6Gi");
+  EXPECT_FALSE(u3->metadata.labels.count("ignored"));
+  EXPECT_EQ(u3->metadata.generation, 2);
+  // No change, no write: the version stays.
+  auto same = pvs().Update(*u3);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->metadata.resource_version, u3->metadata.resource_version);
+  // The source is immutable.
+  auto moved = *u3;
+  moved.spec.host_path->path = "/elsewhere";
+  auto immut = pvs().Update(moved);
+  ASSERT_FALSE(immut.ok());
+  EXPECT_EQ(immut.error().code, 422);
+}
+
+TEST_F(RegistryTest, FinalizersHoldDeletion) {
+  auto c = *pvcs().Create(PVC("c1"), "default");
+  auto d = pvcs().Delete("default", "c1");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->metadata.deletion_timestamp.has_value());
+  auto still = pvcs().Get("default", "c1");
+  ASSERT_TRUE(still.ok());
+  EXPECT_TRUE(still->metadata.deletion_timestamp.has_value());
+  // Deleting again changes nothing; adding a finalizer now is refused.
+  EXPECT_TRUE(pvcs().Delete("default", "c1").ok());
+  auto more = *still;
+  more.metadata.finalizers.push_back("example.com/x");
+  EXPECT_EQ(pvcs().Update(more).error().code, 422);
+  // Removing the last finalizer removes the object.
+  auto done = pvcs().Mutate("default", "c1", false, [](api::PersistentVolumeClaim& x) {
+    x.metadata.finalizers.clear();
+    return true;
+  });
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_EQ(pvcs().Get("default", "c1").error().code, 404);
+  EXPECT_EQ(pvcs().Delete("default", "c1").error().code, 404);
+}
+
+TEST_F(RegistryTest, DeletePreconditions) {
+  auto pv = PV("pv1");
+  auto created = *pvs().Create(pv, "");
+  created.metadata.finalizers.clear();
+  ASSERT_TRUE(pvs().Update(created).ok());
+  DeleteOptions wrong;
+  wrong.precondition_uid = "nope";
+  auto e = pvs().Delete("", "pv1", wrong);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, 409);
+  EXPECT_TRUE(pvs().Delete("", "pv1").ok());
+  EXPECT_EQ(pvs().Get("", "pv1").error().code, 404);
+}
+
+TEST_F(RegistryTest, ListSelectorsNamespacesAndPages) {
+  for (int i = 0; i < 7; ++i) {
+    auto pv = PV("pv" + std::to_string(i));
+    pv.metadata.labels["tier"] = i % 2 ? "gold" : "bronze";
+    ASSERT_TRUE(pvs().Create(pv, "").ok());
+  }
+  ListOptions gold;
+  gold.label_selector = "tier=gold";
+  auto l = pvs().ListStored("", gold);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->items.size(), 3u);
+  ListOptions by_name;
+  by_name.field_selector = "metadata.name=pv4";
+  EXPECT_EQ(pvs().ListStored("", by_name)->items.size(), 1u);
+  ListOptions bad;
+  bad.field_selector = "spec.nodeName=x";
+  auto err = pvs().ListStored("", bad);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().code, 400);
+  bad.field_selector = "";
+  bad.label_selector = "a in (";
+  EXPECT_EQ(pvs().ListStored("", bad).error().code, 400);
+
+  // Pages of three at one revision, even while objects change.
+  ListOptions page;
+  page.limit = 3;
+  auto p1 = pvs().ListStored("", page);
+  ASSERT_TRUE(p1.ok());
+  ASSERT_EQ(p1->items.size(), 3u);
+  ASSERT_FALSE(p1->continue_token.empty());
+  ASSERT_TRUE(pvs().Create(PV("pv99"), "").ok());
+  page.continue_token = p1->continue_token;
+  auto p2 = pvs().ListStored("", page);
+  ASSERT_TRUE(p2.ok());
+  page.continue_token = p2->continue_token;
+  auto p3 = pvs().ListStored("", page);
+  ASSERT_TRUE(p3.ok());
+  EXPECT_EQ(p1->items.size() + p2->items.size() + p3->items.size(), 7u);
+  EXPECT_TRUE(p3->continue_token.empty());
+  EXPECT_EQ(p2->rev, p1->rev);
+
+  // Namespaces scope namespaced kinds.
+  api::Namespace ns;
+  ns.metadata.name = "other";
+  ASSERT_TRUE(api_->registry<api::Namespace>().Create(ns, "").ok());
+  ASSERT_TRUE(pvcs().Create(PVC("a"), "default").ok());
+  ASSERT_TRUE(pvcs().Create(PVC("b"), "other").ok());
+  EXPECT_EQ(pvcs().ListStored("default", {})->items.size(), 1u);
+  EXPECT_EQ(pvcs().ListStored("", {})->items.size(), 2u);
+}
+
+TEST_F(RegistryTest, ListIsFreshAfterWrites) {
+  // Read-your-writes: a list right after a write sees it, even for another kind's cache.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(pvs().Create(PV("pv" + std::to_string(i)), "").ok());
+    EXPECT_EQ(pvs().ListStored("", {})->items.size(), static_cast<size_t>(i + 1));
+    EXPECT_EQ(pvcs().ListStored("default", {})->items.size(), 0u);
+  }
+}
+
+std::vector<std::pair<WatchEvent::Type, std::string>> Drain(EventStream& s, size_t n) {
+  std::vector<std::pair<WatchEvent::Type, std::string>> out;
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+    auto evs = s.Next(100ms);
+    if (!evs.ok()) break;
+    for (auto& e : *evs) {
+      auto j = Json::parse(e.object.Json());
+      out.emplace_back(e.type, j["metadata"]["name"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+TEST_F(RegistryTest, WatchInitialEventsResumeAndSelectorTransitions) {
+  auto pv = *pvs().Create(PV("a"), "");
+  ListOptions from_zero;
+  from_zero.resource_version = "0";
+  auto w0 = pvs().WatchStored("", from_zero);
+  ASSERT_TRUE(w0.ok());
+  auto initial = Drain(**w0, 1);
+  ASSERT_EQ(initial.size(), 1u);
+  EXPECT_EQ(initial[0].first, WatchEvent::Type::kAdded);
+
+  ListOptions gold;
+  gold.label_selector = "tier=gold";
+  gold.resource_version = pv.metadata.resource_version;
+  auto w = pvs().WatchStored("", gold);
+  ASSERT_TRUE(w.ok());
+  auto with_label = [&](const std::string& v) {
+    return pvs().Mutate("", "a", false, [&](api::PersistentVolume& x) {
+      x.metadata.labels["tier"] = v;
+      return true;
+    });
+  };
+  ASSERT_TRUE(with_label("gold").ok());    // starts matching: ADDED
+  ASSERT_TRUE(with_label("gold").ok());    // no change, no event
+  ASSERT_TRUE(pvs().Mutate("", "a", false, [](api::PersistentVolume& x) {
+    x.metadata.annotations["n"] = "1";
+    return true;
+  }).ok());                                // still matching: MODIFIED
+  ASSERT_TRUE(with_label("bronze").ok());  // stops matching: DELETED
+  auto evs = Drain(**w, 3);
+  ASSERT_EQ(evs.size(), 3u);
+  EXPECT_EQ(evs[0].first, WatchEvent::Type::kAdded);
+  EXPECT_EQ(evs[1].first, WatchEvent::Type::kModified);
+  EXPECT_EQ(evs[2].first, WatchEvent::Type::kDeleted);
+}
+
+TEST_F(RegistryTest, WatchFromCompactedHistoryIsGone) {
+  auto pv = *pvs().Create(PV("a"), "");
+  const std::string old = pv.metadata.resource_version;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(pvs().Mutate("", "a", false, [&](api::PersistentVolume& x) {
+      x.metadata.labels["i"] = std::to_string(i);
+      return true;
+    }).ok());
+  }
+  ASSERT_TRUE(store_->Compact(*store_->CurrentRevision()).ok());
+  ListOptions o;
+  o.resource_version = "1";
+  auto w = pvs().WatchStored("", o);
+  // The cache started at revision 1 (empty store), so revision 1 is still in its history.
+  ASSERT_TRUE(w.ok());
+  // A cache restarted after compaction has no history before it: too old.
+  api_.reset();
+  api_ = std::make_unique<Api>(*store_, clock_);
+  ASSERT_TRUE(api_->Start().ok());
+  o.resource_version = old;
+  auto gone = pvs().WatchStored("", o);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, 410);
+  EXPECT_EQ(gone.error().reason, "Expired");
+  EXPECT_EQ(gone.error().message.rfind("too old resource version: " + old, 0), 0u);
+}
+
+TEST_F(RegistryTest, WatchAfterRestartResumesFromTheStore) {
+  auto pv = *pvs().Create(PV("a"), "");
+  const std::string seen = pv.metadata.resource_version;
+  ASSERT_TRUE(pvs().Create(PV("b"), "").ok());
+  // A new server (new caches) still serves a watch from before it started.
+  api_.reset();
+  api_ = std::make_unique<Api>(*store_, clock_);
+  ASSERT_TRUE(api_->Start().ok());
+  ListOptions o;
+  o.resource_version = seen;
+  auto w = pvs().WatchStored("", o);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_TRUE(pvs().Create(PV("c"), "").ok());
+  auto evs = Drain(**w, 2);
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(evs[0].second, "b");
+  EXPECT_EQ(evs[1].second, "c");
+}
+
+TEST_F(RegistryTest, PatchTypes) {
+  ASSERT_TRUE(pvs().Create(PV("pv1"), "").ok());
+  auto merge = pvs().PatchJson("", "pv1", "application/merge-patch+json",
+                               R"({"spec":{"storageClassName":"fast"}})", false, {});
+  ASSERT_TRUE(merge.ok()) << merge.error().message;
+  auto json = pvs().PatchJson("", "pv1", "application/json-patch+json",
+                              R"([{"op":"replace","path":"/spec/capacity/storage","value":"6Gi"}])",
+                              false, {});
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  auto smp = pvs().PatchJson("", "pv1", "application/strategic-merge-patch+json",
+                             R"({"metadata":{"finalizers":["example.com/x"]}})", false, {});
+  ASSERT_TRUE(smp.ok()) << smp.error().message;
+  auto got = *pvs().Get("", "pv1");
+  EXPECT_EQ(got.spec.storage_class_name, "fast");
+  EXPECT_EQ(got.spec.capacity["storage"].ToString(), "6Gi");
+  EXPECT_EQ(got.metadata.finalizers,
+            (std::vector<std::string>{"kubernetes.io/pv-protection", "example.com/x"}));
+  auto bad = pvs().PatchJson("", "pv1", "application/json-patch+json",
+                             R"([{"op":"test","path":"/spec/storageClassName","value":"slow"}])",
+                             false, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 422);
+  auto unknown = pvs().PatchJson("", "pv1", "text/plain", "x", false, {});
+  EXPECT_EQ(unknown.error().code, 415);
+  auto pinned = pvs().PatchJson("", "pv1", "application/merge-patch+json",
+                                R"({"metadata":{"resourceVersion":"1"}})", false, {});
+  EXPECT_EQ(pinned.error().code, 409);
+}
+
+TEST_F(RegistryTest, StrictFieldValidationOfMetadata) {
+  Json body = J(R"({"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"x","label":{"a":"b"}},
+                   "spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/d"}}})");
+  WriteOptions strict;
+  strict.field_validation = "Strict";
+  auto e = pvs().CreateJson("", body, strict);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, 400);
+  EXPECT_EQ(e.error().message, "strict decoding error: unknown field \"metadata.label\"");
+  auto w = pvs().CreateJson("", body, {});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->warnings, std::vector<std::string>{"unknown field \"metadata.label\""});
+  Json wrong = body;
+  wrong["kind"] = "Pod";
+  EXPECT_EQ(pvs().CreateJson("", wrong, {}).error().code, 400);
+  Json typed = body;
+  typed["metadata"] = J(R"({"name": 5})");
+  auto te = pvs().CreateJson("", typed, {});
+  EXPECT_EQ(te.error().message,
+            "PersistentVolume in version \"v1\" cannot be handled as a PersistentVolume: "
+            "metadata.name: Invalid value: 5: must be a string, not a number");
+}
+
+TEST(ObjectsTest, ResourceVersionSplice) {
+  EXPECT_EQ(WithResourceVersion(R"({"apiVersion":"v1","kind":"X","metadata":{"name":"a"}})", 7),
+            R"({"apiVersion":"v1","kind":"X","metadata":{"resourceVersion":"7","name":"a"}})");
+  EXPECT_EQ(WithResourceVersion(R"({"metadata":{}})", 3), R"({"metadata":{"resourceVersion":"3"}})");
+  EXPECT_EQ(WithResourceVersion(R"({"a":{"metadata":{"x":1}},"b":"}{\"metadata\":{","metadata":{"n":1}})", 2),
+            R"({"a":{"metadata":{"x":1}},"b":"}{\"metadata\":{","metadata":{"resourceVersion":"2","n":1}})");
+  EXPECT_EQ(WithResourceVersion(R"({"kind":"X"})", 4), R"({"kind":"X","metadata":{"resourceVersion":"4"}})");
+  EXPECT_EQ(WithResourceVersion(R"({})", 4), R"({"metadata":{"resourceVersion":"4"}})");
+}
+
+}  // namespace
+}  // namespace kvol::apiserver
