@@ -207,7 +207,9 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
   }
   std::string ns;
   // namespaces/<ns>/<resource>... (but namespaces/<name>[/status] is the Namespace itself)
-  if (parts.size() >= i + 3 && parts[i] == "namespaces" && group.empty()) {
+  const bool namespace_subresource =
+      group.empty() && parts.size() == i + 3 && (parts[i + 2] == "status" || parts[i + 2] == "finalize");
+  if (parts.size() >= i + 3 && parts[i] == "namespaces" && !namespace_subresource) {
     ns = parts[i + 1];
     i += 2;
   }

@@ -1,0 +1,132 @@
+# Helpers for integration tests: start a real kvol server (and etcd) on free loopback ports in
+# temporary directories, drive it with the real kubectl, and clean everything up on exit, even
+# when a check fails. Source this file; call kvol_start, then use kubectl as usual.
+set -uo pipefail
+
+KVOL_BIN=${KVOL_BIN:?set KVOL_BIN to the kvol binary}
+WORK=$(mktemp -d /tmp/kvol-it.XXXXXX)
+FAILURES=0
+PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A watchdog outlives this script only to kill what it started if the script itself is killed
+# (e.g. by a test timeout) before its EXIT trap can run.
+(
+  parent=$$
+  while kill -0 "$parent" 2>/dev/null; do sleep 1; done
+  [ -f "$WORK/pids" ] && xargs -r kill -9 <"$WORK/pids" 2>/dev/null
+  rm -rf "$WORK"
+) >/dev/null 2>&1 &
+disown
+
+# track PID: remember a process to kill at the end.
+track() {
+  PIDS+=("$1")
+  echo "$1" >>"$WORK/pids"
+}
+
+fail() {
+  echo "FAIL: $*"
+  FAILURES=$((FAILURES + 1))
+}
+
+finish() {
+  if [ "$FAILURES" -gt 0 ]; then
+    echo "$FAILURES check(s) failed"
+    exit 1
+  fi
+  echo "all checks passed"
+  exit 0
+}
+
+# A TCP port on 127.0.0.1 that nothing answers on.
+free_port() {
+  local p
+  while true; do
+    p=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+# etcd from Debian on free ports; sets ETCD_URL.
+etcd_start() {
+  local client peer dir=$WORK/etcd
+  client=$(free_port)
+  peer=$(free_port)
+  mkdir -p "$dir"
+  etcd --name kvol-it --data-dir "$dir/data" \
+    --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "kvol-it=http://127.0.0.1:$peer" --log-level warn >"$dir/log" 2>&1 &
+  track $!
+  ETCD_URL="etcd://127.0.0.1:$client"
+  local i
+  for i in $(seq 1 150); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$client") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "etcd did not start:"; cat "$dir/log"
+  exit 1
+}
+
+# kvol_start NAME [server flags...]: a server with its data in $WORK/NAME; waits until ready and
+# points kubectl at it (KUBECONFIG, a fresh KUBECACHEDIR). Sets KVOL_PID, KVOL_DIR, KVOL_URL.
+kvol_start() {
+  local name=$1
+  shift
+  KVOL_DIR=$WORK/$name
+  mkdir -p "$KVOL_DIR"
+  local listen=${KVOL_LISTEN:-127.0.0.1:0}
+  KVOL_LOG=$WORK/$name.$(date +%s%N).log  # one log per start: a restart must not read the last one
+  "$KVOL_BIN" server --data-dir "$KVOL_DIR" --listen "$listen" "$@" >"$KVOL_LOG" 2>&1 &
+  KVOL_PID=$!
+  track "$KVOL_PID"
+  local i
+  for i in $(seq 1 300); do
+    if grep -q "kvol is ready" "$KVOL_LOG" 2>/dev/null && [ -s "$KVOL_DIR/kubeconfig" ]; then
+      export KUBECONFIG=$KVOL_DIR/kubeconfig
+      export KUBECACHEDIR=$WORK/kubecache-$name-$RANDOM
+      KVOL_URL=$(sed -n 's/^ *server: //p' "$KUBECONFIG")
+      return 0
+    fi
+    if ! kill -0 "$KVOL_PID" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  echo "kvol server did not start:"; cat "$KVOL_LOG"
+  exit 1
+}
+
+kvol_token() { cat "$KVOL_DIR/token"; }
+
+# curl against the server with the admin token.
+kcurl() { curl -sS --cacert "$KVOL_DIR/pki/ca.crt" -H "Authorization: Bearer $(kvol_token)" "$@"; }
+
+# expect_eq DESCRIPTION WANT GOT
+expect_eq() {
+  if [ "$2" != "$3" ]; then
+    fail "$1"
+    echo "  want: $2"
+    echo "  got:  $3"
+  fi
+}
+
+# expect_contains DESCRIPTION NEEDLE HAYSTACK
+expect_contains() {
+  if ! grep -qF -- "$2" <<<"$3"; then
+    fail "$1: missing \"$2\""
+    echo "$3" | sed 's/^/  | /'
+  fi
+}
+
+# Runs kubectl, squeezing runs of spaces (columns depend on widths), stdout and stderr together.
+k() { kubectl "$@" 2>&1 | tr -s ' '; }
