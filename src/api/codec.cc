@@ -202,7 +202,11 @@ void Decode(const Json& j, int32_t& out, DecodeContext& c) {
 void Decode(const Json& j, Quantity& out, DecodeContext& c) {
   std::string text;
   if (j.is_string()) {
-    text = j.get_ref<const std::string&>();
+    // Kubernetes trims spaces around a quantity string.
+    const std::string& raw = j.get_ref<const std::string&>();
+    size_t b = raw.find_first_not_of(" \t\r\n");
+    size_t e = raw.find_last_not_of(" \t\r\n");
+    text = b == std::string::npos ? std::string() : raw.substr(b, e - b + 1);
   } else if (j.is_number()) {
     text = FormatJsonNumber(j);
   } else {
@@ -217,13 +221,15 @@ void Decode(const Json& j, Time& out, DecodeContext& c) {
   if (!j.is_string()) return c.Fail(j, Expected("an RFC 3339 time string", j));
   auto t = Time::Parse(j.get_ref<const std::string&>());
   if (!t.ok()) return c.Fail(j, t.status().message());
-  out = *t;
+  // metav1.Time holds whole seconds on the wire; keep only what a round trip keeps.
+  out = Time::FromUnixSeconds(t->unix_seconds());
 }
 
 void Decode(const Json& j, MicroTime& out, DecodeContext& c) {
-  Time t;
-  Decode(j, t, c);
-  out = MicroTime(t);
+  if (!j.is_string()) return c.Fail(j, Expected("an RFC 3339 time string", j));
+  auto t = Time::Parse(j.get_ref<const std::string&>());
+  if (!t.ok()) return c.Fail(j, t.status().message());
+  out = MicroTime(Time::FromUnixSeconds(t->unix_seconds(), t->nanos() / 1000 * 1000));
 }
 
 void Decode(const Json& j, Json& out, DecodeContext&) { out = j; }

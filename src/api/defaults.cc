@@ -103,6 +103,7 @@ void SetDefaults(Pod& obj) {
 
 void SetDefaults(PersistentVolume& obj) {
   if (obj.status.phase.empty()) obj.status.phase = "Pending";
+  if (obj.spec.host_path && !obj.spec.host_path->type) obj.spec.host_path->type = "";
   if (obj.spec.persistent_volume_reclaim_policy.empty()) {
     obj.spec.persistent_volume_reclaim_policy = "Retain";
   }

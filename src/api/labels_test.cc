@@ -77,6 +77,8 @@ TEST(LabelSelectorTest, CanonicalString) {
       {"x= ,z= ", "x=,z="},
       {"x in (b,a,b)", "x in (a,b)"},
       {"x in (,a)", "x in (,a)"},
+      {"x in (a,,)", "x in (,a)"},
+      {"x in (,,)", "x in ()"},
       {"z notin ()", "z notin ()"},
       {"", ""},
   };
@@ -129,6 +131,19 @@ TEST(LabelSelectorTest, ParseErrors) {
     ASSERT_FALSE(sel.ok()) << c.in << " parsed as " << sel->ToString();
     EXPECT_EQ(sel.status().message(), c.message) << c.in;
   }
+}
+
+TEST(LabelSelectorTest, LongSelectorsParseInLinearithmicTime) {
+  // Keys in descending order once made parsing quadratic.
+  std::string s;
+  for (int i = 200000; i > 0; --i) {
+    if (!s.empty()) s += ',';
+    s += "k" + std::to_string(i);
+  }
+  auto sel = labels::Parse(s);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->requirements().size(), 200000u);
+  EXPECT_EQ(sel->requirements().front().key, "k1");
 }
 
 TEST(LabelSelectorTest, StructuredForm) {

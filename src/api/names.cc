@@ -145,9 +145,10 @@ std::vector<std::string> IsConfigMapKey(std::string_view v) {
 
 std::vector<std::string> ValidateName(NameRule rule, std::string_view name, bool prefix) {
   std::string masked;
-  if (prefix && !name.empty() && name.back() == '-') {
-    // generateName may end in '-': check it as if the dash were a letter.
-    masked = std::string(name.substr(0, name.size() - 1)) + "a";
+  if (prefix && name.size() >= 2 && name.back() == '-') {
+    // generateName may end in '-'. Kubernetes' maskTrailingDash drops the dash and the
+    // character before it and appends a letter.
+    masked = std::string(name.substr(0, name.size() - 2)) + "a";
     name = masked;
   }
   return rule == NameRule::kDNS1123Label ? IsDNS1123Label(name) : IsDNS1123Subdomain(name);

@@ -6,8 +6,8 @@
 
 #include "api/validation.h"
 #include "api/validation_internal.h"
-#include "base/strings.h"
 #include "api/volume_sources.h"
+#include "base/strings.h"
 
 namespace kvol::api {
 
@@ -41,17 +41,17 @@ void ValidateNFS(FieldErrors& errs, const NFSVolumeSource& nfs, const Path& path
   }
 }
 
+// Option keys in the kubernetes.io and k8s.io namespaces belong to Kubernetes itself.
 void ValidateFlexOptions(FieldErrors& errs, const StringMap& options, const Path& path) {
   for (const auto& [k, v] : options) {
-    std::string_view key = k;
-    auto slash = key.find('/');
-    std::string_view ns = slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
-    auto reserved = [&](std::string_view domain) {
-      return ns == domain || (ns.size() > domain.size() &&
-                              ns.substr(ns.size() - domain.size() - 1) == "." + std::string(domain));
+    std::string ns = AsciiLower(std::string_view(k).substr(0, k.find('/')));
+    auto ends_with = [&](std::string_view suffix) {
+      std::string dotted = "." + ns;
+      return dotted.size() >= suffix.size() &&
+             dotted.compare(dotted.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    if (reserved("kubernetes.io") || reserved("k8s.io")) {
-      errs.push_back(Invalid(path, k, "kubernetes.io and k8s.io namespaces are reserved"));
+    if (ends_with(".kubernetes.io") || ends_with(".k8s.io")) {
+      errs.push_back(Invalid(path.Key(k), k, "kubernetes.io and k8s.io namespaces are reserved"));
     }
   }
 }
@@ -112,9 +112,9 @@ const std::vector<std::string_view> kVolumeFieldPaths = {
     "metadata.uid",         "spec.nodeName",   "spec.serviceAccountName", "status.hostIP",
     "status.podIP"};
 const std::vector<std::string_view> kEnvFieldPaths = {
-    "metadata.annotations", "metadata.labels", "metadata.name",  "metadata.namespace",
-    "metadata.uid",         "spec.nodeName",   "spec.serviceAccountName", "status.hostIP",
-    "status.hostIPs",       "status.podIP",    "status.podIPs"};
+    "metadata.name",  "metadata.namespace", "metadata.uid",  "spec.nodeName",
+    "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP",
+    "status.podIPs"};
 const std::vector<std::string_view> kResourceFields = {
     "limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
     "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
@@ -168,24 +168,34 @@ void ValidateResourceFieldSelector(FieldErrors& errs, const ResourceFieldSelecto
              fs.resource.rfind("limits.hugepages-", 0) != 0) {
     errs.push_back(NotSupported(path.Child("resource"), fs.resource, kResourceFields));
   }
+  // Kubernetes prints the resource, not the divisor, as the bad value.
   if (!fs.divisor || fs.divisor->IsZero()) return;
   const std::string d = fs.divisor->ToString();
   if (fs.resource == "limits.cpu" || fs.resource == "requests.cpu") {
     if (d != "1m" && d != "1") {
-      errs.push_back(Invalid(path.Child("divisor"), d,
+      errs.push_back(Invalid(path.Child("divisor"), fs.resource,
                              "only divisor's values 1m and 1 are supported with the cpu "
                              "resource"));
     }
     return;
   }
+  const char* what = nullptr;
+  if (fs.resource == "limits.memory" || fs.resource == "requests.memory") {
+    what = "memory";
+  } else if (fs.resource == "limits.ephemeral-storage" ||
+             fs.resource == "requests.ephemeral-storage") {
+    what = "local ephemeral storage";
+  } else if (fs.resource.rfind("requests.hugepages-", 0) == 0 ||
+             fs.resource.rfind("limits.hugepages-", 0) == 0) {
+    what = "hugepages";
+  }
   static const std::set<std::string> kSizes = {"1",  "1k", "1M",  "1G",  "1T",  "1P",  "1E",
                                                "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"};
-  if (!kSizes.count(d)) {
-    const bool memory = fs.resource == "limits.memory" || fs.resource == "requests.memory";
-    errs.push_back(Invalid(path.Child("divisor"), d,
+  if (what != nullptr && !kSizes.count(d)) {
+    errs.push_back(Invalid(path.Child("divisor"), fs.resource,
                            std::string("only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, "
                                        "1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the ") +
-                               (memory ? "memory" : "local ephemeral storage") + " resource"));
+                               what + " resource"));
   }
 }
 
@@ -256,7 +266,11 @@ void ValidateProjected(FieldErrors& errs, const ProjectedVolumeSource& pr, const
         errs.push_back(Invalid(p.Child("expirationSeconds"), exp,
                                "may not specify a duration larger than 2^32 seconds"));
       }
-      if (t.path.empty()) errs.push_back(Required(path.Child("path")));
+      if (t.path.empty()) {
+        errs.push_back(Required(path.Child("path")));
+      } else {
+        ValidateLocalNonReservedPath(errs, t.path, path.Child("path"));
+      }
     }
     if (src.unknown_fields.contains("clusterTrustBundle")) ++n;
     if (n > 1) errs.push_back(Forbidden(sp, "may not specify more than 1 volume type per source"));
@@ -434,32 +448,32 @@ void ValidateEnv(FieldErrors& errs, const std::vector<EnvVar>& env, const Path& 
     if (e.value_from->config_map_key_ref) {
       ++n;
       const auto& r = *e.value_from->config_map_key_ref;
+      AddInvalid(errs, vp.Child("configMapKeyRef").Child("name"), r.name, IsDNS1123Subdomain(r.name));
       if (r.key.empty()) {
         errs.push_back(Required(vp.Child("configMapKeyRef").Child("key")));
       } else {
         AddInvalid(errs, vp.Child("configMapKeyRef").Child("key"), r.key, IsConfigMapKey(r.key));
       }
-      if (r.name.empty()) errs.push_back(Required(vp.Child("configMapKeyRef").Child("name")));
     }
     if (e.value_from->secret_key_ref) {
       ++n;
       const auto& r = *e.value_from->secret_key_ref;
+      AddInvalid(errs, vp.Child("secretKeyRef").Child("name"), r.name, IsDNS1123Subdomain(r.name));
       if (r.key.empty()) {
         errs.push_back(Required(vp.Child("secretKeyRef").Child("key")));
       } else {
         AddInvalid(errs, vp.Child("secretKeyRef").Child("key"), r.key, IsConfigMapKey(r.key));
       }
-      if (r.name.empty()) errs.push_back(Required(vp.Child("secretKeyRef").Child("name")));
     }
     if (n == 0) {
-      errs.push_back(Invalid(vp, BadValue::None(), "must specify one of: `fieldRef`, "
+      errs.push_back(Invalid(vp, BadValue::String(""), "must specify one of: `fieldRef`, "
                                                    "`resourceFieldRef`, `configMapKeyRef` or "
                                                    "`secretKeyRef`"));
     } else if (!e.value.empty()) {
-      errs.push_back(Invalid(vp, BadValue::None(),
+      errs.push_back(Invalid(vp, BadValue::String(""),
                              "may not be specified when `value` is not empty"));
     } else if (n > 1) {
-      errs.push_back(Invalid(vp, BadValue::None(),
+      errs.push_back(Invalid(vp, BadValue::String(""),
                              "may not have more than one field specified at a time"));
     }
   }
@@ -538,31 +552,45 @@ void ValidateTolerations(FieldErrors& errs, const std::vector<Toleration>& ts, c
   }
 }
 
-// Base64 as Kubernetes decodes []byte fields (standard alphabet, padded).
-std::string Base64Error(std::string_view s) {
+// Base64 as Go decodes []byte fields: standard alphabet, padded, line breaks ignored. Returns
+// the decoded size, or an error message.
+std::string Base64Error(std::string_view in, size_t* decoded) {
   auto valid = [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
            c == '+' || c == '/';
   };
+  std::string s;
+  std::vector<size_t> offsets;  // position in the input of each kept character
+  s.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '\r' || in[i] == '\n') continue;
+    s += in[i];
+    offsets.push_back(i);
+  }
   size_t n = s.size();
   size_t pad = 0;
   while (pad < 2 && pad < n && s[n - 1 - pad] == '=') ++pad;
   for (size_t i = 0; i < n - pad; ++i) {
-    if (!valid(s[i])) return "illegal base64 data at input byte " + std::to_string(i);
+    if (!valid(s[i])) return "illegal base64 data at input byte " + std::to_string(offsets[i]);
   }
-  if (n % 4 != 0) return "illegal base64 data at input byte " + std::to_string(n - n % 4);
+  if (n % 4 != 0) {
+    return "illegal base64 data at input byte " + std::to_string(n - n % 4 < n ? offsets[n - n % 4] : in.size());
+  }
+  *decoded = n / 4 * 3 - pad;
   return {};
 }
 
+// Checks the keys (and base64 values) of a data map; adds the size of the values, decoded.
 void ValidateDataMap(FieldErrors& errs, const StringMap& data, bool base64, const Path& path,
                      size_t* total) {
   for (const auto& [k, v] : data) {
     AddInvalid(errs, path.Key(k), k, IsConfigMapKey(k));
+    size_t size = v.size();
     if (base64) {
-      std::string e = Base64Error(v);
+      std::string e = Base64Error(v, &size);
       if (!e.empty()) errs.push_back(Invalid(path.Key(k), BadValue::None(), e));
     }
-    *total += k.size() + v.size();
+    *total += size;
   }
 }
 
@@ -601,13 +629,13 @@ FieldErrors ValidatePersistentVolumeSpec(const PersistentVolumeSpec& spec, const
     }
   }
 
-  bool node_affinity_specified = false;
+  // Any nodeAffinity counts as specified; a missing `required` is reported on its own.
+  const bool node_affinity_specified = spec.node_affinity.has_value();
   if (spec.node_affinity) {
     Path na = path.Child("nodeAffinity");
     if (!spec.node_affinity->required) {
       errs.push_back(Required(na.Child("required"), "must specify required node constraints"));
     } else {
-      node_affinity_specified = true;
       Append(errs, ValidateNodeSelector(*spec.node_affinity->required, na.Child("required")));
     }
   }
@@ -796,8 +824,13 @@ FieldErrors ValidateUpdate(const PersistentVolumeClaim& pvc, const PersistentVol
   auto old_storage = old.spec.resources.requests.find("storage");
   if (new_storage != pvc.spec.resources.requests.end() &&
       old_storage != old.spec.resources.requests.end() && new_storage->second < old_storage->second) {
-    errs.push_back(Forbidden(Path("spec").Child("resources").Child("requests").Child("storage"),
-                             "field can not be less than previous value"));
+    // As Kubernetes 1.32 (RecoverVolumeExpansionFailure): a failed expansion may be retried with
+    // a smaller size, as long as it stays above what the volume already has.
+    auto cap = old.status.capacity.find("storage");
+    if (cap != old.status.capacity.end() && new_storage->second <= cap->second) {
+      errs.push_back(Forbidden(Path("spec").Child("resources").Child("requests").Child("storage"),
+                               "field can not be less than status.capacity"));
+    }
   }
   if (pvc.spec.volume_mode != old.spec.volume_mode) {
     errs.push_back(Invalid(Path("volumeMode"),
@@ -866,7 +899,7 @@ FieldErrors ValidatePodSpec(const PodSpec& spec, const Path& path) {
       if (t.weight < 1 || t.weight > 100) {
         errs.push_back(Invalid(tp.Child("weight"), t.weight, "must be in the range 1-100"));
       }
-      ValidateNodeSelectorTerm(errs, t.preference, tp.Child("preference"));
+      ValidateNodeSelectorTerm(errs, t.preference, tp.Child("preference"), true);
     }
   }
   if (!spec.service_account_name.empty()) {
@@ -944,9 +977,14 @@ FieldErrors Validate(const Node& node) {
       ValidateObjectMeta(node.metadata, false, NameRule::kDNS1123Subdomain, Path("metadata"));
   static const std::vector<std::string_view> kEffects = {"NoSchedule", "PreferNoSchedule",
                                                          "NoExecute"};
+  std::set<std::pair<std::string, std::string>> taints;
   for (size_t i = 0; i < node.spec.taints.size(); ++i) {
     const auto& t = node.spec.taints[i];
     Path p = Path("spec").Child("taints").Index(i);
+    if (!taints.emplace(t.key, t.effect).second) {
+      errs.push_back(Duplicate(p, t.key + "=" + t.value + ":" + t.effect));
+      errs.back().detail = "taints must be unique by key and effect pair";
+    }
     Append(errs, ValidateLabelName(t.key, p.Child("key")));
     AddInvalid(errs, p.Child("value"), t.value, IsValidLabelValue(t.value));
     if (t.effect.empty()) {
@@ -1003,7 +1041,8 @@ FieldErrors Validate(const ConfigMap& cm) {
       errs.push_back(Invalid(Path("data").Key(k), k, "duplicate of key present in binaryData"));
     }
   }
-  if (total > kMaxDataSize) errs.push_back(TooLong(Path("data"), kMaxDataSize));
+  // Kubernetes reports the ConfigMap total at the empty path.
+  if (total > kMaxDataSize) errs.push_back(TooLong(Path(""), kMaxDataSize));
   return errs;
 }
 

@@ -42,6 +42,8 @@ void ValidateAccessModes(FieldErrors& errs, const std::vector<std::string>& mode
 void ValidateCSIDriverName(FieldErrors& errs, std::string_view driver, const Path& path);
 
 // One node selector term: operators, arity, keys and values.
-void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, const Path& path);
+// Preferred terms (`allow_invalid_values`) do not check label values, as in Kubernetes.
+void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, const Path& path,
+                              bool allow_invalid_values = false);
 
 }  // namespace kvol::api::validation_internal

@@ -213,7 +213,8 @@ FieldErrors ValidateLabelSelector(const LabelSelector& s, const Path& path) {
 
 namespace validation_internal {
 
-void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, const Path& path) {
+void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, const Path& path,
+                              bool allow_invalid_values) {
   for (size_t j = 0; j < t.match_expressions.size(); ++j) {
     const auto& r = t.match_expressions[j];
     Path p = path.Child("matchExpressions").Index(j);
@@ -238,6 +239,7 @@ void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, cons
       errs.push_back(Invalid(p.Child("operator"), op, "not a valid selector operator"));
     }
     Append(errs, ValidateLabelName(r.key, p.Child("key")));
+    if (allow_invalid_values) continue;
     for (size_t k = 0; k < r.values.size(); ++k) {
       AddInvalid(errs, p.Child("values").Index(k), r.values[k], IsValidLabelValue(r.values[k]));
     }
@@ -256,6 +258,7 @@ void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, cons
     }
     if (r.key != "metadata.name") {
       errs.push_back(Invalid(p.Child("key"), r.key, "not a valid field selector key"));
+      continue;
     }
     for (size_t k = 0; k < r.values.size(); ++k) {
       AddInvalid(errs, p.Child("values").Index(k), r.values[k], IsDNS1123Subdomain(r.values[k]));

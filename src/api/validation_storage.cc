@@ -183,7 +183,6 @@ FieldErrors ValidateUpdate(const VolumeAttachment& va, const VolumeAttachment& o
 FieldErrors Validate(const CSIDriver& d) {
   FieldErrors errs = ValidateObjectMeta(d.metadata, false, NameRule::kDNS1123Subdomain,
                                         Path("metadata"));
-  if (d.metadata.name.size() > 63) errs.push_back(TooLong(Path("metadata").Child("name"), 63));
   Path spec("spec");
   // Kubernetes spells this path "attachedRequired".
   if (!d.spec.attach_required) errs.push_back(Required(spec.Child("attachedRequired")));

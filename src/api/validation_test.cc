@@ -242,7 +242,12 @@ const std::vector<Row>& Rows() {
       {"pv flex reserved option", "PersistentVolume",
        R"({"spec": {"hostPath": null, "flexVolume": {"driver": "a/b",
            "options": {"kubernetes.io/secret": "x"}}}})",
-       {"spec.flexVolume.options: Invalid value: \"kubernetes.io/secret\": kubernetes.io and "
+       {"spec.flexVolume.options[kubernetes.io/secret]: Invalid value: \"kubernetes.io/secret\": "
+        "kubernetes.io and k8s.io namespaces are reserved"}},
+      {"pv flex reserved option without a slash", "PersistentVolume",
+       R"({"spec": {"hostPath": null, "flexVolume": {"driver": "a/b",
+           "options": {"Sub.K8S.io": "x", "example.com/ok": "y"}}}})",
+       {"spec.flexVolume.options[Sub.K8S.io]: Invalid value: \"Sub.K8S.io\": kubernetes.io and "
         "k8s.io namespaces are reserved"}},
 
       // ---- PersistentVolumeClaim ----
@@ -491,6 +496,56 @@ const std::vector<Row>& Rows() {
         "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"}},
       {"secret base64", "Secret", R"({"data": {"k": "not base64!"}})",
        {"data[k]: Invalid value: illegal base64 data at input byte 3"}},
+      {"secret base64 with line breaks", "Secret", R"({"data": {"k": "dmFs\ndWU=\n"}})", {}},
+      {"secret of 900 KiB decoded", "Secret",
+       std::string(R"({"data": {"big": ")") + std::string(1228800, 'A') + "\"}}", {}},
+      {"secret over 1 MiB decoded", "Secret",
+       std::string(R"({"data": {"big": ")") + std::string(1400000, 'A') + "\"}}",
+       {"data: Too long: may not be more than 1048576 bytes"}},
+      {"configmap over 1 MiB", "ConfigMap",
+       std::string(R"({"data": {"big": ")") + std::string(1048577, 'x') + "\"}}",
+       {": Too long: may not be more than 1048576 bytes"}},
+      {"env from a configmap needs a valid name", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+           "env": [{"name": "E", "valueFrom": {"configMapKeyRef": {"name": "Bad_Name", "key": "k"}}}]}]}})",
+       {std::string("spec.containers[0].env[0].valueFrom.configMapKeyRef.name: Invalid value: "
+                    "\"Bad_Name\": ") + kSubdomainMsg}},
+      {"env fieldRef of all labels", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+           "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels"}}}]}]}})",
+       {"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "
+        "\"metadata.labels\": supported values: \"metadata.name\", \"metadata.namespace\", "
+        "\"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", "
+        "\"status.hostIPs\", \"status.podIP\", \"status.podIPs\""}},
+      {"env valueFrom without a source", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+           "env": [{"name": "E", "valueFrom": {}}]}]}})",
+       {"spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: "
+        "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"}},
+      {"projected token with an absolute path", "Pod",
+       R"({"spec": {"serviceAccountName": "sa", "volumes": [{"name": "data", "projected": {"sources": [
+           {"serviceAccountToken": {"path": "/abs/token"}}]}}]}})",
+       {"spec.volumes[0].projected.path: Invalid value: \"/abs/token\": must be a relative path",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"preferred affinity values are not checked", "Pod",
+       R"({"spec": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+           {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "In", "values": ["-x-"]}]}}]}}}})",
+       {}},
+      {"divisor error shows the resource", "Pod",
+       R"({"spec": {"volumes": [{"name": "data", "downwardAPI": {"items": [
+           {"path": "cpu", "resourceFieldRef": {"containerName": "c", "resource": "limits.cpu", "divisor": "2m"}}]}}]}})",
+       {"spec.volumes[0].downwardAPI.resourceFieldRef.divisor: Invalid value: \"limits.cpu\": only "
+        "divisor's values 1m and 1 are supported with the cpu resource",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"duplicate node taints", "Node",
+       R"({"spec": {"taints": [{"key": "k", "value": "a", "effect": "NoSchedule"},
+                               {"key": "k", "value": "b", "effect": "NoSchedule"}]}})",
+       {"spec.taints[1]: Duplicate value: \"k=b:NoSchedule\": taints must be unique by key and effect pair"}},
+      {"local pv with empty node affinity", "PersistentVolume",
+       R"({"spec": {"hostPath": null, "local": {"path": "/data"}, "nodeAffinity": {}}})",
+       {"spec.nodeAffinity.required: Required value: must specify required node constraints"}},
+      {"generateName ending in a dash", "PersistentVolumeClaim",
+       R"({"metadata": {"name": null, "generateName": "ab_-"}})", {}},
       {"secret tls keys", "Secret", R"({"type": "kubernetes.io/tls"})",
        {"data[tls.crt]: Required value", "data[tls.key]: Required value"}},
       {"event namespace", "Event", R"({"involvedObject": {"namespace": "other"}})",
@@ -558,10 +613,15 @@ TEST(ValidationTest, UpdateTable) {
        R"({"spec": {"accessModes": ["ReadWriteMany"]}})", {kClaimImmutable}},
       {"bound pvc may grow", "PersistentVolumeClaim", R"({"status": {"phase": "Bound"}})",
        R"({"spec": {"resources": {"requests": {"storage": "10Gi"}}}})", {}},
-      {"bound pvc may not shrink", "PersistentVolumeClaim", R"({"status": {"phase": "Bound"}})",
+      {"bound pvc may not shrink below its capacity", "PersistentVolumeClaim",
+       R"({"status": {"phase": "Bound", "capacity": {"storage": "2Gi"}}})",
        R"({"spec": {"resources": {"requests": {"storage": "1Gi"}}}})",
-       {"spec.resources.requests.storage: Forbidden: field can not be less than previous "
-        "value"}},
+       {"spec.resources.requests.storage: Forbidden: field can not be less than "
+        "status.capacity"}},
+      {"bound pvc may retry a failed expansion smaller", "PersistentVolumeClaim",
+       R"({"spec": {"resources": {"requests": {"storage": "9Gi"}}},
+           "status": {"phase": "Bound", "capacity": {"storage": "5Gi"}}})",
+       R"({"spec": {"resources": {"requests": {"storage": "7Gi"}}}})", {}},
       {"unbound pvc may not grow", "PersistentVolumeClaim", "{}",
        R"({"spec": {"resources": {"requests": {"storage": "10Gi"}}}})", {kClaimImmutable}},
       {"pvc volume mode is immutable", "PersistentVolumeClaim", "{}",

@@ -69,11 +69,6 @@ std::string Join(const Json& list, const char* sep = ",") {
   return out;
 }
 
-std::string BoolText(const Json& v, const char* unset = "<unset>") {
-  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  return unset;
-}
-
 std::vector<Column> Columns(std::string_view kind) {
   const char* kNameDesc =
       "Name must be unique within a namespace. Is required when creating resources, although "

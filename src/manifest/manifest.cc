@@ -183,6 +183,7 @@ class JsonBuilder : public YAML::EventHandler {
                 const std::string& value) override {
     Json v;
     std::string err;
+    last_plain_ = tag == "?";
     if (tag == "?") {
       v = ResolvePlain(value, &err);
     } else if (tag == "tag:yaml.org,2002:null") {
@@ -228,9 +229,11 @@ class JsonBuilder : public YAML::EventHandler {
     YAML::Mark start;
     bool block_map = false;
     bool have_key = false;
+    bool merge_key = false;  // the pending key is YAML's merge key "<<"
     std::string key;
     YAML::Mark key_mark;
     std::map<std::string, int> key_lines;  // maps: where each key was first seen
+    std::vector<Json> merges;              // maps merged in with "<<", in order
   };
 
   void Fail(const YAML::Mark& mark, std::string msg) {
@@ -259,7 +262,7 @@ class JsonBuilder : public YAML::EventHandler {
     if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().have_key) {
       return Fail(mark, "a map or list cannot be a mapping key");
     }
-    stack_.push_back(Frame{std::move(v), anchor, 1, mark, false, false, {}, {}, {}});
+    stack_.push_back(Frame{std::move(v), anchor, 1, mark, false, false, false, {}, {}, {}, {}});
   }
 
   void Pop() {
@@ -267,6 +270,12 @@ class JsonBuilder : public YAML::EventHandler {
     Frame f = std::move(stack_.back());
     stack_.pop_back();
     if (f.value.is_object() && f.have_key) f.value[f.key] = nullptr;
+    // Merged maps add only keys the map does not have; earlier ones win over later ones.
+    for (const Json& m : f.merges) {
+      for (auto it = m.begin(); it != m.end(); ++it) {
+        if (!f.value.contains(it.key())) f.value[it.key()] = it.value();
+      }
+    }
     Place(f.start, std::move(f.value), f.anchor, f.count);
   }
 
@@ -295,6 +304,12 @@ class JsonBuilder : public YAML::EventHandler {
     }
     if (!parent.have_key) {
       if (v.is_array() || v.is_object()) return Fail(mark, "a map or list cannot be a mapping key");
+      if (v.is_null()) return Fail(mark, "a null mapping key is not supported");
+      parent.merge_key = last_plain_ && v == "<<";
+      if (parent.merge_key) {
+        parent.have_key = true;
+        return;
+      }
       parent.key = KeyText(v);
       parent.key_mark = mark;
       parent.have_key = true;
@@ -305,11 +320,25 @@ class JsonBuilder : public YAML::EventHandler {
       }
       return;
     }
+    if (parent.merge_key) {
+      parent.have_key = false;
+      parent.merge_key = false;
+      if (v.is_object()) {
+        parent.merges.push_back(std::move(v));
+        return;
+      }
+      if (v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_object(); })) {
+        for (auto& m : v) parent.merges.push_back(std::move(m));
+        return;
+      }
+      return Fail(mark, "a merge key \"<<\" needs a map or a list of maps");
+    }
     parent.value[parent.key] = std::move(v);
     parent.have_key = false;
   }
 
   std::vector<std::string_view> lines_;
+  bool last_plain_ = false;
   size_t budget_;
   std::vector<Frame> stack_;
   std::map<YAML::anchor_t, std::pair<Json, size_t>> anchors_;

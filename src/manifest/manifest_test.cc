@@ -77,8 +77,26 @@ folded: >
 }
 
 TEST(ManifestTest, NonStringKeysBecomeStrings) {
-  Json j = One("1: a\ntrue: b\n~: c\n");
-  EXPECT_EQ(j, Json::parse(R"({"1": "a", "true": "b", "null": "c"})"));
+  Json j = One("1: a\ntrue: b\n");
+  EXPECT_EQ(j, Json::parse(R"({"1": "a", "true": "b"})"));
+  EXPECT_EQ(OneError("~: c\n").message, "a null mapping key is not supported");
+}
+
+TEST(ManifestTest, MergeKeys) {
+  Json j = One(R"(
+defaults: &defaults {accessModes: [ReadWriteOnce], capacity: {storage: 1Gi}}
+small:
+  <<: *defaults
+  capacity: {storage: 2Gi}
+two:
+  <<: [{a: 1, b: 1}, {b: 2, c: 2}]
+quoted:
+  "<<": literal
+)");
+  EXPECT_EQ(j["small"], Json::parse(R"({"accessModes":["ReadWriteOnce"],"capacity":{"storage":"2Gi"}})"));
+  EXPECT_EQ(j["two"], Json::parse(R"({"a":1,"b":1,"c":2})"));
+  EXPECT_EQ(j["quoted"], Json::parse(R"({"<<":"literal"})"));
+  EXPECT_EQ(OneError("a:\n  <<: 5\n").message, "a merge key \"<<\" needs a map or a list of maps");
 }
 
 TEST(ManifestTest, MultipleDocumentsAndLines) {
@@ -181,6 +199,19 @@ TEST(ManifestTest, AliasesExpandWithinABudget) {
             "]\n";
   }
   ReadError e = OneError(bomb.c_str());
+  EXPECT_NE(e.message.find("too many values"), std::string::npos) << e.message;
+}
+
+TEST(ManifestTest, AnchorsAreChargedToTheBudget) {
+  // Nested anchored maps: each level keeps a copy of everything below it.
+  std::string doc = "a: ";
+  const int levels = 250;
+  for (int i = 0; i < levels; ++i) doc += "&a" + std::to_string(i) + " {k: ";
+  doc += "[";
+  for (int i = 0; i < 20000; ++i) doc += i ? ",1" : "1";
+  doc += "]";
+  for (int i = 0; i < levels; ++i) doc += "}";
+  ReadError e = OneError(doc.c_str());
   EXPECT_NE(e.message.find("too many values"), std::string::npos) << e.message;
 }
 
