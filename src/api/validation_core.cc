@@ -552,34 +552,6 @@ void ValidateTolerations(FieldErrors& errs, const std::vector<Toleration>& ts, c
   }
 }
 
-// Base64 as Go decodes []byte fields: standard alphabet, padded, line breaks ignored. Returns
-// the decoded size, or an error message.
-std::string Base64Error(std::string_view in, size_t* decoded) {
-  auto valid = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '+' || c == '/';
-  };
-  std::string s;
-  std::vector<size_t> offsets;  // position in the input of each kept character
-  s.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '\r' || in[i] == '\n') continue;
-    s += in[i];
-    offsets.push_back(i);
-  }
-  size_t n = s.size();
-  size_t pad = 0;
-  while (pad < 2 && pad < n && s[n - 1 - pad] == '=') ++pad;
-  for (size_t i = 0; i < n - pad; ++i) {
-    if (!valid(s[i])) return "illegal base64 data at input byte " + std::to_string(offsets[i]);
-  }
-  if (n % 4 != 0) {
-    return "illegal base64 data at input byte " + std::to_string(n - n % 4 < n ? offsets[n - n % 4] : in.size());
-  }
-  *decoded = n / 4 * 3 - pad;
-  return {};
-}
-
 // Checks the keys (and base64 values) of a data map; adds the size of the values, decoded.
 void ValidateDataMap(FieldErrors& errs, const StringMap& data, bool base64, const Path& path,
                      size_t* total) {
@@ -587,8 +559,14 @@ void ValidateDataMap(FieldErrors& errs, const StringMap& data, bool base64, cons
     AddInvalid(errs, path.Key(k), k, IsConfigMapKey(k));
     size_t size = v.size();
     if (base64) {
-      std::string e = Base64Error(v, &size);
-      if (!e.empty()) errs.push_back(Invalid(path.Key(k), BadValue::None(), e));
+      size_t bad = 0;
+      auto decoded = Base64Decode(v, &bad);
+      if (decoded) {
+        size = decoded->size();
+      } else {
+        errs.push_back(Invalid(path.Key(k), BadValue::None(),
+                               "illegal base64 data at input byte " + std::to_string(bad)));
+      }
     }
     *total += size;
   }

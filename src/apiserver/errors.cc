@@ -17,44 +17,7 @@ ApiError Make(int code, std::string reason, std::string message) {
   return e;
 }
 
-std::string CauseType(api::FieldErrorType t) {
-  switch (t) {
-    case api::FieldErrorType::kNotFound: return "FieldValueNotFound";
-    case api::FieldErrorType::kRequired: return "FieldValueRequired";
-    case api::FieldErrorType::kDuplicate: return "FieldValueDuplicate";
-    case api::FieldErrorType::kInvalid: return "FieldValueInvalid";
-    case api::FieldErrorType::kNotSupported: return "FieldValueNotSupported";
-    case api::FieldErrorType::kForbidden: return "FieldValueForbidden";
-    case api::FieldErrorType::kTooLong: return "FieldValueTooLong";
-    case api::FieldErrorType::kTooMany: return "FieldValueTooMany";
-    case api::FieldErrorType::kInternal: return "InternalError";
-    case api::FieldErrorType::kTypeInvalid: return "FieldValueTypeInvalid";
-  }
-  return "FieldValueInvalid";
-}
-
 }  // namespace
-
-api::Json ApiError::ToStatusJson() const {
-  api::Json j = {{"kind", "Status"},       {"apiVersion", "v1"}, {"metadata", api::Json::object()},
-                 {"status", "Failure"},    {"message", message}, {"reason", reason},
-                 {"code", code}};
-  api::Json details = api::Json::object();
-  if (!name.empty()) details["name"] = name;
-  if (!group.empty()) details["group"] = group;
-  if (!kind.empty()) details["kind"] = kind;
-  if (!causes.empty()) {
-    api::Json cs = api::Json::array();
-    for (const auto& c : causes) {
-      cs.push_back({{"reason", CauseType(c.type)}, {"message", c.Body()}, {"field", c.field}});
-    }
-    details["causes"] = std::move(cs);
-  }
-  if (!details.empty()) j["details"] = std::move(details);
-  return j;
-}
-
-std::string ApiError::ToJson() const { return api::DumpJson(ToStatusJson()); }
 
 ApiError NotFound(const api::KindInfo& kind, std::string_view name) {
   ApiError e = Make(404, "NotFound", Qualified(kind) + " \"" + std::string(name) + "\" not found");

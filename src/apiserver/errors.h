@@ -1,32 +1,17 @@
-// API errors as Kubernetes reports them: an HTTP code, a reason, a message and details, sent as
-// a Status object so kubectl prints its usual "Error from server (NotFound): ..." lines.
+// The API errors the server returns, worded as Kubernetes words them. ApiError itself (and its
+// Status object form) lives in api/api_error.h, shared with clients.
 #pragma once
 
 #include <string>
-#include <utility>
-#include <variant>
 
-#include "api/codec.h"
-#include "api/field_errors.h"
+#include "api/api_error.h"
 #include "api/scheme.h"
 #include "base/status.h"
 
 namespace kvol::apiserver {
 
-struct ApiError {
-  int code = 500;
-  std::string reason;  // NotFound, AlreadyExists, Conflict, Invalid, BadRequest, Expired, ...
-  std::string message;
-  // details
-  std::string name;
-  std::string group;
-  std::string kind;  // the resource (plural) for most reasons, the Kind for Invalid
-  api::FieldErrors causes;
-
-  // The Status object, as JSON text.
-  std::string ToJson() const;
-  api::Json ToStatusJson() const;
-};
+using api::ApiError;
+using api::ApiOr;
 
 // The usual errors, worded as Kubernetes words them.
 ApiError NotFound(const api::KindInfo& kind, std::string_view name);
@@ -47,25 +32,5 @@ ApiError Unavailable(std::string message);
 ApiError Timeout(std::string message);
 // Maps a store/backend Status (codes from base/status.h) onto an API error.
 ApiError FromStatus(const Status& s);
-
-// A value or an ApiError.
-template <class T>
-class ApiOr {
- public:
-  ApiOr(T value) : v_(std::move(value)) {}         // NOLINT: implicit like StatusOr
-  ApiOr(ApiError error) : v_(std::move(error)) {}  // NOLINT
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const ApiError& error() const { return std::get<ApiError>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
- private:
-  std::variant<T, ApiError> v_;
-};
 
 }  // namespace kvol::apiserver

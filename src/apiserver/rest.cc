@@ -338,6 +338,19 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
     w.EndStream();
     return;
   }
+  {
+    std::lock_guard lock(streams_mu_);
+    if (shutting_down_) (*stream)->Close();
+    streams_.insert(stream->get());
+  }
+  struct Unregister {
+    RestHandler* self;
+    EventStream* s;
+    ~Unregister() {
+      std::lock_guard lock(self->streams_mu_);
+      self->streams_.erase(s);
+    }
+  } unregister{this, stream->get()};
   if (!w.StartStream(200, kJson)) return;
   auto limit = opts_.max_watch;
   if (opts.timeout_seconds > 0) limit = std::min(limit, std::chrono::seconds(opts.timeout_seconds));
@@ -387,6 +400,12 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
   }
   (*stream)->Close();
   w.EndStream();
+}
+
+void RestHandler::Shutdown() {
+  std::lock_guard lock(streams_mu_);
+  shutting_down_ = true;
+  for (EventStream* s : streams_) s->Close();
 }
 
 }  // namespace kvol::apiserver

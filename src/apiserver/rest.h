@@ -2,6 +2,8 @@
 // (JSON or Table), watch streams, discovery and OpenAPI.
 #pragma once
 
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "apiserver/api.h"
@@ -20,6 +22,9 @@ class RestHandler {
  public:
   RestHandler(Api& api, RestOptions opts);
   void Handle(const HttpRequest& req, ResponseWriter& w);
+  // Ends every watch stream now and any started later, so that stopping the HTTP server need
+  // not wait for them to notice. Call before HttpServer::Stop.
+  void Shutdown();
 
  private:
   void HandleResource(const HttpRequest& req, ResponseWriter& w, Resource& res,
@@ -30,6 +35,9 @@ class RestHandler {
 
   Api& api_;
   RestOptions opts_;
+  std::mutex streams_mu_;
+  std::set<EventStream*> streams_;
+  bool shutting_down_ = false;
 };
 
 }  // namespace kvol::apiserver

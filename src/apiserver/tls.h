@@ -28,6 +28,4 @@ StatusOr<std::string> EnsureAdminToken(const std::string& dir);
 Status WriteKubeconfig(const std::string& dir, const std::string& server_url,
                        const std::string& ca_cert_pem, const std::string& token);
 
-std::string Base64Encode(std::string_view data);
-
 }  // namespace kvol::apiserver

@@ -58,6 +58,10 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
+inline Status CancelledError(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status DeadlineExceededError(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status InvalidArgumentError(std::string m) {
   return {StatusCode::kInvalidArgument, std::move(m)};
 }

@@ -2,6 +2,7 @@
 #include "base/strings.h"
 
 #include <charconv>
+#include <vector>
 
 namespace kvol {
 
@@ -69,6 +70,84 @@ void LineColumn(std::string_view text, size_t offset, int* line, int* column) {
       ++*column;
     }
   }
+}
+
+namespace {
+
+constexpr char kBase64Alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+std::string Base64Encode(std::string_view data) {
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    uint32_t v = (static_cast<uint8_t>(data[i]) << 16) | (static_cast<uint8_t>(data[i + 1]) << 8) |
+                 static_cast<uint8_t>(data[i + 2]);
+    out += kBase64Alphabet[v >> 18];
+    out += kBase64Alphabet[(v >> 12) & 63];
+    out += kBase64Alphabet[(v >> 6) & 63];
+    out += kBase64Alphabet[v & 63];
+  }
+  if (i < data.size()) {
+    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<uint8_t>(data[i + 1]) << 8;
+    out += kBase64Alphabet[v >> 18];
+    out += kBase64Alphabet[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kBase64Alphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> Base64Decode(std::string_view in, size_t* bad_offset) {
+  // The characters that count, with their offsets in the input.
+  std::string s;
+  std::vector<size_t> offsets;
+  s.reserve(in.size());
+  offsets.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '\r' || in[i] == '\n') continue;
+    s += in[i];
+    offsets.push_back(i);
+  }
+  auto fail = [&](size_t kept_index) -> std::optional<std::string> {
+    if (bad_offset) *bad_offset = kept_index < offsets.size() ? offsets[kept_index] : in.size();
+    return std::nullopt;
+  };
+  const size_t n = s.size();
+  size_t pad = 0;
+  while (pad < 2 && pad < n && s[n - 1 - pad] == '=') ++pad;
+  for (size_t i = 0; i < n - pad; ++i) {
+    if (Base64Value(s[i]) < 0) return fail(i);
+  }
+  if (n % 4 != 0) return fail(n - n % 4);
+  std::string out;
+  out.reserve(n / 4 * 3);
+  for (size_t i = 0; i < n; i += 4) {
+    uint32_t v = 0;
+    int have = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      if (i + j >= n - pad) break;
+      v |= static_cast<uint32_t>(Base64Value(s[i + j])) << (18 - 6 * j);
+      ++have;
+    }
+    out += static_cast<char>(v >> 16);
+    if (have >= 3) out += static_cast<char>((v >> 8) & 0xff);
+    if (have == 4) out += static_cast<char>(v & 0xff);
+  }
+  return out;
 }
 
 }  // namespace kvol

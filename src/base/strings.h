@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,12 @@ size_t FirstInvalidUtf8(std::string_view s);
 
 // The 1-based line and column of byte `offset` in `text`.
 void LineColumn(std::string_view text, size_t offset, int* line, int* column);
+
+// Standard base64 with padding (RFC 4648), as Go's base64.StdEncoding writes it.
+std::string Base64Encode(std::string_view data);
+// Decodes standard padded base64 as Go decodes []byte fields: '\r' and '\n' are skipped, any
+// other character outside the alphabet, misplaced padding or a short final group is an error.
+// On error returns nullopt and, if `bad_offset` is given, the input offset Go would report.
+std::optional<std::string> Base64Decode(std::string_view in, size_t* bad_offset = nullptr);
 
 }  // namespace kvol

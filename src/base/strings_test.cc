@@ -40,5 +40,24 @@ TEST(StringsTest, LowerAndLines) {
   EXPECT_EQ(col, 1);
 }
 
+TEST(StringsTest, Base64RoundTripsAndReportsGoOffsets) {
+  for (std::string_view in : {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\0\xff\x10"}) {
+    std::string enc = Base64Encode(in);
+    auto dec = Base64Decode(enc);
+    ASSERT_TRUE(dec) << enc;
+    EXPECT_EQ(*dec, in);
+  }
+  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(*Base64Decode("Zm9v\r\nYmE="), "fooba");  // line breaks are skipped
+  size_t bad = 99;
+  EXPECT_FALSE(Base64Decode("not base64!", &bad));
+  EXPECT_EQ(bad, 3u);
+  EXPECT_FALSE(Base64Decode("Zm9vY", &bad));  // short final group
+  EXPECT_EQ(bad, 4u);
+  EXPECT_FALSE(Base64Decode("Zm=v", &bad));  // padding in the middle
+  EXPECT_EQ(bad, 2u);
+}
+
 }  // namespace
 }  // namespace kvol

@@ -165,6 +165,7 @@ int RunServer(const ServerOptions& opts) {
   int sig = 0;
   sigwait(&signals, &sig);
   log::Info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
+  rest.Shutdown();
   http.Stop();
   api.Stop();
   store.reset();

@@ -1,6 +1,10 @@
-// A clock for tests: time moves only when the test advances it.
+// A clock for tests: time moves only when the test advances it. Timed waits (WaitUntil) end
+// when an Advance reaches their deadline; meanwhile they return every millisecond of real time
+// so that the waiter re-checks its own condition (a notify on the waiter's condition variable
+// is seen that late, never lost).
 #pragma once
 
+#include <condition_variable>
 #include <mutex>
 
 #include "os/clock.h"
@@ -20,14 +24,29 @@ class FakeClock final : public Clock {
     std::lock_guard lock(mu_);
     return mono_;
   }
+  std::cv_status WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>& lock,
+                           MonoTime deadline) const override {
+    if (Monotonic() >= deadline) return std::cv_status::timeout;
+    lock.unlock();
+    {
+      std::unique_lock l(mu_);
+      advanced_.wait_for(l, std::chrono::milliseconds(1), [&] { return mono_ >= deadline; });
+    }
+    lock.lock();
+    return Monotonic() >= deadline ? std::cv_status::timeout : std::cv_status::no_timeout;
+  }
   void Advance(std::chrono::nanoseconds d) {
-    std::lock_guard lock(mu_);
-    wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(d);
-    mono_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+    {
+      std::lock_guard lock(mu_);
+      wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(d);
+      mono_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+    }
+    advanced_.notify_all();
   }
 
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable advanced_;
   WallTime wall_;
   MonoTime mono_;
 };
