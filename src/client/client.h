@@ -1,0 +1,139 @@
+// The client every controller and agent uses to talk to the API: one typed interface per kind,
+// the same whichever transport carries it. In `kvol server` the in-process transport
+// (client/local) calls the API's registries directly, with no HTTP and no JSON between them; a
+// remote agent uses the HTTP transport (client/http.h), which speaks Kubernetes' REST protocol
+// and reads a kubeconfig.
+//
+//   client::Client& c = ...;
+//   auto pv = c.resource<api::PersistentVolume>().Get("", "pv0001");
+//   if (!pv.ok() && api::IsNotFound(pv.error())) ...
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "api/api_error.h"
+#include "api/request_options.h"
+#include "api/scheme.h"
+
+namespace kvol::client {
+
+using api::ApiError;
+using api::ApiOr;
+using api::DeleteOptions;
+using api::ListOptions;
+using api::WriteOptions;
+
+template <class T>
+struct ObjectList {
+  std::vector<T> items;
+  std::string resource_version;  // of the list as a whole: watch from here
+  std::string continue_token;    // non-empty when a limit cut the list short
+};
+
+enum class EventType { kAdded, kModified, kDeleted, kBookmark };
+const char* EventTypeName(EventType t);
+
+template <class T>
+struct WatchEvent {
+  EventType type = EventType::kAdded;
+  T object;  // for kDeleted the last state; for kBookmark only metadata.resourceVersion
+};
+
+// A watch's stream of events.
+template <class T>
+class Watcher {
+ public:
+  virtual ~Watcher() = default;
+  // The next events, in order; empty when `timeout` passes first. An error ends the watch:
+  // IsGone(error) means the resourceVersion is older than the server keeps and the caller must
+  // list again; any other error (the server ended the stream, the connection dropped) means
+  // watch again from the last resourceVersion seen.
+  virtual ApiOr<std::vector<WatchEvent<T>>> Next(std::chrono::milliseconds timeout) = 0;
+  // Ends the watch; a Next waiting in another thread returns promptly. Thread-safe.
+  virtual void Close() = 0;
+};
+
+// What a Watcher returns when its stream ends without a server error (the server's watch
+// timeout, a Close): watch again from the last resourceVersion seen.
+ApiError WatchClosed(std::string message);
+inline bool IsWatchClosed(const ApiError& e) { return e.reason == "WatchClosed"; }
+
+enum class PatchType { kJson, kMerge, kStrategicMerge };
+// The Content-Type of a patch type ("application/merge-patch+json", ...).
+std::string_view PatchContentType(PatchType t);
+
+// One kind's verbs. For cluster-scoped kinds `ns` is ignored; for namespaced kinds an empty
+// `ns` in List and Watch means every namespace. Create, Update and UpdateStatus take the
+// namespace and name from the object.
+template <class T>
+class Resource {
+ public:
+  virtual ~Resource() = default;
+
+  virtual ApiOr<T> Create(const T& obj, const WriteOptions& opts = {}) = 0;
+  virtual ApiOr<T> Get(std::string_view ns, std::string_view name) = 0;
+  virtual ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts = {}) = 0;
+  // Replaces the object (its spec and metadata; status is kept for kinds with a status
+  // subresource). A non-empty metadata.resourceVersion must match: Conflict otherwise.
+  virtual ApiOr<T> Update(const T& obj, const WriteOptions& opts = {}) = 0;
+  // Writes only the status of a kind with a status subresource.
+  virtual ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts = {}) = 0;
+  virtual ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
+                         std::string_view patch, bool status = false) = 0;
+  // The object as the delete left it: gone, or marked for deletion while finalizers remain.
+  virtual ApiOr<T> Delete(std::string_view ns, std::string_view name,
+                          const DeleteOptions& opts = {}) = 0;
+  virtual ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view ns,
+                                                   const ListOptions& opts = {}) = 0;
+};
+
+// Read-modify-write with retries on conflict, as client-go's RetryOnConflict: `mutate` edits
+// the current object and returns false to leave it alone. The result is the object as stored.
+template <class T>
+ApiOr<T> Mutate(Resource<T>& r, std::string_view ns, std::string_view name,
+                const std::function<bool(T&)>& mutate, bool status = false, int attempts = 16) {
+  for (int i = 0;; ++i) {
+    auto current = r.Get(ns, name);
+    if (!current.ok()) return current;
+    T next = *current;
+    if (!mutate(next)) return current;
+    auto written = status ? r.UpdateStatus(next) : r.Update(next);
+    if (written.ok() || !api::IsConflict(written.error()) || i + 1 >= attempts) return written;
+  }
+}
+
+// Every kind's Resource, from one transport.
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  template <class T>
+  Resource<T>& resource() {
+    return *std::get<std::unique_ptr<Resource<T>>>(resources_);
+  }
+
+ protected:
+  Client() = default;
+  // Fills every kind's slot with Impl<T>(args...).
+  template <template <class> class Impl, class... Args>
+  void Emplace(Args&... args) {
+    std::apply([&](auto&... slot) { (Make<Impl>(slot, args...), ...); }, resources_);
+  }
+
+ private:
+  template <template <class> class Impl, class T, class... Args>
+  static void Make(std::unique_ptr<Resource<T>>& slot, Args&... args) {
+    slot = std::make_unique<Impl<T>>(args...);
+  }
+  template <class... T>
+  static std::tuple<std::unique_ptr<Resource<T>>...> Slots(std::tuple<T...>*);
+  decltype(Slots(static_cast<api::AllKinds*>(nullptr))) resources_;
+};
+
+}  // namespace kvol::client

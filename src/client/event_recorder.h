@@ -1,0 +1,113 @@
+// EventRecorder: writes core/v1 Events about objects, as client-go's recorder does, so that
+// `kubectl describe` shows them:
+// - an event identical to a recent one (same object, type, reason, message, source) is not
+//   written again: the existing Event's count goes up and its lastTimestamp moves;
+// - when more than 10 events with the same object, type and reason but different messages
+//   arrive within 10 minutes, further ones are folded into one Event whose message starts
+//   "(combined from similar events): ".
+// Recording never blocks the caller: events are written by a background thread (a bounded
+// queue; when it is full new events are dropped with a log line). Flush waits for the writes.
+//
+//   recorder.Event(pvc, "Warning", "ProvisioningFailed", "storageclass.storage.k8s.io \"x\" not found");
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "api/core.h"
+#include "client/client.h"
+#include "os/clock.h"
+
+namespace kvol::client {
+
+struct EventRecorderOptions {
+  std::string component;  // source.component and reportingComponent, e.g. "persistentvolume-controller"
+  std::string host;       // source.host, for node agents
+  size_t max_queued = 1000;
+  size_t cache_size = 4096;  // recent events remembered for counting repeats
+  int similar_threshold = 10;
+  std::chrono::seconds similar_window{600};
+};
+
+// The ObjectReference an Event uses for `obj`.
+template <class T>
+api::ObjectReference ReferenceTo(const T& obj) {
+  const auto& k = api::KindInfoOf<T>();
+  api::ObjectReference r;
+  r.kind = std::string(k.kind);
+  r.api_version = k.ApiVersion();
+  r.namespace_ = obj.metadata.namespace_;
+  r.name = obj.metadata.name;
+  r.uid = obj.metadata.uid;
+  r.resource_version = obj.metadata.resource_version;
+  return r;
+}
+
+class EventRecorder {
+ public:
+  EventRecorder(Resource<api::Event>& events, EventRecorderOptions opts,
+                os::Clock& clock = os::RealClock());
+  ~EventRecorder();
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
+
+  // `type` is "Normal" or "Warning"; `reason` a short CamelCase word.
+  template <class T>
+  void Event(const T& obj, std::string_view type, std::string_view reason, std::string message) {
+    Record(ReferenceTo(obj), type, reason, std::move(message));
+  }
+  void Record(api::ObjectReference ref, std::string_view type, std::string_view reason,
+              std::string message);
+
+  // Waits until everything recorded so far is written; false if `timeout` passes first.
+  bool Flush(std::chrono::milliseconds timeout);
+
+ private:
+  struct Pending {
+    api::ObjectReference ref;
+    std::string type;
+    std::string reason;
+    std::string message;
+    api::Time when;
+  };
+  struct Written {
+    std::string ns;
+    std::string name;  // the Event object's name
+    int32_t count = 0;
+    api::Time first;
+    std::string key;
+  };
+  struct Similar {
+    std::unordered_map<std::string, int> messages;  // distinct messages seen in the window
+    os::MonoTime window_start;
+  };
+
+  void Run();
+  void Write(Pending p);
+  api::Time Now() const;
+
+  Resource<api::Event>& events_;
+  const EventRecorderOptions opts_;
+  os::Clock& clock_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+
+  // Background thread only.
+  std::list<Written> lru_;  // most recent first
+  std::unordered_map<std::string, std::list<Written>::iterator> written_;
+  std::unordered_map<std::string, Similar> similar_;
+
+  std::thread thread_;
+};
+
+}  // namespace kvol::client

@@ -1,0 +1,394 @@
+// Each kind's Resource as REST calls: Kubernetes' paths, query parameters, bodies and Status
+// errors; watches as streams of newline-delimited JSON events.
+#include <fstream>
+#include <sstream>
+
+#include "base/strings.h"
+#include "client/http.h"
+#include "client/http_transport.h"
+#include "manifest/manifest.h"
+
+namespace kvol::client {
+namespace {
+
+using api::Json;
+
+ApiError FromTransport(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kDeadlineExceeded: return ApiError{504, "Timeout", s.message(), {}, {}, {}, {}};
+    case StatusCode::kInvalidArgument: return ApiError{400, "BadRequest", s.message(), {}, {}, {}, {}};
+    default: return ApiError{503, "ServiceUnavailable", s.message(), {}, {}, {}, {}};
+  }
+}
+
+ApiError FromResponse(const HttpResponse& r) {
+  auto j = api::ParseJson(r.body);
+  if (j.ok()) return ApiError::FromStatusJson(*j, r.status);
+  std::string body = r.body.substr(0, 512);
+  while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
+  return ApiError::FromStatusJson(Json(body.empty() ? "HTTP " + std::to_string(r.status) : body),
+                                  r.status);
+}
+
+template <class T>
+ApiOr<T> DecodeObject(const Json& j) {
+  api::FieldErrors errs;
+  T obj = api::DecodeStruct<T>(j, &errs);
+  if (!errs.empty()) {
+    return ApiError{500, "InternalError",
+                    "the server's " + std::string(api::KindInfoOf<T>().kind) +
+                        " does not decode: " + api::AggregateMessage(errs),
+                    {}, {}, {}, {}};
+  }
+  return obj;
+}
+
+template <class T>
+ApiOr<T> ObjectOf(const StatusOr<HttpResponse>& r) {
+  if (!r.ok()) return FromTransport(r.status());
+  if (r->status < 200 || r->status >= 300) return FromResponse(*r);
+  auto j = api::ParseJson(r->body);
+  if (!j.ok()) {
+    return ApiError{500, "InternalError", "the response does not parse: " + j.status().message(),
+                    {}, {}, {}, {}};
+  }
+  return DecodeObject<T>(*j);
+}
+
+void AddQuery(std::string& target, std::string_view key, std::string_view value) {
+  if (value.empty()) return;
+  target += target.find('?') == std::string::npos ? '?' : '&';
+  target += key;
+  target += '=';
+  target += QueryEscape(value);
+}
+
+void AddWriteOptions(std::string& target, const WriteOptions& opts) {
+  if (opts.dry_run) AddQuery(target, "dryRun", "All");
+  AddQuery(target, "fieldValidation", opts.field_validation);
+}
+
+void AddListOptions(std::string& target, const ListOptions& opts) {
+  AddQuery(target, "labelSelector", opts.label_selector);
+  AddQuery(target, "fieldSelector", opts.field_selector);
+  AddQuery(target, "resourceVersion", opts.resource_version);
+  AddQuery(target, "resourceVersionMatch", opts.resource_version_match);
+  if (opts.limit > 0) AddQuery(target, "limit", std::to_string(opts.limit));
+  AddQuery(target, "continue", opts.continue_token);
+}
+
+template <class T>
+class HttpWatcher final : public Watcher<T> {
+ public:
+  explicit HttpWatcher(std::unique_ptr<HttpLineStream> s) : stream_(std::move(s)) {}
+  ~HttpWatcher() override { stream_->Close(); }
+
+  ApiOr<std::vector<WatchEvent<T>>> Next(std::chrono::milliseconds timeout) override {
+    if (ended_) return *ended_;
+    auto lines = stream_->Next(timeout);
+    if (!lines.ok()) {
+      if (lines.status().code() == StatusCode::kOutOfRange ||
+          lines.status().code() == StatusCode::kCancelled) {
+        ended_ = WatchClosed(lines.status().message());
+      } else {
+        ended_ = FromTransport(lines.status());
+      }
+      return *ended_;
+    }
+    std::vector<WatchEvent<T>> out;
+    out.reserve(lines->size());
+    for (const auto& line : *lines) {
+      auto j = api::ParseJson(line);
+      if (!j.ok() || !j->is_object() || !(*j)["type"].is_string()) {
+        ended_ = ApiError{500, "InternalError", "a watch event does not parse: " + line.substr(0, 200),
+                          {}, {}, {}, {}};
+        break;
+      }
+      const std::string& type = (*j)["type"].get_ref<const std::string&>();
+      const Json& object = (*j)["object"];
+      if (type == "ERROR") {
+        ended_ = ApiError::FromStatusJson(object, 500);
+        break;
+      }
+      WatchEvent<T> e;
+      if (type == "ADDED") e.type = EventType::kAdded;
+      else if (type == "MODIFIED") e.type = EventType::kModified;
+      else if (type == "DELETED") e.type = EventType::kDeleted;
+      else if (type == "BOOKMARK") e.type = EventType::kBookmark;
+      else continue;
+      auto obj = DecodeObject<T>(object);
+      if (!obj.ok()) {
+        ended_ = obj.error();
+        break;
+      }
+      e.object = *std::move(obj);
+      out.push_back(std::move(e));
+    }
+    if (out.empty() && ended_) return *ended_;
+    return out;
+  }
+
+  void Close() override { stream_->Close(); }
+
+ private:
+  std::unique_ptr<HttpLineStream> stream_;
+  std::optional<ApiError> ended_;  // returned once the events before it are handed out
+};
+
+template <class T>
+class HttpResource final : public Resource<T> {
+ public:
+  explicit HttpResource(HttpTransport& t) : t_(t) {}
+
+  ApiOr<T> Create(const T& obj, const WriteOptions& opts) override {
+    std::string target = Collection(obj.metadata.namespace_);
+    if (target.empty()) return NeedNamespace();
+    AddWriteOptions(target, opts);
+    return ObjectOf<T>(t_.Do("POST", target, "application/json", Body(obj)));
+  }
+  ApiOr<T> Get(std::string_view ns, std::string_view name) override {
+    std::string target = Item(ns, name);
+    if (target.empty()) return NeedNamespace();
+    return ObjectOf<T>(t_.Do("GET", target, "", ""));
+  }
+  ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts) override {
+    std::string target = Collection(ns, /*all_namespaces=*/true);
+    AddListOptions(target, opts);
+    auto r = t_.Do("GET", target, "", "");
+    if (!r.ok()) return FromTransport(r.status());
+    if (r->status != 200) return FromResponse(*r);
+    auto j = api::ParseJson(r->body);
+    if (!j.ok() || !j->is_object()) {
+      return ApiError{500, "InternalError", "the list does not parse", {}, {}, {}, {}};
+    }
+    ObjectList<T> out;
+    const Json& items = (*j)["items"];
+    if (items.is_array()) {
+      out.items.reserve(items.size());
+      for (const auto& item : items) {
+        auto obj = DecodeObject<T>(item);
+        if (!obj.ok()) return obj.error();
+        out.items.push_back(*std::move(obj));
+      }
+    }
+    const Json& meta = (*j)["metadata"];
+    if (meta.is_object()) {
+      out.resource_version = meta.value("resourceVersion", "");
+      out.continue_token = meta.value("continue", "");
+    }
+    return out;
+  }
+  ApiOr<T> Update(const T& obj, const WriteOptions& opts) override {
+    return Put(obj, "", opts);
+  }
+  ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts) override {
+    return Put(obj, "/status", opts);
+  }
+  ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
+                 std::string_view patch, bool status) override {
+    std::string target = Item(ns, name);
+    if (target.empty()) return NeedNamespace();
+    if (status) target += "/status";
+    return ObjectOf<T>(t_.Do("PATCH", target, PatchContentType(type), std::string(patch)));
+  }
+  ApiOr<T> Delete(std::string_view ns, std::string_view name,
+                  const DeleteOptions& opts) override {
+    std::string target = Item(ns, name);
+    if (target.empty()) return NeedNamespace();
+    Json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+    if (opts.grace_period_seconds) body["gracePeriodSeconds"] = *opts.grace_period_seconds;
+    if (!opts.propagation_policy.empty()) body["propagationPolicy"] = opts.propagation_policy;
+    if (opts.dry_run) body["dryRun"] = Json::array({"All"});
+    if (opts.precondition_uid || opts.precondition_resource_version) {
+      Json pre = Json::object();
+      if (opts.precondition_uid) pre["uid"] = *opts.precondition_uid;
+      if (opts.precondition_resource_version) {
+        pre["resourceVersion"] = *opts.precondition_resource_version;
+      }
+      body["preconditions"] = std::move(pre);
+    }
+    auto r = t_.Do("DELETE", target, "application/json", api::DumpJson(body));
+    if (!r.ok()) return FromTransport(r.status());
+    if (r->status < 200 || r->status >= 300) return FromResponse(*r);
+    auto j = api::ParseJson(r->body);
+    if (j.ok() && j->is_object() && j->value("kind", "") == "Status") {
+      // Servers that answer a completed delete with a Success Status rather than the object.
+      T gone;
+      gone.metadata.name = std::string(name);
+      if (api::KindInfoOf<T>().namespaced) gone.metadata.namespace_ = std::string(ns);
+      return gone;
+    }
+    if (!j.ok()) return ApiError{500, "InternalError", "the response does not parse", {}, {}, {}, {}};
+    return DecodeObject<T>(*j);
+  }
+  ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view ns,
+                                           const ListOptions& opts) override {
+    std::string target = Collection(ns, /*all_namespaces=*/true);
+    AddQuery(target, "watch", "1");
+    AddListOptions(target, opts);
+    if (opts.allow_bookmarks) AddQuery(target, "allowWatchBookmarks", "true");
+    if (opts.timeout_seconds > 0) {
+      AddQuery(target, "timeoutSeconds", std::to_string(opts.timeout_seconds));
+    }
+    int status = 0;
+    std::string error_body;
+    auto s = t_.Stream(target, &status, &error_body);
+    if (!s.ok()) return FromTransport(s.status());
+    if (status != 200) return FromResponse(HttpResponse{status, std::move(error_body)});
+    return std::unique_ptr<Watcher<T>>(std::make_unique<HttpWatcher<T>>(std::move(*s)));
+  }
+
+ private:
+  static const api::KindInfo& Kind() { return api::KindInfoOf<T>(); }
+
+  // The collection's path; "" when a namespaced kind needs a namespace and has none.
+  static std::string Collection(std::string_view ns, bool all_namespaces = false) {
+    const auto& k = Kind();
+    std::string p = k.group.empty() ? "/api/" + std::string(k.version)
+                                    : "/apis/" + std::string(k.group) + "/" + std::string(k.version);
+    if (k.namespaced) {
+      if (ns.empty() && !all_namespaces) return "";
+      if (!ns.empty()) p += "/namespaces/" + QueryEscape(ns);
+    }
+    p += '/';
+    p += k.resource;
+    return p;
+  }
+  static std::string Item(std::string_view ns, std::string_view name) {
+    std::string p = Collection(ns);
+    if (p.empty()) return p;
+    return p + "/" + QueryEscape(name);
+  }
+  static std::string Body(const T& obj) {
+    Json j = api::EncodeStruct(obj);
+    const auto& k = Kind();
+    j["apiVersion"] = k.ApiVersion();
+    j["kind"] = k.kind;
+    return api::DumpJson(j);
+  }
+  static ApiError NeedNamespace() {
+    return ApiError{400, "BadRequest",
+                    "a namespace is required for " + std::string(Kind().resource), {}, {}, {}, {}};
+  }
+
+  ApiOr<T> Put(const T& obj, std::string_view sub, const WriteOptions& opts) {
+    std::string target = Item(obj.metadata.namespace_, obj.metadata.name);
+    if (target.empty()) return NeedNamespace();
+    target += sub;
+    AddWriteOptions(target, opts);
+    return ObjectOf<T>(t_.Do("PUT", target, "application/json", Body(obj)));
+  }
+
+  HttpTransport& t_;
+};
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The entry called `name` in a kubeconfig list ("clusters", "users", "contexts"), or null.
+const Json* Named(const Json& cfg, const char* list, const std::string& name, const char* field) {
+  auto it = cfg.find(list);
+  if (it == cfg.end() || !it->is_array()) return nullptr;
+  for (const auto& e : *it) {
+    if (e.is_object() && e.value("name", "") == name) {
+      auto f = e.find(field);
+      return f != e.end() && f->is_object() ? &*f : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::string Str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+StatusOr<HttpConfig> LoadKubeconfig(const std::string& path, std::string_view context) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  auto r = manifest::ParseText(*text, path);
+  if (!r.errors.empty()) return InvalidArgumentError(r.errors.front().ToString());
+  if (r.documents.empty() || !r.documents.front().object.is_object()) {
+    return InvalidArgumentError(path + ": not a kubeconfig");
+  }
+  const Json& cfg = r.documents.front().object;
+  std::string ctx_name = context.empty() ? Str(cfg, "current-context") : std::string(context);
+  if (ctx_name.empty()) return InvalidArgumentError(path + ": no current-context");
+  const Json* ctx = Named(cfg, "contexts", ctx_name, "context");
+  if (!ctx) return InvalidArgumentError(path + ": context \"" + ctx_name + "\" not found");
+  const std::string cluster_name = Str(*ctx, "cluster");
+  const Json* cluster = Named(cfg, "clusters", cluster_name, "cluster");
+  if (!cluster) return InvalidArgumentError(path + ": cluster \"" + cluster_name + "\" not found");
+
+  HttpConfig c;
+  c.server = Str(*cluster, "server");
+  if (c.server.empty()) return InvalidArgumentError(path + ": cluster \"" + cluster_name + "\" has no server");
+  if (std::string ns = Str(*ctx, "namespace"); !ns.empty()) c.default_namespace = ns;
+  if (auto it = cluster->find("insecure-skip-tls-verify"); it != cluster->end() && it->is_boolean()) {
+    c.insecure_skip_tls_verify = it->get<bool>();
+  }
+  if (std::string data = Str(*cluster, "certificate-authority-data"); !data.empty()) {
+    auto pem = Base64Decode(data);
+    if (!pem) return InvalidArgumentError(path + ": certificate-authority-data is not base64");
+    c.ca_pem = *std::move(pem);
+  } else if (std::string file = Str(*cluster, "certificate-authority"); !file.empty()) {
+    if (file.front() != '/') {
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos) file = path.substr(0, slash + 1) + file;
+    }
+    auto pem = ReadFile(file);
+    if (!pem.ok()) return pem.status();
+    c.ca_pem = *std::move(pem);
+  }
+
+  const std::string user_name = Str(*ctx, "user");
+  if (user_name.empty()) return c;
+  const Json* user = Named(cfg, "users", user_name, "user");
+  if (!user) return InvalidArgumentError(path + ": user \"" + user_name + "\" not found");
+  c.token = Str(*user, "token");
+  if (c.token.empty()) {
+    if (std::string file = Str(*user, "tokenFile"); !file.empty()) {
+      auto token = ReadFile(file);
+      if (!token.ok()) return token.status();
+      c.token = *std::move(token);
+      while (!c.token.empty() && (c.token.back() == '\n' || c.token.back() == '\r')) {
+        c.token.pop_back();
+      }
+    }
+  }
+  if (c.token.empty()) {
+    for (const char* unsupported : {"client-certificate", "client-certificate-data", "exec",
+                                    "auth-provider", "username"}) {
+      if (user->contains(unsupported)) {
+        return UnimplementedError(path + ": user \"" + user_name + "\" authenticates with " +
+                                  unsupported + ", which kvol's client does not support; use a "
+                                  "bearer token");
+      }
+    }
+  }
+  return c;
+}
+
+HttpClient::HttpClient(std::unique_ptr<HttpTransport> transport)
+    : transport_(std::move(transport)) {
+  Emplace<HttpResource>(*transport_);
+}
+
+HttpClient::~HttpClient() = default;
+
+StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(HttpConfig config) {
+  auto t = HttpTransport::Create(std::move(config));
+  if (!t.ok()) return t.status();
+  return std::unique_ptr<HttpClient>(new HttpClient(*std::move(t)));
+}
+
+const HttpConfig& HttpClient::config() const { return transport_->config(); }
+
+}  // namespace kvol::client

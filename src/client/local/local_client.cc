@@ -1,0 +1,124 @@
+// Each kind's Resource over its Registry.
+#include "client/local/local_client.h"
+
+#include "apiserver/errors.h"
+
+namespace kvol::client {
+namespace {
+
+using apiserver::Registry;
+
+ApiError FromStreamStatus(const Status& s) {
+  if (s.code() == StatusCode::kOutOfRange) return apiserver::Gone(s.message());
+  if (s.code() == StatusCode::kCancelled) {
+    return WatchClosed("the watch was closed");
+  }
+  return apiserver::FromStatus(s);
+}
+
+template <class T>
+class LocalWatcher final : public Watcher<T> {
+ public:
+  LocalWatcher(Registry<T>& reg, std::unique_ptr<apiserver::EventStream> stream)
+      : reg_(reg), stream_(std::move(stream)) {}
+  ~LocalWatcher() override { stream_->Close(); }
+
+  ApiOr<std::vector<WatchEvent<T>>> Next(std::chrono::milliseconds timeout) override {
+    auto evs = stream_->Next(timeout);
+    if (!evs.ok()) return FromStreamStatus(evs.status());
+    std::vector<WatchEvent<T>> out;
+    out.reserve(evs->size());
+    for (auto& e : *evs) {
+      WatchEvent<T> we;
+      switch (e.type) {
+        case apiserver::WatchEvent::Type::kAdded: we.type = EventType::kAdded; break;
+        case apiserver::WatchEvent::Type::kModified: we.type = EventType::kModified; break;
+        case apiserver::WatchEvent::Type::kDeleted: we.type = EventType::kDeleted; break;
+        case apiserver::WatchEvent::Type::kBookmark: we.type = EventType::kBookmark; break;
+      }
+      if (we.type == EventType::kBookmark) {
+        we.object.metadata.resource_version = std::to_string(e.object.rev);
+      } else {
+        auto obj = reg_.DecodeTyped(e.object);
+        if (!obj.ok()) return obj.error();
+        we.object = *std::move(obj);
+      }
+      out.push_back(std::move(we));
+    }
+    return out;
+  }
+
+  void Close() override { stream_->Close(); }
+
+ private:
+  Registry<T>& reg_;
+  std::unique_ptr<apiserver::EventStream> stream_;
+};
+
+template <class T>
+class LocalResource final : public Resource<T> {
+ public:
+  explicit LocalResource(apiserver::Api& api) : reg_(api.registry<T>()) {}
+
+  ApiOr<T> Create(const T& obj, const WriteOptions& opts) override {
+    return reg_.Create(obj, obj.metadata.namespace_, opts);
+  }
+  ApiOr<T> Get(std::string_view ns, std::string_view name) override {
+    return reg_.Get(Namespace(ns), name);
+  }
+  ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts) override {
+    auto l = reg_.ListStored(Namespace(ns), opts);
+    if (!l.ok()) return l.error();
+    ObjectList<T> out;
+    out.items.reserve(l->items.size());
+    for (const auto& s : l->items) {
+      auto obj = reg_.DecodeTyped(s);
+      if (!obj.ok()) return obj.error();
+      out.items.push_back(*std::move(obj));
+    }
+    out.resource_version = std::to_string(l->rev);
+    out.continue_token = std::move(l->continue_token);
+    return out;
+  }
+  ApiOr<T> Update(const T& obj, const WriteOptions& opts) override {
+    return reg_.Update(obj, false, opts);
+  }
+  ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts) override {
+    if (!reg_.has_status()) return NoStatus();
+    return reg_.Update(obj, true, opts);
+  }
+  ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
+                 std::string_view patch, bool status) override {
+    if (status && !reg_.has_status()) return NoStatus();
+    auto s = reg_.PatchJson(Namespace(ns), name, PatchContentType(type), patch, status, {});
+    if (!s.ok()) return s.error();
+    return reg_.DecodeTyped(*s);
+  }
+  ApiOr<T> Delete(std::string_view ns, std::string_view name,
+                  const DeleteOptions& opts) override {
+    return reg_.Delete(Namespace(ns), name, opts);
+  }
+  ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view ns,
+                                           const ListOptions& opts) override {
+    auto s = reg_.WatchStored(Namespace(ns), opts);
+    if (!s.ok()) return s.error();
+    return std::unique_ptr<Watcher<T>>(std::make_unique<LocalWatcher<T>>(reg_, std::move(*s)));
+  }
+
+ private:
+  std::string_view Namespace(std::string_view ns) const {
+    return reg_.info().namespaced ? ns : std::string_view();
+  }
+  static ApiError NoStatus() {
+    return ApiError{404, "NotFound", "the server could not find the requested resource",
+                    {}, {}, {}, {}};
+  }
+
+  Registry<T>& reg_;
+};
+
+}  // namespace
+
+LocalClient::LocalClient(apiserver::Api& api) { Emplace<LocalResource>(api); }
+
+}  // namespace kvol::client

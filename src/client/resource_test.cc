@@ -1,0 +1,406 @@
+// The client interface behaves the same over both transports: every test runs against the
+// in-process client and the HTTPS client of one real API server.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "client/client.h"
+#include "client/http.h"
+#include "client/testing/test_server.h"
+
+namespace kvol::client {
+namespace {
+
+using namespace std::chrono_literals;
+
+api::PersistentVolume PV(std::string name, std::string size = "5Gi") {
+  api::PersistentVolume pv;
+  pv.metadata.name = std::move(name);
+  pv.spec.capacity["storage"] = api::Quantity::MustParse(size);
+  pv.spec.access_modes = {"ReadWriteOnce"};
+  pv.spec.host_path.emplace().path = "/data";
+  return pv;
+}
+
+api::ConfigMap ConfigMap(std::string ns, std::string name) {
+  api::ConfigMap cm;
+  cm.metadata.namespace_ = std::move(ns);
+  cm.metadata.name = std::move(name);
+  cm.data = api::StringMap{{"a", "1"}};
+  return cm;
+}
+
+class ResourceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto s = testing::TestServer::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  Client& client() { return GetParam() == "http" ? server_->http() : server_->local(); }
+  Resource<api::PersistentVolume>& pvs() { return client().resource<api::PersistentVolume>(); }
+  Resource<api::ConfigMap>& cms() { return client().resource<api::ConfigMap>(); }
+
+  // Events from `w` until `n` have arrived or 10 s pass.
+  template <class T>
+  std::vector<WatchEvent<T>> Collect(Watcher<T>& w, size_t n) {
+    std::vector<WatchEvent<T>> out;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+      auto evs = w.Next(100ms);
+      if (!evs.ok()) {
+        ADD_FAILURE() << "watch error: " << evs.error().message;
+        break;
+      }
+      for (auto& e : *evs) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  std::unique_ptr<testing::TestServer> server_;
+};
+
+TEST_P(ResourceTest, CreateGetUpdateStatusAndDelete) {
+  auto created = pvs().Create(PV("pv1"));
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_EQ(created->metadata.uid.size(), 36u);
+  EXPECT_FALSE(created->metadata.resource_version.empty());
+  EXPECT_EQ(created->spec.persistent_volume_reclaim_policy, "Retain");  // defaulted
+  EXPECT_EQ(created->metadata.finalizers, std::vector<std::string>{"kubernetes.io/pv-protection"});
+
+  auto got = pvs().Get("", "pv1");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->metadata.uid, created->metadata.uid);
+
+  // Update keeps status; UpdateStatus keeps spec.
+  api::PersistentVolume next = *got;
+  next.metadata.labels["tier"] = "gold";
+  next.status.phase = "Bound";
+  auto updated = pvs().Update(next);
+  ASSERT_TRUE(updated.ok()) << updated.error().message;
+  EXPECT_EQ(updated->metadata.labels.at("tier"), "gold");
+  EXPECT_EQ(updated->status.phase, "Pending");
+  next = *updated;
+  next.status.phase = "Available";
+  next.spec.storage_class_name = "ignored";
+  auto status = pvs().UpdateStatus(next);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(status->status.phase, "Available");
+  EXPECT_EQ(status->spec.storage_class_name, "");
+
+  // A stale resourceVersion is a conflict.
+  auto stale = pvs().Update(*updated);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_TRUE(api::IsConflict(stale.error())) << stale.error().reason;
+  EXPECT_EQ(stale.error().code, 409);
+
+  // The protection finalizer holds the delete; removing it lets the object go.
+  auto deleted = pvs().Delete("", "pv1");
+  ASSERT_TRUE(deleted.ok()) << deleted.error().message;
+  EXPECT_TRUE(deleted->metadata.deletion_timestamp.has_value());
+  ASSERT_TRUE(pvs().Get("", "pv1").ok());
+  auto released = Mutate<api::PersistentVolume>(pvs(), "", "pv1", [](api::PersistentVolume& pv) {
+    pv.metadata.finalizers.clear();
+    return true;
+  });
+  ASSERT_TRUE(released.ok()) << released.error().message;
+  auto gone = pvs().Get("", "pv1");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(api::IsNotFound(gone.error()));
+  EXPECT_EQ(gone.error().code, 404);
+  EXPECT_EQ(gone.error().message, "persistentvolumes \"pv1\" not found");
+}
+
+TEST_P(ResourceTest, ErrorsKeepReasonAndFieldCauses) {
+  ASSERT_TRUE(pvs().Create(PV("dup")).ok());
+  auto again = pvs().Create(PV("dup"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(api::IsAlreadyExists(again.error()));
+  EXPECT_EQ(again.error().name, "dup");
+
+  auto bad = pvs().Create(PV("bad", "-1Gi"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(api::IsInvalid(bad.error()));
+  EXPECT_EQ(bad.error().code, 422);
+  ASSERT_FALSE(bad.error().causes.empty());
+  EXPECT_EQ(bad.error().causes[0].field, "spec.capacity[storage]");
+  EXPECT_EQ(bad.error().causes[0].ToString(),
+            "spec.capacity[storage]: Invalid value: -1073741824: must be a valid resource quantity");
+
+  auto no_ns = cms().Create(ConfigMap("", "c"));
+  ASSERT_FALSE(no_ns.ok());
+  EXPECT_EQ(no_ns.error().code, 400);
+  auto missing_ns = cms().Create(ConfigMap("nowhere", "c"));
+  ASSERT_FALSE(missing_ns.ok());
+  EXPECT_TRUE(api::IsNotFound(missing_ns.error()));
+  EXPECT_EQ(missing_ns.error().message, "namespaces \"nowhere\" not found");
+
+  // Kinds without a status subresource have no UpdateStatus.
+  auto cm = cms().Create(ConfigMap("default", "c"));
+  ASSERT_TRUE(cm.ok());
+  auto st = cms().UpdateStatus(*cm);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, 404);
+}
+
+TEST_P(ResourceTest, ThreePatchTypes) {
+  ASSERT_TRUE(cms().Create(ConfigMap("default", "p")).ok());
+  auto merged = cms().Patch("default", "p", PatchType::kMerge, R"({"data": {"b": "2"}})");
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->data.size(), 2u);
+  auto json = cms().Patch("default", "p", PatchType::kJson,
+                          R"([{"op": "remove", "path": "/data/a"}])");
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  EXPECT_EQ(json->data.count("a"), 0u);
+  auto strategic = cms().Patch("default", "p", PatchType::kStrategicMerge,
+                               R"({"metadata": {"finalizers": ["x.io/keep"]}})");
+  ASSERT_TRUE(strategic.ok()) << strategic.error().message;
+  EXPECT_EQ(strategic->metadata.finalizers, std::vector<std::string>{"x.io/keep"});
+  auto bad = cms().Patch("default", "p", PatchType::kJson, "not json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 400);
+}
+
+TEST_P(ResourceTest, ListSelectsAndPages) {
+  for (int i = 0; i < 7; ++i) {
+    auto pv = PV("pv" + std::to_string(i));
+    pv.metadata.labels["parity"] = i % 2 ? "odd" : "even";
+    ASSERT_TRUE(pvs().Create(pv).ok());
+  }
+  ListOptions odd;
+  odd.label_selector = "parity=odd";
+  auto l = pvs().List("", odd);
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(l->items.size(), 3u);
+  EXPECT_FALSE(l->resource_version.empty());
+
+  ListOptions page;
+  page.limit = 3;
+  std::vector<std::string> names;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto p = pvs().List("", page);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (auto& pv : p->items) names.push_back(pv.metadata.name);
+    if (p->continue_token.empty()) break;
+    page.continue_token = p->continue_token;
+  }
+  EXPECT_EQ(names.size(), 7u);
+
+  ListOptions bad;
+  bad.label_selector = "a in (";
+  auto e = pvs().List("", bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, 400);
+}
+
+TEST_P(ResourceTest, WatchSeesChangesInOrderAndResumes) {
+  auto l = pvs().List("");
+  ASSERT_TRUE(l.ok());
+  ListOptions wo;
+  wo.resource_version = l->resource_version;
+  auto w = pvs().Watch("", wo);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+
+  ASSERT_TRUE(pvs().Create(PV("w1")).ok());
+  ASSERT_TRUE(Mutate<api::PersistentVolume>(pvs(), "", "w1", [](api::PersistentVolume& pv) {
+                pv.metadata.labels["x"] = "y";
+                return true;
+              }).ok());
+  ASSERT_TRUE(Mutate<api::PersistentVolume>(pvs(), "", "w1", [](api::PersistentVolume& pv) {
+                pv.metadata.finalizers.clear();
+                return true;
+              }).ok());
+  ASSERT_TRUE(pvs().Delete("", "w1").ok());
+  auto evs = Collect(**w, 4);
+  ASSERT_EQ(evs.size(), 4u);
+  EXPECT_EQ(evs[0].type, EventType::kAdded);
+  EXPECT_EQ(evs[1].type, EventType::kModified);
+  EXPECT_EQ(evs[1].object.metadata.labels.at("x"), "y");
+  EXPECT_EQ(evs[2].type, EventType::kModified);
+  EXPECT_EQ(evs[3].type, EventType::kDeleted);
+  EXPECT_EQ(evs[3].object.metadata.name, "w1");
+
+  // Resuming from the second event replays exactly the two after it.
+  wo.resource_version = evs[1].object.metadata.resource_version;
+  auto resumed = pvs().Watch("", wo);
+  ASSERT_TRUE(resumed.ok());
+  auto again = Collect(**resumed, 2);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].object.metadata.resource_version, evs[2].object.metadata.resource_version);
+  EXPECT_EQ(again[1].type, EventType::kDeleted);
+  auto quiet = (*resumed)->Next(50ms);
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->empty());
+}
+
+TEST_P(ResourceTest, CloseEndsAWaitingNext) {
+  auto w = pvs().Watch("");
+  ASSERT_TRUE(w.ok());
+  std::atomic<bool> returned{false};
+  std::thread reader([&] {
+    while (true) {
+      auto evs = (*w)->Next(30s);
+      if (!evs.ok()) {
+        EXPECT_TRUE(IsWatchClosed(evs.error())) << evs.error().message;
+        break;
+      }
+    }
+    returned = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  const auto start = std::chrono::steady_clock::now();
+  (*w)->Close();
+  reader.join();
+  EXPECT_TRUE(returned);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST_P(ResourceTest, WatchFromACompactedVersionIsGone) {
+  auto first = pvs().Create(PV("old"));
+  ASSERT_TRUE(first.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(pvs().Create(PV("n" + std::to_string(i))).ok());
+  auto rev = server_->store().CurrentRevision();
+  ASSERT_TRUE(rev.ok());
+  ASSERT_TRUE(server_->store().Compact(*rev).ok());
+  // After a restart the watch cache starts at the current revision, so the old version must
+  // come from the store, which no longer has it.
+  ASSERT_TRUE(server_->Restart().ok());
+  ListOptions wo;
+  wo.resource_version = first->metadata.resource_version;
+  auto w = pvs().Watch("", wo);
+  std::optional<ApiError> err;
+  if (!w.ok()) {
+    err = w.error();
+  } else {
+    auto evs = (*w)->Next(5s);
+    ASSERT_FALSE(evs.ok());
+    err = evs.error();
+  }
+  EXPECT_TRUE(api::IsGone(*err)) << err->code << " " << err->message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ResourceTest, ::testing::Values("local", "http"),
+                         [](const auto& info) { return info.param; });
+
+TEST(HttpClientTest, BookmarksCarryTheCurrentVersion) {
+  testing::TestServerOptions o;
+  o.bookmark_interval = 0s;
+  auto s = testing::TestServer::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto& pvs = (*s)->http().resource<api::PersistentVolume>();
+  ListOptions wo;
+  wo.allow_bookmarks = true;
+  auto w = pvs.Watch("", wo);
+  ASSERT_TRUE(w.ok());
+  auto created = pvs.Create(PV("b1"));
+  ASSERT_TRUE(created.ok());
+  bool bookmark = false;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!bookmark && std::chrono::steady_clock::now() < deadline) {
+    auto evs = (*w)->Next(100ms);
+    ASSERT_TRUE(evs.ok());
+    for (auto& e : *evs) {
+      if (e.type != EventType::kBookmark) continue;
+      bookmark = true;
+      EXPECT_EQ(e.object.metadata.resource_version, created->metadata.resource_version);
+    }
+  }
+  EXPECT_TRUE(bookmark);
+}
+
+TEST(HttpClientTest, RejectsAWrongTokenAndAnUntrustedServer) {
+  auto s = testing::TestServer::Start();
+  ASSERT_TRUE(s.ok());
+  HttpConfig cfg = (*s)->http_config();
+  cfg.token = "wrong";
+  auto c = HttpClient::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto r = (*c)->resource<api::PersistentVolume>().Get("", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 401);
+
+  cfg = (*s)->http_config();
+  cfg.ca_pem.clear();  // the system's CAs do not know kvol's
+  c = HttpClient::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  r = (*c)->resource<api::PersistentVolume>().Get("", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 503);
+  EXPECT_NE(r.error().message.find("certificate verify failed"), std::string::npos)
+      << r.error().message;
+
+  cfg.insecure_skip_tls_verify = true;
+  c = HttpClient::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  r = (*c)->resource<api::PersistentVolume>().Get("", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(api::IsNotFound(r.error()));
+}
+
+TEST(HttpClientTest, ReusesConnectionsAcrossManyRequestsAndThreads) {
+  auto s = testing::TestServer::Start();
+  ASSERT_TRUE(s.ok());
+  auto& cms = (*s)->http().resource<api::ConfigMap>();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        if (cms.Create(ConfigMap("default", "c" + std::to_string(t) + "-" + std::to_string(i))).ok()) {
+          ++ok;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 200);
+  auto l = cms.List("default");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->items.size(), 200u);
+}
+
+TEST(KubeconfigTest, ReadsContextClusterAndUser) {
+  auto s = testing::TestServer::Start({.http = false});
+  ASSERT_TRUE(s.ok());
+  const std::string path = (*s)->dir() + "/config";
+  std::ofstream(path) << R"(apiVersion: v1
+kind: Config
+current-context: b
+clusters:
+- name: one
+  cluster: {server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true}
+- name: two
+  cluster: {server: "https://[::1]:7443", certificate-authority: ca.pem}
+users:
+- name: u
+  user: {tokenFile: )" << (*s)->dir() << R"(/tok}
+- name: cert
+  user: {client-certificate-data: AAAA}
+contexts:
+- name: a
+  context: {cluster: one, user: cert}
+- name: b
+  context: {cluster: two, user: u, namespace: team}
+)";
+  std::ofstream((*s)->dir() + "/ca.pem") << "PEM";
+  std::ofstream((*s)->dir() + "/tok") << "secret\n";
+  auto cfg = LoadKubeconfig(path);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://[::1]:7443");
+  EXPECT_EQ(cfg->ca_pem, "PEM");
+  EXPECT_EQ(cfg->token, "secret");
+  EXPECT_EQ(cfg->default_namespace, "team");
+  auto a = LoadKubeconfig(path, "a");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("client-certificate-data"), std::string::npos);
+  auto missing = LoadKubeconfig(path, "zzz");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("context \"zzz\" not found"), std::string::npos);
+  EXPECT_FALSE(LoadKubeconfig((*s)->dir() + "/nope").ok());
+  EXPECT_FALSE(HttpClient::Create(HttpConfig{.server = "http://127.0.0.1:1"}).ok());
+}
+
+}  // namespace
+}  // namespace kvol::client

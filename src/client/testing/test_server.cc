@@ -1,0 +1,90 @@
+// The in-process test server.
+#include "client/testing/test_server.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "apiserver/tls.h"
+#include "client/local/local_client.h"
+#include "store/sqlite_store.h"
+
+namespace kvol::client::testing {
+
+namespace fs = std::filesystem;
+
+StatusOr<std::unique_ptr<TestServer>> TestServer::Start(TestServerOptions opts) {
+  std::unique_ptr<TestServer> t(new TestServer(opts));
+  std::string tmpl = (fs::temp_directory_path() / "kvol-client-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) return InternalError("mkdtemp failed");
+  t->dir_ = tmpl;
+  store::SqliteOptions so;
+  so.path = t->dir_ + "/kvol.db";
+  auto s = store::OpenSqliteStore(so);
+  if (!s.ok()) return s.status();
+  t->store_ = std::move(*s);
+  if (Status st = t->StartApi(); !st.ok()) return st;
+  return t;
+}
+
+Status TestServer::StartApi() {
+  api_ = std::make_unique<apiserver::Api>(*store_, *opts_.clock);
+  if (Status st = api_->Start(); !st.ok()) return st;
+  local_ = std::make_unique<LocalClient>(*api_);
+  if (!opts_.http) return OkStatus();
+
+  auto tls = apiserver::EnsureTls(dir_, {"127.0.0.1"});
+  if (!tls.ok()) return tls.status();
+  auto token = apiserver::EnsureAdminToken(dir_);
+  if (!token.ok()) return token.status();
+  apiserver::RestOptions ro;
+  ro.token = *token;
+  ro.bookmark_interval = opts_.bookmark_interval;
+  rest_ = std::make_unique<apiserver::RestHandler>(*api_, ro);
+  apiserver::HttpServerOptions ho;
+  ho.port = 0;
+  ho.cert_pem = tls->server_cert_pem;
+  ho.key_pem = tls->server_key_pem;
+  auto* rest = rest_.get();
+  server_ = std::make_unique<apiserver::HttpServer>(
+      ho, [rest](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+        rest->Handle(req, w);
+      });
+  if (Status st = server_->Start(); !st.ok()) return st;
+  const std::string url = "https://127.0.0.1:" + std::to_string(server_->port());
+  if (Status st = apiserver::WriteKubeconfig(dir_, url, tls->ca_cert_pem, *token); !st.ok()) {
+    return st;
+  }
+  auto cfg = LoadKubeconfig(dir_ + "/kubeconfig");
+  if (!cfg.ok()) return cfg.status();
+  http_config_ = *cfg;
+  auto c = HttpClient::Create(*cfg);
+  if (!c.ok()) return c.status();
+  http_ = std::move(*c);
+  return OkStatus();
+}
+
+void TestServer::StopApi() {
+  http_.reset();
+  if (rest_) rest_->Shutdown();
+  if (server_) server_->Stop();
+  server_.reset();
+  rest_.reset();
+  local_.reset();
+  if (api_) api_->Stop();
+  api_.reset();
+}
+
+Status TestServer::Restart() {
+  StopApi();
+  return StartApi();
+}
+
+TestServer::~TestServer() {
+  StopApi();
+  store_.reset();
+  std::error_code ec;
+  if (!dir_.empty()) fs::remove_all(dir_, ec);
+}
+
+}  // namespace kvol::client::testing

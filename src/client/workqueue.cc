@@ -1,0 +1,134 @@
+// The work queue.
+#include "client/workqueue.h"
+
+namespace kvol::client {
+
+WorkQueue::WorkQueue(os::Clock& clock, WorkQueueOptions opts) : clock_(clock), opts_(opts) {}
+
+WorkQueue::~WorkQueue() { ShutDown(); }
+
+void WorkQueue::AddLocked(const std::string& key) {
+  if (shutting_down_) return;
+  if (!dirty_.insert(key).second) return;       // already waiting: once is enough
+  if (processing_.count(key)) return;           // queued again on Done
+  queue_.push_back(key);
+  cv_.notify_one();
+}
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard lock(mu_);
+  AddLocked(key);
+}
+
+void WorkQueue::AddAfter(const std::string& key, std::chrono::nanoseconds delay) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  if (delay <= std::chrono::nanoseconds::zero()) return AddLocked(key);
+  const os::MonoTime at = clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(delay);
+  auto it = delayed_at_.find(key);
+  if (it != delayed_at_.end()) {
+    if (it->second <= at) return;  // already due sooner
+    auto range = delayed_.equal_range(it->second);
+    for (auto d = range.first; d != range.second; ++d) {
+      if (d->second == key) {
+        delayed_.erase(d);
+        break;
+      }
+    }
+  }
+  delayed_at_[key] = at;
+  delayed_.emplace(at, key);
+  cv_.notify_all();  // a waiter may need to wake earlier
+}
+
+void WorkQueue::AddRateLimited(const std::string& key) {
+  std::chrono::nanoseconds delay;
+  {
+    std::lock_guard lock(mu_);
+    const int n = failures_[key]++;
+    delay = opts_.base_delay;
+    for (int i = 0; i < n && delay < opts_.max_delay; ++i) delay *= 2;
+    if (delay > opts_.max_delay) delay = opts_.max_delay;
+  }
+  AddAfter(key, delay);
+}
+
+void WorkQueue::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+int WorkQueue::Failures(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+void WorkQueue::PromoteDueLocked() {
+  if (delayed_.empty()) return;
+  const os::MonoTime now = clock_.Monotonic();
+  while (!delayed_.empty() && delayed_.begin()->first <= now) {
+    std::string key = std::move(delayed_.begin()->second);
+    delayed_.erase(delayed_.begin());
+    delayed_at_.erase(key);
+    AddLocked(key);
+  }
+}
+
+std::optional<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadline) {
+  std::unique_lock lock(mu_);
+  while (true) {
+    PromoteDueLocked();
+    if (!queue_.empty()) {
+      std::string key = std::move(queue_.front());
+      queue_.pop_front();
+      dirty_.erase(key);
+      processing_.insert(key);
+      return key;
+    }
+    if (shutting_down_) return std::nullopt;
+    if (deadline && clock_.Monotonic() >= *deadline) return std::nullopt;
+    std::optional<os::MonoTime> wake = deadline;
+    if (!delayed_.empty() && (!wake || delayed_.begin()->first < *wake)) {
+      wake = delayed_.begin()->first;
+    }
+    if (wake) {
+      clock_.WaitUntil(cv_, lock, *wake);
+    } else {
+      cv_.wait(lock);
+    }
+  }
+}
+
+std::optional<std::string> WorkQueue::Get() { return GetUntil(std::nullopt); }
+
+std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
+  return GetUntil(clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout));
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  processing_.erase(key);
+  if (dirty_.count(key) && !shutting_down_) {
+    queue_.push_back(key);
+    cv_.notify_one();
+  }
+}
+
+void WorkQueue::ShutDown() {
+  std::lock_guard lock(mu_);
+  shutting_down_ = true;
+  cv_.notify_all();
+}
+
+bool WorkQueue::shutting_down() const {
+  std::lock_guard lock(mu_);
+  return shutting_down_;
+}
+
+size_t WorkQueue::Len() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+}  // namespace kvol::client

@@ -1,0 +1,83 @@
+// The queue between informers and a controller's workers, with client-go's guarantees:
+// - a key added many times before a worker takes it is processed once;
+// - a key is never handed to two workers at once: added again while being processed, it is
+//   queued again when the worker calls Done;
+// - a key that failed is retried after a per-key exponential backoff (AddRateLimited), reset by
+//   Forget once it succeeds;
+// - AddAfter queues a key later (requeue after a deadline).
+// Delays run on an os::Clock, so tests drive them with a fake clock.
+//
+//   while (auto key = queue.Get()) {
+//     Status s = Sync(*key);
+//     if (s.ok()) queue.Forget(*key); else queue.AddRateLimited(*key);
+//     queue.Done(*key);
+//   }
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "os/clock.h"
+
+namespace kvol::client {
+
+struct WorkQueueOptions {
+  // Backoff after the n-th consecutive failure: base_delay * 2^(n-1), at most max_delay.
+  std::chrono::nanoseconds base_delay = std::chrono::milliseconds(5);
+  std::chrono::nanoseconds max_delay = std::chrono::seconds(1000);
+};
+
+class WorkQueue {
+ public:
+  explicit WorkQueue(os::Clock& clock = os::RealClock(), WorkQueueOptions opts = {});
+  ~WorkQueue();
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  void Add(const std::string& key);
+  void AddAfter(const std::string& key, std::chrono::nanoseconds delay);
+  // AddAfter with the key's next backoff delay, counting one more failure.
+  void AddRateLimited(const std::string& key);
+  // Clears the key's failure count (its next failure waits base_delay again).
+  void Forget(const std::string& key);
+  int Failures(const std::string& key) const;
+
+  // The next key, waiting for one; nullopt once the queue is shut down.
+  std::optional<std::string> Get();
+  // As Get, giving up (nullopt) after `timeout`.
+  std::optional<std::string> Get(std::chrono::milliseconds timeout);
+  // The worker has finished with `key`.
+  void Done(const std::string& key);
+
+  // Wakes every Get with nullopt; later Adds are ignored.
+  void ShutDown();
+  bool shutting_down() const;
+
+  size_t Len() const;  // keys ready to be handed out
+
+ private:
+  std::optional<std::string> GetUntil(std::optional<os::MonoTime> deadline);
+  void AddLocked(const std::string& key);
+  void PromoteDueLocked();
+
+  os::Clock& clock_;
+  const WorkQueueOptions opts_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  std::unordered_set<std::string> dirty_;       // queued, or to be queued when Done
+  std::unordered_set<std::string> processing_;  // handed out, not Done yet
+  std::multimap<os::MonoTime, std::string> delayed_;
+  std::unordered_map<std::string, os::MonoTime> delayed_at_;  // earliest time per delayed key
+  std::unordered_map<std::string, int> failures_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace kvol::client

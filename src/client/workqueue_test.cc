@@ -1,0 +1,160 @@
+// The work queue's guarantees, with a fake clock for delays.
+#include "client/workqueue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "os/testing/fake_clock.h"
+
+namespace kvol::client {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WorkQueueTest, DeduplicatesWaitingKeys) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock);
+  q.Add("a");
+  q.Add("b");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 2u);
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), "b");
+  EXPECT_EQ(q.Get(0ms), std::nullopt);
+}
+
+TEST(WorkQueueTest, AKeyIsNotHandedOutTwiceAtOnce) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock);
+  q.Add("a");
+  EXPECT_EQ(q.Get(), "a");
+  q.Add("a");  // while a worker has it
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 0u);
+  EXPECT_EQ(q.Get(0ms), std::nullopt);
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 1u);  // queued again, once
+  EXPECT_EQ(q.Get(), "a");
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(WorkQueueTest, FailuresBackOffExponentiallyPerKeyUntilForgotten) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock, {.base_delay = 5ms, .max_delay = 20ms});
+  std::vector<std::chrono::milliseconds> waits;
+  for (int i = 0; i < 4; ++i) {
+    q.AddRateLimited("a");
+    EXPECT_EQ(q.Failures("a"), i + 1);
+    std::chrono::milliseconds waited{0};
+    while (!q.Get(0ms)) {
+      clock.Advance(1ms);
+      ++waited;
+      ASSERT_LT(waited, 1000ms);
+    }
+    q.Done("a");
+    waits.push_back(waited);
+  }
+  EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{5ms, 10ms, 20ms, 20ms}));
+  // Another key has its own count.
+  q.AddRateLimited("b");
+  clock.Advance(5ms);
+  EXPECT_EQ(q.Get(0ms), "b");
+  q.Done("b");
+  q.Forget("a");
+  EXPECT_EQ(q.Failures("a"), 0);
+  q.AddRateLimited("a");
+  clock.Advance(5ms);
+  EXPECT_EQ(q.Get(0ms), "a");
+}
+
+TEST(WorkQueueTest, AddAfterKeepsTheEarliestTime) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock);
+  q.AddAfter("a", 10s);
+  q.AddAfter("a", 2s);
+  q.AddAfter("a", 5s);
+  clock.Advance(1s);
+  EXPECT_EQ(q.Get(0ms), std::nullopt);
+  clock.Advance(1s);
+  EXPECT_EQ(q.Get(0ms), "a");
+  q.Done("a");
+  clock.Advance(20s);
+  EXPECT_EQ(q.Get(0ms), std::nullopt);  // the later times were folded into the first
+}
+
+TEST(WorkQueueTest, AWaitingGetWakesWhenTheDelayPasses) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock);
+  q.AddAfter("a", 30s);
+  std::optional<std::string> got;
+  std::thread worker([&] { got = q.Get(); });
+  std::this_thread::sleep_for(5ms);
+  clock.Advance(30s);
+  worker.join();
+  EXPECT_EQ(got, "a");
+}
+
+TEST(WorkQueueTest, ShutDownReleasesWorkers) {
+  WorkQueue q;
+  std::vector<std::thread> workers;
+  std::atomic<int> ended{0};
+  for (int i = 0; i < 3; ++i) {
+    workers.emplace_back([&] {
+      while (auto k = q.Get()) q.Done(*k);
+      ++ended;
+    });
+  }
+  q.Add("x");
+  q.ShutDown();
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(ended.load(), 3);
+  q.Add("late");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(WorkQueueTest, ConcurrentWorkersNeverShareAKey) {
+  WorkQueue q;
+  std::mutex mu;
+  std::set<std::string> in_flight;
+  std::atomic<bool> overlap{false};
+  std::atomic<int> processed{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 4; ++i) {
+    workers.emplace_back([&] {
+      while (auto k = q.Get()) {
+        {
+          std::lock_guard lock(mu);
+          if (!in_flight.insert(*k).second) overlap = true;
+        }
+        std::this_thread::yield();
+        {
+          std::lock_guard lock(mu);
+          in_flight.erase(*k);
+        }
+        ++processed;
+        q.Done(*k);
+      }
+    });
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 2; ++p) {
+    producers.emplace_back([&] {
+      for (int i = 0; i < 5000; ++i) q.Add("k" + std::to_string(i % 16));
+    });
+  }
+  for (auto& p : producers) p.join();
+  // Drain: wait until nothing is queued or being processed.
+  for (int i = 0; i < 10000 && q.Len() > 0; ++i) std::this_thread::sleep_for(1ms);
+  q.ShutDown();
+  for (auto& w : workers) w.join();
+  EXPECT_FALSE(overlap.load());
+  EXPECT_GE(processed.load(), 16);
+  EXPECT_LE(processed.load(), 10000);
+}
+
+}  // namespace
+}  // namespace kvol::client
