@@ -27,6 +27,8 @@ void CheckStableEncoding(const Json& doc) {
   T again = kvol::api::DecodeStruct<T>(once, &errors);
   if (kvol::api::EncodeStruct(again) != once) std::abort();
   if (!(again == obj)) std::abort();
+  // Text encoding writes the same document as the tree encoder.
+  if (Json::parse(kvol::api::EncodeJsonText(again)) != once) std::abort();
   kvol::api::SetDefaults(again);
   (void)kvol::api::Validate(again);
   (void)kvol::api::ValidateUpdate(again, obj);

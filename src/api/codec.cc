@@ -118,6 +118,46 @@ std::string DumpJson(const Json& v) {
   return v.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+void AppendJsonString(std::string_view s, std::string& out) {
+  if (FirstInvalidUtf8(s) != std::string_view::npos) {
+    out += DumpJson(Json(std::string(s)));  // the replacement rules of the JSON library
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+void EncodeText(const std::string& v, std::string& out) { AppendJsonString(v, out); }
+void EncodeText(bool v, std::string& out) { out += v ? "true" : "false"; }
+void EncodeText(int32_t v, std::string& out) { out += std::to_string(v); }
+void EncodeText(int64_t v, std::string& out) { out += std::to_string(v); }
+void EncodeText(const Quantity& v, std::string& out) { AppendJsonString(v.ToString(), out); }
+void EncodeText(const Time& v, std::string& out) { AppendJsonString(v.ToString(), out); }
+void EncodeText(const MicroTime& v, std::string& out) { AppendJsonString(v.ToString(), out); }
+void EncodeText(const Json& v, std::string& out) { out += DumpJson(v); }
+
 std::string JsonValueForError(const Json& v) {
   std::string s;
   if (v.is_string()) {

@@ -295,6 +295,45 @@ TEST(CodecTest, QuantitiesAreWrittenCanonically) {
   EXPECT_TRUE(errors.empty()) << AggregateMessage(errors);
 }
 
+TEST(CodecTest, TextEncodingWritesTheSameDocument) {
+  const char* docs[] = {
+      R"({"apiVersion": "v1", "kind": "PersistentVolume",
+          "metadata": {"name": "pv1", "labels": {"b": "2", "a": "1"}, "x-unknown": [1, {"k": null}]},
+          "spec": {"capacity": {"storage": "1.5Gi"}, "accessModes": ["ReadWriteOnce"],
+                   "hostPath": {"path": "/d\"q\\\n\u0001\u007f\u00e9\u65e5"},
+                   "iscsi": {"targetPortal": "10.0.0.1:3260", "lun": 0},
+                   "claimRef": {}, "mountOptions": []},
+          "status": {"phase": "Available"}, "extra": 1.5})",
+      R"({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+          "spec": {"volumes": [{"name": "v", "emptyDir": {}}, {"name": "w", "configMap": {"name": "c",
+                   "items": [{"key": "k", "path": "p", "mode": 420}]}}],
+                   "containers": [{"name": "c", "image": "busybox", "volumeMounts":
+                   [{"name": "v", "mountPath": "/v", "readOnly": true}]}]}})",
+  };
+  for (const char* text : docs) {
+    Json in = J(text);
+    FieldErrors errors;
+    if (in["kind"] == "Pod") {
+      Pod pod = DecodeStruct<Pod>(in, &errors);
+      EXPECT_EQ(Json::parse(EncodeJsonText(pod)), EncodeStruct(pod));
+    } else {
+      PersistentVolume pv = DecodeStruct<PersistentVolume>(in, &errors);
+      std::string text_out = EncodeJsonText(pv);
+      EXPECT_EQ(Json::parse(text_out), EncodeStruct(pv)) << text_out;
+      // Fields in the order Kubernetes writes them, unknown fields after.
+      EXPECT_LT(text_out.find("\"apiVersion\""), text_out.find("\"kind\""));
+      EXPECT_LT(text_out.find("\"spec\""), text_out.find("\"extra\""));
+    }
+    EXPECT_TRUE(errors.empty()) << AggregateMessage(errors);
+  }
+  for (std::string s : {std::string("plain"), std::string("q\"b\\n\n\t\x01\x1f"),
+                        std::string("bad \xff utf8 \xe6\xa6"), std::string("\xe6\x97\xa5")}) {
+    std::string out;
+    AppendJsonString(s, out);
+    EXPECT_EQ(out, DumpJson(Json(s))) << s;
+  }
+}
+
 TEST(CodecTest, TimesKeepTheirWirePrecision) {
   // Sub-second digits beyond what a field writes are dropped on read, so a decoded object equals
   // its own round trip (Time: seconds; MicroTime: microseconds).

@@ -99,6 +99,18 @@ StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
   return c;
 }
 
+// What the watch cache keeps of an object about to be written (key, json and rev are the
+// cache's to fill in).
+template <class T>
+CachedObject IndexTyped(const T& obj) {
+  CachedObject c;
+  c.ns = obj.metadata.namespace_;
+  c.name = obj.metadata.name;
+  c.labels = obj.metadata.labels;
+  c.fields = api::SelectableFields(obj);
+  return c;
+}
+
 // Events of a cache watch (or, for revisions older than the cache, of a store watch) as the
 // API sends them.
 class CacheEventStream final : public EventStream {
@@ -198,11 +210,13 @@ api::Time Registry<T>::Now() const {
 }
 
 template <class T>
-std::string Registry<T>::Encode(const T& obj) {
-  api::Json j = api::EncodeStruct(obj);
-  auto meta = j.find("metadata");
-  if (meta != j.end() && meta->is_object()) meta->erase("resourceVersion");
-  return api::DumpJson(j);
+std::string Registry<T>::Encode(T& obj) {
+  // Stored without resourceVersion: it is the store's revision, spliced in on the way out.
+  std::string rv;
+  rv.swap(obj.metadata.resource_version);
+  std::string json = api::EncodeJsonText(obj);
+  rv.swap(obj.metadata.resource_version);
+  return json;
 }
 
 template <class T>
@@ -306,7 +320,9 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
     std::string json = Encode(obj);
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     if (opts.dry_run) return Written{std::move(obj), std::move(stored)};
+    cache_->Prime(stored.json, IndexTyped(obj));
     auto rev = store_.Create(StorageKey(k, m.namespace_, m.name), stored.json);
+    if (!rev.ok()) cache_->Unprime(stored.json);
     if (rev.ok()) {
       stored.rev = *rev;
       m.resource_version = std::to_string(*rev);
@@ -401,7 +417,9 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
                                                    kv->mod_revision}};
     }
     StoredObject stored{store::MakeValue(std::move(json)), 0};
+    cache_->Prime(stored.json, IndexTyped(next));
     auto rev = store_.Update(key, stored.json, kv->mod_revision);
+    if (!rev.ok()) cache_->Unprime(stored.json);
     if (rev.ok()) {
       stored.rev = *rev;
       next.metadata.resource_version = std::to_string(*rev);
@@ -454,7 +472,9 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
       std::string json = Encode(next);
       StoredObject stored{store::MakeValue(std::move(json)), 0};
       if (opts.dry_run) return Written{std::move(next), std::move(stored)};
+      cache_->Prime(stored.json, IndexTyped(next));
       auto rev = store_.Update(key, stored.json, kv->mod_revision);
+      if (!rev.ok()) cache_->Unprime(stored.json);
       if (rev.ok()) {
         stored.rev = *rev;
         next.metadata.resource_version = std::to_string(*rev);

@@ -78,7 +78,7 @@ class Registry final : public Resource {
   ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
                       std::vector<std::string>* warnings);
   ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
-  std::string Encode(const T& obj);
+  std::string Encode(T& obj);
   api::Time Now() const;
 
   store::Store& store_;

@@ -73,7 +73,39 @@ class WatchCache::Handle final : public CacheWatch {
 
 WatchCache::WatchCache(store::Store& store, std::string prefix, Indexer indexer, size_t history)
     : store_(store), prefix_(std::move(prefix)), indexer_(std::move(indexer)),
-      history_limit_(history) {}
+      history_limit_(history), primable_(store.WatchSharesValues()) {}
+
+void WatchCache::Prime(const store::Value& value, CachedObject indexed) {
+  if (!primable_) return;
+  std::lock_guard lock(prime_mu_);
+  // Bounded: entries whose write never reached the watch (a crash between Prime and Unprime
+  // cannot happen in-process, but be safe) would otherwise pile up.
+  if (primed_.size() > 100'000) primed_.clear();
+  primed_.insert_or_assign(value.get(), std::make_pair(value, std::move(indexed)));
+}
+
+void WatchCache::Unprime(const store::Value& value) {
+  if (!primable_) return;
+  std::lock_guard lock(prime_mu_);
+  primed_.erase(value.get());
+}
+
+StatusOr<CachedObject> WatchCache::Index(const store::KeyValue& kv) {
+  if (primable_) {
+    std::unique_lock lock(prime_mu_);
+    auto it = primed_.find(kv.value.get());
+    if (it != primed_.end() && it->second.first == kv.value) {
+      CachedObject c = std::move(it->second.second);
+      primed_.erase(it);
+      lock.unlock();
+      c.key = kv.key;
+      c.json = kv.value;
+      c.rev = kv.mod_revision;
+      return c;
+    }
+  }
+  return indexer_(kv);
+}
 
 WatchCache::~WatchCache() { Stop(); }
 
@@ -165,12 +197,23 @@ void WatchCache::Pump() {
 }
 
 void WatchCache::Apply(const std::vector<store::Event>& events) {
+  // Parse outside the lock: lists and watchers are not held up by it.
+  std::vector<StatusOr<CachedObject>> indexed;
+  indexed.reserve(events.size());
+  for (const auto& e : events) {
+    if (e.type == store::Event::Type::kDeleted) {
+      indexed.emplace_back(Status(StatusCode::kNotFound, "deleted"));
+    } else {
+      indexed.push_back(Index(e.kv));
+    }
+  }
   std::vector<CacheEvent> out;
   std::vector<CachedPtr> prevs;
   out.reserve(events.size());
   {
     std::lock_guard lock(mu_);
-    for (const auto& e : events) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      const auto& e = events[i];
       auto it = items_.find(e.kv.key);
       CachedPtr prev = it == items_.end() ? nullptr : it->second;
       CacheEvent ce;
@@ -186,7 +229,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events) {
         ce.object = std::move(gone);
         items_.erase(it);
       } else {
-        auto obj = indexer_(e.kv);
+        auto& obj = indexed[i];
         if (!obj.ok()) {
           rev_ = ce.rev;
           continue;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "api/fields.h"
@@ -78,6 +79,13 @@ class WatchCache {
 
   store::Revision revision();
 
+  // With a store whose watch events carry the written Value objects (WatchSharesValues), a
+  // writer hands the cache the object it is about to write, already indexed, so the event
+  // need not be parsed again. Unprime if the write fails.
+  bool primable() const { return primable_; }
+  void Prime(const store::Value& value, CachedObject indexed);
+  void Unprime(const store::Value& value);
+
  private:
   struct Watcher;
   class Handle;
@@ -85,6 +93,8 @@ class WatchCache {
   Status Relist();
   void Pump();
   void Apply(const std::vector<store::Event>& events);
+  // The cached form of a written value: primed, or parsed.
+  StatusOr<CachedObject> Index(const store::KeyValue& kv);
   void Publish(const std::vector<CacheEvent>& events, const std::vector<CachedPtr>& prevs);
 
   store::Store& store_;
@@ -102,6 +112,11 @@ class WatchCache {
   bool stopping_ = false;
   std::unique_ptr<store::Watch> store_watch_;
   std::thread pump_;
+
+  const bool primable_;
+  std::mutex prime_mu_;
+  // Keyed by the value's address; the entry holds the Value, so the address stays unique.
+  std::unordered_map<const std::string*, std::pair<store::Value, CachedObject>> primed_;
 };
 
 }  // namespace kvol::apiserver

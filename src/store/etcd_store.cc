@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -205,7 +206,11 @@ class EtcdStore final : public Store {
  public:
   explicit EtcdStore(EtcdOptions opts) : opts_(std::move(opts)) {
     for (const auto& ep : opts_.endpoints) {
-      auto ch = grpc::CreateChannel(ep, grpc::InsecureChannelCredentials());
+      // A range over a large prefix (a watch cache filling itself) easily exceeds gRPC's
+      // default 4 MiB message limit; etcd itself sends up to 2 GiB.
+      grpc::ChannelArguments args;
+      args.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
+      auto ch = grpc::CreateCustomChannel(ep, grpc::InsecureChannelCredentials(), args);
       kv_.push_back(pb::KV::NewStub(ch));
       watch_.push_back(pb::Watch::NewStub(ch));
     }

@@ -73,6 +73,7 @@ class SqliteStore final : public Store {
   }
   StatusOr<WatchPtr> Watch(std::string_view prefix, Revision after) override;
   Status Compact(Revision revision) override;
+  bool WatchSharesValues() const override { return true; }
   StatusOr<Revision> CurrentRevision() override {
     std::shared_lock lock(state_mu_);
     return index_.current();

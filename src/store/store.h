@@ -85,6 +85,10 @@ class Store {
  public:
   virtual ~Store() = default;
 
+  // True if watch events carry the very Value objects passed to Create and Update (an
+  // in-process store), so a writer may attach what it knows about a value it writes.
+  virtual bool WatchSharesValues() const { return false; }
+
   // The key as of `revision` (0: current). NotFound if absent; OutOfRange if the revision was
   // compacted or is in the future.
   virtual StatusOr<KeyValue> Get(std::string_view key, Revision revision = 0) = 0;

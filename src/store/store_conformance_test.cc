@@ -274,6 +274,15 @@ TEST_P(StoreConformance, ProgressMovesWithWritesElsewhere) {
   EXPECT_GE((*w)->Progress(), mine);
 }
 
+TEST_P(StoreConformance, OneRangeReturnsMoreThanFourMebibytes) {
+  // gRPC's default message limit is 4 MiB; a server filling its watch cache reads far more.
+  const std::string big(64 * 1024, 'x');
+  for (int i = 0; i < 80; ++i) ASSERT_TRUE(store_->Create(K("big" + std::to_string(i)), V(big)).ok());
+  auto r = store_->Range({prefix_, "", 0, 0});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kvs.size(), 80u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance,
                          ::testing::ValuesIn(testing::BackendNames()),
                          [](const auto& info) { return info.param; });
