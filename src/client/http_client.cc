@@ -260,11 +260,12 @@ class HttpResource final : public Resource<T> {
     return p + "/" + QueryEscape(name);
   }
   static std::string Body(const T& obj) {
-    Json j = api::EncodeStruct(obj);
     const auto& k = Kind();
-    j["apiVersion"] = k.ApiVersion();
-    j["kind"] = k.kind;
-    return api::DumpJson(j);
+    if (obj.api_version == k.ApiVersion() && obj.kind == k.kind) return api::EncodeJsonText(obj);
+    T typed = obj;
+    typed.api_version = k.ApiVersion();
+    typed.kind = std::string(k.kind);
+    return api::EncodeJsonText(typed);
   }
   static ApiError NeedNamespace() {
     return ApiError{400, "BadRequest",

@@ -7,6 +7,7 @@
 
 #include "apiserver/tls.h"
 #include "client/local/local_client.h"
+#include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
 namespace kvol::client::testing {
@@ -18,11 +19,18 @@ StatusOr<std::unique_ptr<TestServer>> TestServer::Start(TestServerOptions opts) 
   std::string tmpl = (fs::temp_directory_path() / "kvol-client-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) return InternalError("mkdtemp failed");
   t->dir_ = tmpl;
-  store::SqliteOptions so;
-  so.path = t->dir_ + "/kvol.db";
-  auto s = store::OpenSqliteStore(so);
-  if (!s.ok()) return s.status();
-  t->store_ = std::move(*s);
+  if (!opts.etcd.empty()) {
+    auto s = store::OpenEtcdStore({{opts.etcd}});
+    if (!s.ok()) return s.status();
+    t->store_ = std::move(*s);
+  } else {
+    store::SqliteOptions so;
+    so.path = t->dir_ + "/kvol.db";
+    so.fsync = opts.fsync;
+    auto s = store::OpenSqliteStore(so);
+    if (!s.ok()) return s.status();
+    t->store_ = std::move(*s);
+  }
   if (Status st = t->StartApi(); !st.ok()) return st;
   return t;
 }

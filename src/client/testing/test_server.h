@@ -17,6 +17,8 @@ namespace kvol::client::testing {
 
 struct TestServerOptions {
   bool http = true;  // also serve HTTPS and make an HttpClient
+  std::string etcd;  // "host:port" of an empty etcd to use instead of SQLite
+  bool fsync = true;  // SQLite: acknowledge writes after fsync
   os::Clock* clock = &os::RealClock();
   std::chrono::seconds bookmark_interval{60};
 };
