@@ -27,8 +27,13 @@ test: build
 unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
+# kvol server on ./data (embedded SQLite store, HTTPS on 127.0.0.1:6443) until Ctrl-C.
 run: build
-	./$(BUILD_DIR)/kvol --help
+	@mkdir -p data
+	@echo "Starting kvol server on ./data. To use it from another shell:"
+	@echo "  export KUBECONFIG=$(CURDIR)/data/kubeconfig"
+	@echo "  kubectl get pv"
+	./$(BUILD_DIR)/kvol server --data-dir data
 
 clean:
 	rm -rf $(BUILD_DIR)
