@@ -133,6 +133,7 @@ class CacheEventStream final : public EventStream {
     return out;
   }
   void Close() override { w_->Close(); }
+  store::Revision Progress() const override { return w_->Progress(); }
 
  private:
   std::unique_ptr<CacheWatch> w_;
@@ -172,6 +173,7 @@ class StoreEventStream final : public EventStream {
     return out;
   }
   void Close() override { w_->Close(); }
+  store::Revision Progress() const override { return w_->Progress(); }
 
  private:
   store::WatchPtr w_;

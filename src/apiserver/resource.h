@@ -51,6 +51,8 @@ class EventStream {
   // the client must list again (sent as a 410 Expired ERROR event).
   virtual StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) = 0;
   virtual void Close() = 0;
+  // Every event up to this revision has been returned by Next(): what a bookmark carries.
+  virtual store::Revision Progress() const = 0;
 };
 
 // One kind's API, type-erased for the HTTP layer. Bodies and results are JSON; errors are

@@ -20,6 +20,7 @@ struct WatchCache::Watcher {
   std::deque<CacheEvent> pending;
   Status error;
   bool closed = false;
+  store::Revision progress = 0;  // the cache revision the pending events reach
 
   // Adds an event as this watcher sees it: an object that starts matching is ADDED, one that
   // stops matching is DELETED.
@@ -50,6 +51,8 @@ class WatchCache::Handle final : public CacheWatch {
     w_->cv.wait_for(lock, timeout,
                     [&] { return w_->closed || !w_->pending.empty() || !w_->error.ok(); });
     if (w_->closed) return Status(StatusCode::kCancelled, "watch closed");
+    // Whatever is pending is handed out now, so everything up to `progress` is delivered.
+    delivered_ = w_->progress;
     if (!w_->pending.empty()) {
       std::vector<CacheEvent> out(std::make_move_iterator(w_->pending.begin()),
                                   std::make_move_iterator(w_->pending.end()));
@@ -67,8 +70,11 @@ class WatchCache::Handle final : public CacheWatch {
     w_->cv.notify_all();
   }
 
+  store::Revision Progress() const override { return delivered_; }
+
  private:
   std::shared_ptr<Watcher> w_;
+  store::Revision delivered_ = 0;
 };
 
 WatchCache::WatchCache(store::Store& store, std::string prefix, Indexer indexer, size_t history)
@@ -179,7 +185,10 @@ void WatchCache::Pump() {
       const store::Revision progress = w->Progress();
       {
         std::lock_guard lock(mu_);
-        if (progress > rev_) rev_ = progress;
+        if (progress > rev_) {
+          rev_ = progress;
+          AdvanceWatchers();
+        }
       }
       fresh_cv_.notify_all();
       continue;
@@ -265,9 +274,18 @@ void WatchCache::Publish(const std::vector<CacheEvent>& events, const std::vecto
       w->cv.notify_all();
       return true;
     }
+    w->progress = rev_;
     if (w->pending.size() != before) w->cv.notify_all();
     return false;
   });
+}
+
+// Called with mu_ held: the cache moved without events for anyone.
+void WatchCache::AdvanceWatchers() {
+  for (const auto& w : watchers_) {
+    std::lock_guard l(w->mu);
+    w->progress = rev_;
+  }
 }
 
 StatusOr<std::vector<CachedPtr>> WatchCache::List(const Filter& f, store::Revision min_rev,
@@ -301,6 +319,7 @@ StatusOr<std::unique_ptr<CacheWatch>> WatchCache::Watch(const Filter& f, store::
   w->filter = f;
   std::lock_guard lock(mu_);
   if (stopping_) return Status(StatusCode::kCancelled, "server is shutting down");
+  w->progress = rev_;
   if (after == 0) {
     for (const auto& [key, obj] : items_) {
       if (f.Matches(*obj)) w->pending.push_back({CacheEvent::Type::kAdded, obj, obj->rev});

@@ -53,6 +53,9 @@ class CacheWatch {
   // reset (the client must list again).
   virtual StatusOr<std::vector<CacheEvent>> Next(std::chrono::milliseconds timeout) = 0;
   virtual void Close() = 0;
+  // A revision R such that every matching event with revision <= R has been returned by Next():
+  // what a bookmark may carry. Moves with the store even when no event matches.
+  virtual store::Revision Progress() const = 0;
 };
 
 class WatchCache {
@@ -96,6 +99,7 @@ class WatchCache {
   // The cached form of a written value: primed, or parsed.
   StatusOr<CachedObject> Index(const store::KeyValue& kv);
   void Publish(const std::vector<CacheEvent>& events, const std::vector<CachedPtr>& prevs);
+  void AdvanceWatchers();
 
   store::Store& store_;
   const std::string prefix_;

@@ -19,16 +19,30 @@ ApiError FromStreamStatus(const Status& s) {
 template <class T>
 class LocalWatcher final : public Watcher<T> {
  public:
-  LocalWatcher(Registry<T>& reg, std::unique_ptr<apiserver::EventStream> stream)
-      : reg_(reg), stream_(std::move(stream)) {}
+  LocalWatcher(Registry<T>& reg, std::unique_ptr<apiserver::EventStream> stream, bool bookmarks)
+      : reg_(reg), stream_(std::move(stream)), bookmarks_(bookmarks) {}
   ~LocalWatcher() override { stream_->Close(); }
 
   ApiOr<std::vector<WatchEvent<T>>> Next(std::chrono::milliseconds timeout) override {
     auto evs = stream_->Next(timeout);
     if (!evs.ok()) return FromStreamStatus(evs.status());
     std::vector<WatchEvent<T>> out;
+    if (evs->empty()) {
+      // A quiet wait: a bookmark tells the caller how far the watch has come, so that it can
+      // resume from there instead of from an old, perhaps compacted, revision.
+      const store::Revision progress = stream_->Progress();
+      if (bookmarks_ && progress > sent_) {
+        sent_ = progress;
+        WatchEvent<T> bm;
+        bm.type = EventType::kBookmark;
+        bm.object.metadata.resource_version = std::to_string(progress);
+        out.push_back(std::move(bm));
+      }
+      return out;
+    }
     out.reserve(evs->size());
     for (auto& e : *evs) {
+      sent_ = std::max(sent_, e.object.rev);
       WatchEvent<T> we;
       switch (e.type) {
         case apiserver::WatchEvent::Type::kAdded: we.type = EventType::kAdded; break;
@@ -53,6 +67,8 @@ class LocalWatcher final : public Watcher<T> {
  private:
   Registry<T>& reg_;
   std::unique_ptr<apiserver::EventStream> stream_;
+  const bool bookmarks_;
+  store::Revision sent_ = 0;
 };
 
 template <class T>
@@ -102,7 +118,8 @@ class LocalResource final : public Resource<T> {
                                            const ListOptions& opts) override {
     auto s = reg_.WatchStored(Namespace(ns), opts);
     if (!s.ok()) return s.error();
-    return std::unique_ptr<Watcher<T>>(std::make_unique<LocalWatcher<T>>(reg_, std::move(*s)));
+    return std::unique_ptr<Watcher<T>>(std::make_unique<LocalWatcher<T>>(reg_, std::move(*s),
+                                                                         opts.allow_bookmarks));
   }
 
  private:
