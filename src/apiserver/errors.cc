@@ -85,6 +85,7 @@ ApiError Unauthorized() { return Make(401, "Unauthorized", "Unauthorized"); }
 ApiError UnsupportedMediaType(std::string message) {
   return Make(415, "UnsupportedMediaType", std::move(message));
 }
+ApiError NotAcceptable(std::string message) { return Make(406, "NotAcceptable", std::move(message)); }
 ApiError Internal(std::string message) {
   return Make(500, "InternalError", "Internal error occurred: " + message);
 }

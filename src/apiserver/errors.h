@@ -27,6 +27,7 @@ ApiError MethodNotAllowed();
 ApiError Gone(std::string message);      // reason Expired (410)
 ApiError Unauthorized();
 ApiError UnsupportedMediaType(std::string message);
+ApiError NotAcceptable(std::string message);
 ApiError Internal(std::string message);
 ApiError Unavailable(std::string message);
 ApiError Timeout(std::string message);

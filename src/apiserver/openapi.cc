@@ -189,10 +189,67 @@ void AddKind(GroupVersionDoc& d) {
   }
 }
 
+// Swagger 2.0 says "#/definitions/" where OpenAPI 3 says "#/components/schemas/".
+Json V2Schema(Json s) {
+  if (s.is_object()) {
+    for (auto& [key, value] : s.items()) {
+      if (key == "$ref" && value.is_string()) {
+        std::string ref = value.get<std::string>();
+        constexpr std::string_view kV3 = "#/components/schemas/";
+        if (ref.rfind(kV3, 0) == 0) value = "#/definitions/" + ref.substr(kV3.size());
+      } else {
+        value = V2Schema(std::move(value));
+      }
+    }
+  } else if (s.is_array()) {
+    for (auto& v : s) v = V2Schema(std::move(v));
+  }
+  return s;
+}
+
+// An operation of a v3 path in v2 form: the body as a parameter, responses with a schema.
+Json V2Operation(const Json& op) {
+  Json out = op;
+  out.erase("requestBody");
+  Json params = Json::array();
+  for (const auto& p : op.value("parameters", Json::array())) {
+    Json q = p;
+    q["type"] = "string";
+    q.erase("schema");
+    params.push_back(std::move(q));
+  }
+  if (op.contains("requestBody")) {
+    const Json& content = op["requestBody"]["content"];
+    Json consumes = Json::array();
+    Json schema;
+    for (const auto& [type, body] : content.items()) {
+      consumes.push_back(type);
+      schema = body["schema"];
+    }
+    out["consumes"] = std::move(consumes);
+    params.push_back({{"name", "body"}, {"in", "body"}, {"required", true},
+                      {"schema", V2Schema(schema)}});
+  }
+  if (!params.empty()) out["parameters"] = std::move(params);
+  Json responses = Json::object();
+  for (const auto& [code, r] : op["responses"].items()) {
+    Json v2 = {{"description", r.value("description", "")}};
+    if (r.contains("content") && r["content"].contains("application/json")) {
+      v2["schema"] = V2Schema(r["content"]["application/json"]["schema"]);
+    }
+    responses[code] = std::move(v2);
+  }
+  out["responses"] = std::move(responses);
+  out["produces"] = Json::array({"application/json"});
+  out["schemes"] = Json::array({"https"});
+  return out;
+}
+
 // Cached: documents never change while the server runs.
 struct Documents {
   std::map<std::string, std::string> v3;  // "api/v1" -> document
   std::string v3_index;
+  std::string v2;  // every group-version in one Swagger 2.0 document
 };
 
 const Documents& Docs() {
@@ -217,6 +274,18 @@ const Documents& Docs() {
                                                       std::to_string(std::hash<std::string>{}(d.v3[gv]))}};
     }
     d.v3_index = api::DumpJson(index);
+    Json v2 = {{"swagger", "2.0"},
+               {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+               {"paths", Json::object()},
+               {"definitions", Json::object()}};
+    for (const auto& [gv, doc] : gvs3) {
+      for (const auto& [path, ops] : doc.paths.items()) {
+        Json& p = v2["paths"][path];
+        for (const auto& [verb, op] : ops.items()) p[verb] = V2Operation(op);
+      }
+      for (const auto& [name, schema] : doc.schemas.items()) v2["definitions"][name] = V2Schema(schema);
+    }
+    d.v2 = api::DumpJson(v2);
     return d;
   }();
   return docs;
@@ -225,9 +294,8 @@ const Documents& Docs() {
 }  // namespace
 
 std::optional<std::string> OpenApiDocument(std::string_view rest) {
-  // /openapi/v2 is not served: kubectl asks for it only in protobuf, and only as a fallback
-  // when v3 is missing; a 404 makes it use its built-in knowledge of the kinds.
   const Documents& d = Docs();
+  if (rest == "/v2" || rest == "/v2/") return d.v2;
   if (rest == "/v3" || rest == "/v3/") return d.v3_index;
   constexpr std::string_view kV3 = "/v3/";
   if (rest.substr(0, kV3.size()) == kV3) {

@@ -1,6 +1,7 @@
 // Routing and verbs of the HTTP API.
 #include "apiserver/rest.h"
 
+#include "api/protobuf.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
 #include "apiserver/tables.h"
@@ -79,6 +80,16 @@ WriteOptions WriteOptionsOf(const HttpRequest& req) {
 
 ApiOr<Json> ParseBody(const HttpRequest& req) {
   if (req.body.empty()) return BadRequest("the request body is empty");
+  if (req.Header("content-type").rfind(api::kProtobufContentType, 0) == 0) {
+    auto j = api::DecodeProtobufObject(req.body);
+    if (!j.ok()) {
+      if (j.status().code() == StatusCode::kUnimplemented) {
+        return UnsupportedMediaType(j.status().message());
+      }
+      return BadRequest(j.status().message());
+    }
+    return *std::move(j);
+  }
   auto j = api::ParseJson(req.body);
   if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
   return *std::move(j);
@@ -133,6 +144,15 @@ ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
       }
     }
   }
+  // Kubernetes' garbage collector acts on these; kvol has no owner-reference collection yet, so
+  // every policy deletes the object itself and leaves any dependents alone.
+  const auto& p = o.propagation_policy;
+  if (!p.empty() && p != "Foreground" && p != "Background" && p != "Orphan") {
+    static const api::KindInfo kDeleteOptions{"meta.k8s.io", "v1", "DeleteOptions", "", "", {}};
+    return Invalid(kDeleteOptions, "",
+                   {api::NotSupported(api::Path("propagationPolicy"), p,
+                                      {"Foreground", "Background", "Orphan"})});
+  }
   return o;
 }
 
@@ -183,6 +203,11 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     }
     if (!parts.empty() && parts[0] == "openapi") {
       std::string rest = path.substr(std::string("/openapi").size());
+      const std::string accept = req.Header("accept");
+      if ((rest == "/v2" || rest == "/v2/") && !accept.empty() &&
+          accept.find("json") == std::string::npos && accept.find("*/*") == std::string::npos) {
+        return SendError(w, NotAcceptable("only application/json is served at /openapi/v2"));
+      }
       auto doc = OpenApiDocument(rest);
       if (doc) {
         SendJson(w, 200, *doc);
@@ -296,10 +321,14 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
       deleted.rev = l->rev;
       for (const auto& item : l->items) {
         auto obj = res.Decode(item);
-        if (!obj.ok()) continue;
-        std::string n = (*obj)["metadata"].value("name", "");
-        auto d = res.DeleteStored(ns, n, *dopts);
-        if (d.ok()) deleted.items.push_back(*d);
+        if (!obj.ok()) return SendError(w, obj.error());
+        const api::Json& meta = (*obj)["metadata"];
+        auto d = res.DeleteStored(meta.value("namespace", ns), meta.value("name", ""), *dopts);
+        if (d.ok()) {
+          deleted.items.push_back(*d);
+        } else if (!api::IsNotFound(d.error())) {  // gone meanwhile: nothing left to delete
+          return SendError(w, d.error());
+        }
       }
       return SendJson(w, 200, ListJson(k, deleted));
     }
@@ -356,7 +385,7 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
   if (opts.timeout_seconds > 0) limit = std::min(limit, std::chrono::seconds(opts.timeout_seconds));
   const auto deadline = api_.clock().Monotonic() + limit;
   bool first_table = true;
-  store::Revision last_rev = 0;
+  store::Revision last_rev = 0, bookmarked = 0;
   auto last_bookmark = api_.clock().Monotonic();
   while (!w.Stopping() && api_.clock().Monotonic() < deadline) {
     auto evs = (*stream)->Next(1s);
@@ -387,13 +416,16 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
       chunk += "}\n";
     }
     if (!chunk.empty() && !w.WriteChunk(chunk)) break;
-    // Bookmarks let a client resume from a recent revision after a quiet period.
-    if (opts.allow_bookmarks && last_rev > 0 &&
+    // Bookmarks let a client resume from a recent revision after a quiet period: the
+    // revision the watch has come to, which moves with the store even when nothing matches.
+    const store::Revision progress = std::max(last_rev, (*stream)->Progress());
+    if (opts.allow_bookmarks && progress > bookmarked &&
         api_.clock().Monotonic() - last_bookmark >= opts_.bookmark_interval) {
       last_bookmark = api_.clock().Monotonic();
+      bookmarked = progress;
       std::string bm = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + std::string(k.kind) +
                        "\",\"apiVersion\":\"" + k.ApiVersion() +
-                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(last_rev) +
+                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(progress) +
                        "\"}}}\n";
       if (!w.WriteChunk(bm)) break;
     }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs a libFuzzer target for a bounded time over a fresh copy of its seed corpus.
-# Usage: run_fuzzer.sh FUZZER CORPUS_DIR SEEDS_DIR   (KVOL_FUZZ_SECONDS, default 30)
+# Usage: run_fuzzer.sh FUZZER CORPUS_DIR [SEEDS_DIR]   (KVOL_FUZZ_SECONDS, default 30)
+# SEEDS_DIR adds its YAML manifests (and those under original/) to the corpus.
 # A crash leaves its input printed in base64, to reproduce with: FUZZER file
 set -uo pipefail
 fuzzer=$1
 corpus=$2
-seeds=$3
+seeds=${3:-}
 seconds=${KVOL_FUZZ_SECONDS:-30}
 
 if [ ! -x "$fuzzer" ]; then
@@ -16,7 +17,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$corpus"/* "$work/corpus/"
-for f in "$seeds"/*.yml "$seeds"/original/*.yml; do cp "$f" "$work/corpus/$(basename "$(dirname "$f")")-$(basename "$f")"; done
+if [ -n "$seeds" ]; then
+  for f in "$seeds"/*.yml "$seeds"/original/*.yml; do cp "$f" "$work/corpus/$(basename "$(dirname "$f")")-$(basename "$f")"; done
+fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

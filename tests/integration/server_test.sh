@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# `kvol server` as a process and the API's edges: start-up log, files and their modes, health
+# without a token, built-in namespaces, namespace refusal, cross-namespace lists, malformed and
+# oversized bodies, deletecollection, propagationPolicy, generation, the default StorageClass,
+# discovery short names, refusal to start on a taken port or an unusable data directory, and a
+# clean stop on SIGTERM/SIGINT that keeps every object.
+# Usage: server_test.sh KVOL_BINARY TESTS_DIR
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+source "$TESTS/integration/lib.sh"
+
+kvol_start server
+port=${KVOL_URL##*:}
+
+# --- start-up ------------------------------------------------------------------------------
+log=$(cat "$KVOL_LOG")
+expect_contains "log names the data directory" "data directory $KVOL_DIR" "$log"
+expect_contains "log names the store" "store: sqlite $KVOL_DIR/kvol.db at revision" "$log"
+expect_contains "log names the address" "https: listening on 127.0.0.1:$port" "$log"
+expect_contains "log says how to use it" "export KUBECONFIG=$KVOL_DIR/kubeconfig" "$log"
+expect_eq "kubeconfig is private" "600" "$(stat -c %a "$KVOL_DIR/kubeconfig")"
+expect_eq "token is private" "600" "$(stat -c %a "$KVOL_DIR/token")"
+expect_eq "CA key is private" "600" "$(stat -c %a "$KVOL_DIR/pki/ca.key")"
+expect_eq "data directory is private" "700" "$(stat -c %a "$KVOL_DIR")"
+
+# --- authentication ------------------------------------------------------------------------
+anon() { curl -sS --cacert "$KVOL_DIR/pki/ca.crt" "$@"; }
+for p in healthz livez readyz; do
+  expect_eq "/$p needs no token" "200" "$(anon -o /dev/null -w '%{http_code}' "$KVOL_URL/$p")"
+done
+expect_contains "/version needs no token" '"gitVersion"' "$(anon "$KVOL_URL/version")"
+out=$(anon -w ' %{http_code}' "$KVOL_URL/api/v1/persistentvolumes")
+expect_contains "no token: 401" " 401" "$out"
+expect_contains "no token: a Status" '"reason":"Unauthorized"' "$out"
+
+# --- namespaces ----------------------------------------------------------------------------
+expect_eq "built-in namespaces" "default kube-node-lease kube-public kube-system" \
+  "$(kubectl get ns -o name | sed 's|namespace/||' | sort | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "a namespace that does not exist" 'error: failed to create configmap: namespaces "nope" not found' \
+  "$(kubectl create configmap c -n nope --from-literal=a=1 2>&1)"
+expect_eq "nothing half-written" "" "$(kubectl get cm -A -o name 2>&1)"
+kubectl create configmap one -n default --from-literal=a=1 >/dev/null
+kubectl create configmap two -n kube-system --from-literal=a=2 >/dev/null
+expect_eq "cross-namespace list" "default/one kube-system/two" \
+  "$(kubectl get cm -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {end}' | sed 's/ $//')"
+expect_contains "cross-namespace table" "kube-system two 1" "$(k get cm -A)"
+
+# --- kubectl's generator commands send protobuf -------------------------------------------
+# Each object made by `kubectl create <kind>` (a protobuf body) must equal the one kubectl makes
+# from the JSON form of the same command (`--dry-run=client -o json | kubectl create -f -`).
+expect_contains "generators send protobuf" "Content-Type: application/vnd.kubernetes.protobuf" \
+  "$(kubectl create configmap probe --from-literal=a=1 -v=8 2>&1)"
+kubectl delete cm probe >/dev/null
+printf 'bin\000\377ary' >"$WORK/binary"
+printf 'line one\nline two\n' >"$WORK/text"
+# Set by the server each time; and a ClusterRole's rules, null in JSON when absent, have no
+# empty form in protobuf.
+server_set='^  uid:\|^  resourceVersion:\|^  creationTimestamp:\|^rules: null'
+same_as_json() {  # KIND NAME CREATE-ARGS...
+  local kind=$1 name=$2 a b
+  shift 2
+  out=$(kubectl create "$@" 2>&1) || { fail "kubectl create $*: $out"; return; }
+  a=$(kubectl get "$kind" "$name" -o yaml | grep -v "$server_set")
+  kubectl delete "$kind" "$name" >/dev/null
+  local args=() arg dashes=0
+  for arg in "$@"; do
+    if [ "$arg" = -- ] && [ "$dashes" = 0 ]; then args+=(--dry-run=client -o json); dashes=1; fi
+    args+=("$arg")
+  done
+  [ "$dashes" = 1 ] || args+=(--dry-run=client -o json)
+  kubectl create "${args[@]}" | kubectl create -f - >/dev/null
+  b=$(kubectl get "$kind" "$name" -o yaml | grep -v "$server_set")
+  expect_eq "create $kind from protobuf equals from JSON" "$b" "$a"
+  [ -n "$a" ] || fail "create $kind: nothing stored"
+}
+same_as_json cm gen-cm configmap gen-cm --from-literal=color=blue --from-literal=empty= \
+  --from-file=bin="$WORK/binary" --from-file=text="$WORK/text"
+same_as_json secret gen-secret secret generic gen-secret --type=example.com/kind \
+  --from-literal=password=s3cret --from-file=bin="$WORK/binary"
+same_as_json secret gen-reg secret docker-registry gen-reg --docker-server=registry.example \
+  --docker-username=u --docker-password=p --docker-email=u@example.com
+same_as_json secret gen-tls secret tls gen-tls --cert="$KVOL_DIR/pki/ca.crt" --key="$KVOL_DIR/pki/ca.key"
+same_as_json ns gen-ns namespace gen-ns
+same_as_json sa gen-sa serviceaccount gen-sa
+same_as_json svc gen-ip service clusterip gen-ip --tcp=80:8080,443:https
+same_as_json svc gen-headless service clusterip gen-headless --clusterip=None --tcp=53:53
+same_as_json svc gen-np service nodeport gen-np --tcp=80:80 --node-port=30080
+same_as_json svc gen-lb service loadbalancer gen-lb --tcp=80:80
+same_as_json svc gen-en service externalname gen-en --external-name=example.com
+same_as_json deploy gen-deploy deployment gen-deploy --image=busybox --image=nginx --port=80 \
+  --replicas=0
+same_as_json deploy gen-cmd deployment gen-cmd --image=busybox -- sleep 3600
+same_as_json job gen-job job gen-job --image=busybox -- echo hello
+same_as_json role gen-role role gen-role --verb=get,list --resource=pods,configmaps \
+  --resource-name=one
+same_as_json rolebinding gen-rb rolebinding gen-rb --role=gen-role --user=alice --group=devs \
+  --serviceaccount=default:gen-sa
+same_as_json clusterrole gen-cr clusterrole gen-cr --verb=get --non-resource-url=/healthz
+same_as_json clusterrole gen-agg clusterrole gen-agg --aggregation-rule=rbac.example.com/aggregate=true
+same_as_json clusterrolebinding gen-crb clusterrolebinding gen-crb --clusterrole=gen-cr --user=bob
+kubectl delete cm gen-cm >/dev/null
+
+# --- malformed and oversized bodies --------------------------------------------------------
+post() { kcurl -w ' %{http_code}' -X POST -H 'Content-Type: application/json' "$@"; }
+out=$(post "$KVOL_URL/api/v1/namespaces/default/configmaps" -d '{"apiVersion":"v1","kind":')
+expect_contains "malformed JSON: 400" " 400" "$out"
+expect_contains "malformed JSON: BadRequest" '"reason":"BadRequest"' "$out"
+out=$(post "$KVOL_URL/api/v1/namespaces/default/configmaps" -d '[1,2]')
+expect_contains "not an object: 400" " 400" "$out"
+out=$(kcurl -w ' %{http_code}' -X PATCH -H 'Content-Type: application/merge-patch+json' \
+  "$KVOL_URL/api/v1/namespaces/default/configmaps/one" -d '{"data":')
+expect_contains "malformed patch: 400" " 400" "$out"
+head -c 4194304 /dev/zero | tr '\0' 'x' | sed 's/^/{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"a":"/; s/$/"}}/' >"$WORK/big.json"
+out=$(post "$KVOL_URL/api/v1/namespaces/default/configmaps" --data-binary "@$WORK/big.json")
+expect_contains "oversized body: 413" " 413" "$out"
+expect_contains "oversized body: RequestEntityTooLarge" '"reason":"RequestEntityTooLarge"' "$out"
+expect_eq "still serving after bad bodies" "ok" "$(anon "$KVOL_URL/readyz")"
+expect_eq "no bad object stored" "default/one kube-system/two" \
+  "$(kubectl get cm -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {end}' | sed 's/ $//')"
+
+# --- deletecollection and propagationPolicy ------------------------------------------------
+for i in 1 2 3; do kubectl create configmap "batch-$i" --from-literal=a=$i >/dev/null; done
+kubectl label cm batch-1 batch-2 batch-3 batch=yes >/dev/null
+out=$(kcurl -X DELETE "$KVOL_URL/api/v1/namespaces/default/configmaps?labelSelector=batch%3Dyes")
+expect_contains "deletecollection answers with a list" '"kind":"ConfigMapList"' "$out"
+expect_eq "deletecollection deletes what the selector matches" "3" \
+  "$(grep -o '"name":"batch-[0-9]"' <<<"$out" | wc -l)"
+expect_eq "and nothing else" "configmap/one" "$(kubectl get cm -o name)"
+kubectl create configmap fg --from-literal=a=1 >/dev/null
+kubectl create configmap orphan --from-literal=a=1 >/dev/null
+expect_eq "foreground deletion" 'configmap "fg" deleted' "$(kubectl delete cm fg --cascade=foreground 2>&1)"
+expect_eq "orphan deletion" 'configmap "orphan" deleted' "$(kubectl delete cm orphan --cascade=orphan 2>&1)"
+out=$(kcurl -w ' %{http_code}' -X DELETE "$KVOL_URL/api/v1/namespaces/default/configmaps/one?propagationPolicy=Sideways")
+expect_contains "unknown propagationPolicy: 422" " 422" "$out"
+expect_contains "unknown propagationPolicy names the field" \
+  'propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\"' "$out"
+expect_eq "and deletes nothing" "configmap/one" "$(kubectl get cm -o name)"
+
+# --- generation moves with the spec only ---------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: gen}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/gen}
+YAML
+gen() { kubectl get pv gen -o jsonpath='{.metadata.generation}'; }
+expect_eq "new object: generation 1" "1" "$(gen)"
+kubectl label pv gen a=b >/dev/null
+expect_eq "a label leaves it" "1" "$(gen)"
+kubectl patch pv gen --subresource=status --type=merge -p '{"status":{"phase":"Available"}}' >/dev/null
+expect_eq "status leaves it" "1" "$(gen)"
+kubectl patch pv gen --type=merge -p '{"spec":{"capacity":{"storage":"2Gi"}}}' >/dev/null
+expect_eq "a spec change bumps it" "2" "$(gen)"
+
+# --- the default StorageClass --------------------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: example.com/standard
+YAML
+expect_contains "the default class is marked" "standard (default) example.com/standard Delete Immediate" \
+  "$(k get sc)"
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: classless}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+expect_eq "a claim without a class gets the default" "standard" \
+  "$(kubectl get pvc classless -o jsonpath='{.spec.storageClassName}')"
+
+# --- discovery -----------------------------------------------------------------------------
+for short in pv pvc sc cm no po ev ns csinode csidrivers volumeattachments leases secrets; do
+  out=$(kubectl get "$short" -A 2>&1)
+  if grep -q "error\|doesn't have a resource type" <<<"$out"; then fail "kubectl get $short: $out"; fi
+done
+expect_contains "short names in discovery" '"shortNames":["pvc"]' "$(kcurl "$KVOL_URL/api/v1")"
+expect_eq "api-resources of storage.k8s.io" "csidrivers csinodes storageclasses volumeattachments" \
+  "$(kubectl api-resources --api-group=storage.k8s.io -o name | sed 's/\..*//' | sort | tr '\n' ' ' | sed 's/ $//')"
+
+v2=$(kcurl -H 'Accept: application/json' "$KVOL_URL/openapi/v2")
+expect_contains "/openapi/v2 is Swagger 2.0" '"swagger":"2.0"' "$v2"
+expect_contains "/openapi/v2 has the paths" '"/api/v1/persistentvolumes/{name}":' "$v2"
+expect_contains "/openapi/v2 defines the kinds" \
+  '"io.k8s.api.core.v1.PersistentVolume":{"properties":{"apiVersion":{"type":"string"}' "$v2"
+expect_contains "/openapi/v2 refers to its definitions" \
+  '"$ref":"#/definitions/io.k8s.api.core.v1.PersistentVolumeSpec"' "$v2"
+expect_eq "/openapi/v2 has no v3 references" "0" "$(grep -c 'components/schemas' <<<"$v2")"
+expect_contains "/openapi/v2 in protobuf is not served" " 406" \
+  "$(kcurl -w ' %{http_code}' -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' "$KVOL_URL/openapi/v2")"
+
+# --- refusals ------------------------------------------------------------------------------
+# refuse NAME WANT_MESSAGE ARGS...: the server exits non-zero at once, saying why.
+refuse() {
+  local name=$1 want=$2 rc
+  shift 2
+  timeout 20 "$KVOL_BIN" server "$@" >"$WORK/refused.log" 2>&1
+  rc=$?
+  if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then fail "$name: exit status $rc"; fi
+  expect_contains "$name" "$want" "$(cat "$WORK/refused.log")"
+}
+refuse "port taken" "cannot listen on 127.0.0.1:$port" --data-dir "$WORK/other" --listen "127.0.0.1:$port"
+refuse "data dir in use" "data directory $KVOL_DIR is in use by another kvol server (pid $KVOL_PID)" \
+  --data-dir "$KVOL_DIR" --listen 127.0.0.1:0
+touch "$WORK/a-file"
+refuse "data dir is a file" "cannot create data directory $WORK/a-file: Not a directory" --data-dir "$WORK/a-file" --listen 127.0.0.1:0
+refuse "data dir under a file" "cannot create data directory $WORK/a-file/sub" \
+  --data-dir "$WORK/a-file/sub" --listen 127.0.0.1:0
+mkdir -p "$WORK/garbage"
+head -c 8192 /dev/urandom >"$WORK/garbage/kvol.db"
+refuse "store file is not a database" "$WORK/garbage/kvol.db" --data-dir "$WORK/garbage" --listen 127.0.0.1:0
+refuse "bad listen address" '--listen must be ADDRESS:PORT, got "nonsense"' \
+  --data-dir "$WORK/other" --listen nonsense
+expect_eq "refusals left the server alone" "ok" "$(anon "$KVOL_URL/readyz")"
+
+# --- clean stop, and nothing lost ----------------------------------------------------------
+stop_with() {
+  local sig=$1 i
+  kill "-$sig" "$KVOL_PID"
+  for i in $(seq 1 100); do kill -0 "$KVOL_PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$KVOL_PID" 2>/dev/null; then fail "$sig did not stop the server in 10 s"; return; fi
+  wait "$KVOL_PID"
+  expect_eq "$sig: exit status" "0" "$?"
+  expect_contains "$sig: logged" "received $sig, shutting down" "$(cat "$KVOL_LOG")"
+  expect_contains "$sig: stopped" "stopped" "$(tail -1 "$KVOL_LOG")"
+}
+# A watch open across the stop must not hold it up.
+kubectl get pv -w >/dev/null 2>&1 &
+track $!
+sleep 0.5
+stop_with SIGTERM
+kvol_start server
+expect_eq "objects survive a restart" "configmap/one" "$(kubectl get cm -o name)"
+expect_eq "generation survives" "2" "$(gen)"
+expect_eq "the same CA" "ok" "$(anon "$KVOL_URL/readyz")"
+stop_with SIGINT
+
+finish
