@@ -172,7 +172,7 @@ const Schema& Messages() {
       {"JobStatus",
        {{2, "startTime", TIME, OPT}, {3, "completionTime", TIME, OPT}, {4, "active", I32},
         {5, "succeeded", I32}, {6, "failed", I32}, {7, "completedIndexes", S},
-        {9, "ready", I32, OPT}, {11, "terminating", I32, OPT}, {12, "failedIndexes", S, OPT}}},
+        {9, "ready", I32, OPT}, {10, "failedIndexes", S, OPT}, {11, "terminating", I32, OPT}}},
 
       // --- rbac/v1 ---
       {"Role", {{1, "metadata", M, 0, "ObjectMeta"}, {2, "rules", M, R, "PolicyRule"}}},
