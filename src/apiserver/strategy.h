@@ -9,6 +9,7 @@
 #include "api/core.h"
 #include "api/scheme.h"
 #include "api/storage.h"
+#include "api/well_known.h"
 #include "apiserver/errors.h"
 
 namespace kvol::apiserver {
@@ -63,10 +64,9 @@ void AdmitCreate(T&, Cluster&) {}
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
 void AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
 
-inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
-inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";
-inline constexpr std::string_view kDefaultClassAnnotation =
-    "storageclass.kubernetes.io/is-default-class";
+using api::kDefaultClassAnnotation;
+using api::kPVCProtectionFinalizer;
+using api::kPVProtectionFinalizer;
 
 // ---- implementation of the templates ----
 

@@ -1,0 +1,32 @@
+// Annotations, finalizers and labels with a meaning Kubernetes gives them, shared by the API
+// server's admission and the controllers.
+#pragma once
+
+#include <string_view>
+
+namespace kvol::api {
+
+// Finalizers.
+inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
+inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";
+
+// StorageClass.
+inline constexpr std::string_view kDefaultClassAnnotation =
+    "storageclass.kubernetes.io/is-default-class";
+inline constexpr std::string_view kBetaDefaultClassAnnotation =
+    "storageclass.beta.kubernetes.io/is-default-class";
+
+// Binding (set by the PV controller on claims and volumes).
+inline constexpr std::string_view kAnnBindCompleted = "pv.kubernetes.io/bind-completed";
+inline constexpr std::string_view kAnnBoundByController = "pv.kubernetes.io/bound-by-controller";
+// Provisioning.
+inline constexpr std::string_view kAnnDynamicallyProvisioned = "pv.kubernetes.io/provisioned-by";
+inline constexpr std::string_view kAnnStorageProvisioner =
+    "volume.kubernetes.io/storage-provisioner";
+inline constexpr std::string_view kAnnBetaStorageProvisioner =
+    "volume.beta.kubernetes.io/storage-provisioner";
+inline constexpr std::string_view kAnnSelectedNode = "volume.kubernetes.io/selected-node";
+// The class before spec.storageClassName existed; still honoured when the field is unset.
+inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes.io/storage-class";
+
+}  // namespace kvol::api

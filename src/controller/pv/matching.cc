@@ -1,0 +1,261 @@
+#include "controller/pv/matching.h"
+
+#include <algorithm>
+
+#include "api/labels.h"
+#include "api/node_selector.h"
+#include "api/well_known.h"
+
+namespace kvol::controller::pv {
+namespace {
+
+const std::string kStorage = "storage";
+
+std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
+  auto it = m.annotations.find(std::string(key));
+  return it == m.annotations.end() ? std::string() : it->second;
+}
+
+std::vector<std::string> SortedModes(std::vector<std::string> modes) {
+  std::sort(modes.begin(), modes.end());
+  modes.erase(std::unique(modes.begin(), modes.end()), modes.end());
+  return modes;
+}
+
+std::string JoinModes(const std::vector<std::string>& sorted) {
+  std::string out;
+  for (const auto& m : sorted) {
+    if (!out.empty()) out += ',';
+    out += m;
+  }
+  return out;
+}
+
+StatusOr<api::labels::Selector> ClaimSelector(const api::PersistentVolumeClaim& claim) {
+  if (!claim.spec.selector) return api::labels::Selector::Everything();
+  auto s = api::labels::FromLabelSelector(&*claim.spec.selector);
+  if (!s.ok()) {
+    return InvalidArgumentError("error creating internal label selector for claim: " +
+                                claim.metadata.namespace_ + "/" + claim.metadata.name + ": " +
+                                s.status().message());
+  }
+  return s;
+}
+
+// The checks FindMatchingVolume makes before anything else, pre-bound or not.
+bool Fits(const api::PersistentVolume& v, const api::PersistentVolumeClaim& claim,
+          const api::Quantity& requested) {
+  return !(VolumeCapacity(v) < requested) && !VolumeModeMismatch(claim.spec, v.spec) &&
+         !v.metadata.deletion_timestamp;
+}
+
+bool NodeAllows(const api::PersistentVolume& v, const MatchOptions& o) {
+  return o.node == nullptr || api::PersistentVolumeFitsNode(v.spec, *o.node);
+}
+
+}  // namespace
+
+std::string ClaimClass(const api::PersistentVolumeClaim& claim) {
+  if (claim.spec.storage_class_name) return *claim.spec.storage_class_name;
+  return Annotation(claim.metadata, api::kAnnBetaStorageClass);
+}
+
+std::string VolumeClass(const api::PersistentVolume& volume) {
+  auto it = volume.metadata.annotations.find(std::string(api::kAnnBetaStorageClass));
+  if (it != volume.metadata.annotations.end()) return it->second;
+  return volume.spec.storage_class_name;
+}
+
+bool VolumeModeMismatch(const api::PersistentVolumeClaimSpec& claim,
+                        const api::PersistentVolumeSpec& volume) {
+  return claim.volume_mode.value_or("Filesystem") != volume.volume_mode.value_or("Filesystem");
+}
+
+bool AccessModesSatisfied(const std::vector<std::string>& claim_modes,
+                          const std::vector<std::string>& volume_modes) {
+  for (const auto& m : claim_modes) {
+    if (std::find(volume_modes.begin(), volume_modes.end(), m) == volume_modes.end()) return false;
+  }
+  return true;
+}
+
+bool IsVolumeBoundToClaim(const api::PersistentVolume& volume,
+                          const api::PersistentVolumeClaim& claim) {
+  const auto& ref = volume.spec.claim_ref;
+  if (!ref) return false;
+  if (ref->name != claim.metadata.name || ref->namespace_ != claim.metadata.namespace_) return false;
+  return ref->uid.empty() || ref->uid == claim.metadata.uid;
+}
+
+std::string ClaimRefKey(const api::PersistentVolume& volume) {
+  const auto& ref = volume.spec.claim_ref;
+  if (!ref) return {};
+  return ref->namespace_ + "/" + ref->name;
+}
+
+api::Quantity RequestedStorage(const api::PersistentVolumeClaim& claim) {
+  auto it = claim.spec.resources.requests.find(kStorage);
+  return it == claim.spec.resources.requests.end() ? api::Quantity() : it->second;
+}
+
+api::Quantity VolumeCapacity(const api::PersistentVolume& volume) {
+  auto it = volume.spec.capacity.find(kStorage);
+  return it == volume.spec.capacity.end() ? api::Quantity() : it->second;
+}
+
+std::optional<std::string> CheckVolumeSatisfiesClaim(const api::PersistentVolume& volume,
+                                                     const api::PersistentVolumeClaim& claim) {
+  if (volume.metadata.deletion_timestamp) {
+    return "the volume is marked for deletion \"" + volume.metadata.name + "\"";
+  }
+  if (VolumeCapacity(volume).Value() < RequestedStorage(claim).Value()) {
+    return "requested PV is too small";
+  }
+  if (VolumeClass(volume) != ClaimClass(claim)) return "storageClassName does not match";
+  if (VolumeModeMismatch(claim.spec, volume.spec)) return "incompatible volumeMode";
+  if (!AccessModesSatisfied(claim.spec.access_modes, volume.spec.access_modes)) {
+    return "incompatible accessMode";
+  }
+  return std::nullopt;
+}
+
+StatusOr<VolumePtr> FindMatchingVolume(const api::PersistentVolumeClaim& claim,
+                                       const std::vector<VolumePtr>& volumes,
+                                       const MatchOptions& options) {
+  auto selector = ClaimSelector(claim);
+  if (!selector.ok()) return selector.status();
+  const api::Quantity requested = RequestedStorage(claim);
+  const std::string cls = ClaimClass(claim);
+  VolumePtr smallest;
+  for (const auto& v : volumes) {
+    if (v->spec.claim_ref && !IsVolumeBoundToClaim(*v, claim)) continue;
+    if (!Fits(*v, claim, requested)) continue;
+    const bool node_ok = NodeAllows(*v, options);
+    if (IsVolumeBoundToClaim(*v, claim)) return node_ok ? v : VolumePtr();
+    if (options.node == nullptr && options.delay_binding) continue;
+    if (v->status.phase != "Available") continue;
+    if (!selector->Matches(v->metadata.labels)) continue;
+    if (VolumeClass(*v) != cls) continue;
+    if (!node_ok) continue;
+    if (!AccessModesSatisfied(claim.spec.access_modes, v->spec.access_modes)) continue;
+    if (!smallest || VolumeCapacity(*v) < VolumeCapacity(*smallest) ||
+        (VolumeCapacity(*v) == VolumeCapacity(*smallest) &&
+         v->metadata.name < smallest->metadata.name)) {
+      smallest = v;
+    }
+  }
+  return smallest;
+}
+
+bool VolumeIndex::IsFree(const api::PersistentVolume& v) {
+  return !v.spec.claim_ref && v.status.phase == "Available" && !v.metadata.deletion_timestamp;
+}
+
+void VolumeIndex::Unlink(const VolumePtr& v) {
+  if (v->spec.claim_ref) {
+    auto it = prebound_.find(ClaimRefKey(*v));
+    if (it != prebound_.end()) {
+      it->second.erase(v->metadata.name);
+      if (it->second.empty()) prebound_.erase(it);
+    }
+  }
+  if (IsFree(*v)) {
+    auto modes = SortedModes(v->spec.access_modes);
+    auto g = groups_.find(JoinModes(modes));
+    if (g == groups_.end()) return;
+    auto c = g->second.by_class.find(VolumeClass(*v));
+    if (c == g->second.by_class.end()) return;
+    c->second.erase({VolumeCapacity(*v), v->metadata.name});
+    if (c->second.empty()) g->second.by_class.erase(c);
+    if (g->second.by_class.empty()) groups_.erase(g);
+  }
+}
+
+void VolumeIndex::Link(const VolumePtr& v) {
+  if (v->spec.claim_ref) prebound_[ClaimRefKey(*v)].insert(v->metadata.name);
+  if (IsFree(*v)) {
+    auto modes = SortedModes(v->spec.access_modes);
+    Group& g = groups_[JoinModes(modes)];
+    g.modes = std::move(modes);
+    g.by_class[VolumeClass(*v)][{VolumeCapacity(*v), v->metadata.name}] = v;
+  }
+}
+
+void VolumeIndex::Upsert(VolumePtr volume) {
+  std::lock_guard lock(mu_);
+  auto& slot = by_name_[volume->metadata.name];
+  if (slot) Unlink(slot);
+  slot = std::move(volume);
+  Link(slot);
+}
+
+void VolumeIndex::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return;
+  Unlink(it->second);
+  by_name_.erase(it);
+}
+
+VolumePtr VolumeIndex::Get(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<VolumePtr> VolumeIndex::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<VolumePtr> out;
+  out.reserve(by_name_.size());
+  for (const auto& [name, v] : by_name_) out.push_back(v);
+  return out;
+}
+
+size_t VolumeIndex::size() const {
+  std::lock_guard lock(mu_);
+  return by_name_.size();
+}
+
+StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim& claim,
+                                               const MatchOptions& options) const {
+  auto selector = ClaimSelector(claim);
+  if (!selector.ok()) return selector.status();
+  const api::Quantity requested = RequestedStorage(claim);
+  const auto claim_modes = SortedModes(claim.spec.access_modes);
+  std::lock_guard lock(mu_);
+
+  // A volume pre-bound to the claim wins, if it fits at all.
+  auto pre = prebound_.find(claim.metadata.namespace_ + "/" + claim.metadata.name);
+  if (pre != prebound_.end()) {
+    for (const auto& name : pre->second) {
+      const VolumePtr& v = by_name_.at(name);
+      if (!IsVolumeBoundToClaim(*v, claim) || !Fits(*v, claim, requested)) continue;
+      if (!AccessModesSatisfied(claim_modes, v->spec.access_modes)) continue;
+      return NodeAllows(*v, options) ? v : VolumePtr();
+    }
+  }
+  if (options.delay_binding && options.node == nullptr) return VolumePtr();
+
+  // The groups with a superset of the claim's modes, fewest modes first.
+  std::vector<const Group*> groups;
+  for (const auto& [key, g] : groups_) {
+    if (AccessModesSatisfied(claim_modes, g.modes)) groups.push_back(&g);
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group* a, const Group* b) { return a->modes.size() < b->modes.size(); });
+  const std::string cls = ClaimClass(claim);
+  for (const Group* g : groups) {
+    auto c = g->by_class.find(cls);
+    if (c == g->by_class.end()) continue;
+    for (auto it = c->second.lower_bound({requested, std::string()}); it != c->second.end(); ++it) {
+      const api::PersistentVolume& v = *it->second;
+      if (VolumeModeMismatch(claim.spec, v.spec)) continue;
+      if (!selector->Matches(v.metadata.labels)) continue;
+      if (!NodeAllows(v, options)) continue;
+      return it->second;
+    }
+  }
+  return VolumePtr();
+}
+
+}  // namespace kvol::controller::pv
