@@ -16,7 +16,9 @@
 #include "apiserver/rest.h"
 #include "apiserver/tls.h"
 #include "base/log.h"
+#include "client/local/local_client.h"
 #include "cmd/commands.h"
+#include "controller/manager.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -160,11 +162,20 @@ int RunServer(const ServerOptions& opts) {
     return Fail(s);
   }
   log::Info("https: listening on " + host + ":" + std::to_string(http.port()));
+
+  // The controllers use the in-process client: no HTTP, no JSON between them and the API.
+  client::LocalClient local(api);
+  controller::ManagerOptions mo;
+  mo.identity = std::string(hostname[0] ? hostname : "kvol") + "_" + std::to_string(getpid());
+  controller::Manager controllers(local, mo);
+  controllers.Start();
+  log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
   log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
 
   int sig = 0;
   sigwait(&signals, &sig);
   log::Info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
+  controllers.Stop();
   rest.Shutdown();
   http.Stop();
   api.Stop();

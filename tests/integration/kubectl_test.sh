@@ -76,7 +76,9 @@ expect_eq "health needs no token" "ok" "$(curl -sS --cacert "$KVOL_DIR/pki/ca.cr
 # --- tables, yaml, jsonpath -----------------------------------------------------------------
 expect_eq "pv columns" "NAME CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM STORAGECLASS REASON AGE" \
   "$(k get pv | head -1)"
-expect_contains "pv row" "local-1 1Gi RWO Retain Pending" "$(k get pv local-1)"
+# The PV controller makes a new volume Available.
+kubectl wait pv/local-1 --for=jsonpath='{.status.phase}'=Available --timeout=20s >/dev/null
+expect_contains "pv row" "local-1 1Gi RWO Retain Available" "$(k get pv local-1)"
 expect_eq "pvc columns" "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE" "$(k get pvc | head -1)"
 expect_contains "pvc row" "nginx-pvc Pending local-storage" "$(k get pvc nginx-pvc)"
 expect_eq "storageclass columns" "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE" \
@@ -147,12 +149,15 @@ expect_eq "edit" "persistentvolume/local-1 edited" "$(KUBE_EDITOR="$WORK/editor.
 expect_eq "edited value" "3Gi" "$(kubectl get pv local-1 -o jsonpath='{.spec.capacity.storage}')"
 
 # --- wait, status subresource ---------------------------------------------------------------
-kubectl wait pv/local-1 --for=jsonpath='{.status.phase}'=Available --timeout=20s >"$WORK/wait.out" 2>&1 &
+kubectl wait pv/local-1 --for=jsonpath='{.metadata.labels.ready}'=yes --timeout=20s >"$WORK/wait.out" 2>&1 &
 waitpid=$!
 sleep 1
-k patch pv local-1 --subresource=status --type=merge -p '{"status":{"phase":"Available"}}' >/dev/null
+kubectl label pv local-1 ready=yes >/dev/null
 wait "$waitpid"
 expect_eq "wait for a jsonpath" "persistentvolume/local-1 condition met" "$(cat "$WORK/wait.out")"
+k patch pv local-1 --subresource=status --type=merge -p '{"status":{"message":"checked"}}' >/dev/null
+expect_eq "status subresource" "checked 3Gi" \
+  "$(kubectl get pv local-1 -o jsonpath='{.status.message} {.spec.capacity.storage}')"
 
 # --- delete waits for finalizers ------------------------------------------------------------
 kubectl delete pv local-1 --timeout=30s >"$WORK/delete.out" 2>&1 &

@@ -1,0 +1,221 @@
+// FakeClient: an in-memory Client for controller unit tests. Objects live in maps;
+// resourceVersions come from one counter; Update with a stale resourceVersion is a Conflict;
+// Update keeps the stored status and UpdateStatus changes only the status, as the server's
+// status subresource does; Delete honours finalizers. Errors can be injected per verb and
+// resource, and every call is recorded. Watch and Patch are not offered: controllers under test
+// are driven by calling their sync functions.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+
+namespace kvol::client::testing {
+
+struct FakeAction {
+  std::string verb;      // create, get, list, update, update-status, delete
+  std::string resource;  // persistentvolumes, ...
+  std::string key;       // namespace/name or name
+};
+
+// The state every kind's fake shares.
+class FakeState {
+ public:
+  // The next `times` calls of `verb` on `resource` fail with `error` ("*" matches any).
+  void InjectError(std::string verb, std::string resource, ApiError error, int times = 1) {
+    std::lock_guard lock(mu_);
+    reactors_.push_back({std::move(verb), std::move(resource), std::move(error), times});
+  }
+  std::vector<FakeAction> actions() const {
+    std::lock_guard lock(mu_);
+    return actions_;
+  }
+  void ClearActions() {
+    std::lock_guard lock(mu_);
+    actions_.clear();
+  }
+
+  // Records the call; the error to return, if one was injected.
+  std::optional<ApiError> Call(const std::string& verb, std::string_view resource,
+                               std::string key) {
+    std::lock_guard lock(mu_);
+    actions_.push_back({verb, std::string(resource), std::move(key)});
+    for (auto it = reactors_.begin(); it != reactors_.end(); ++it) {
+      if ((it->verb == "*" || it->verb == verb) && (it->resource == "*" || it->resource == resource)) {
+        ApiError e = it->error;
+        if (--it->times <= 0) reactors_.erase(it);
+        return e;
+      }
+    }
+    return std::nullopt;
+  }
+  std::string NextVersion() {
+    std::lock_guard lock(mu_);
+    return std::to_string(++rv_);
+  }
+  std::string NextUid() {
+    std::lock_guard lock(mu_);
+    return "uid-" + std::to_string(++uids_);
+  }
+
+ private:
+  struct Reactor {
+    std::string verb, resource;
+    ApiError error;
+    int times;
+  };
+  mutable std::mutex mu_;
+  int64_t rv_ = 0;
+  int64_t uids_ = 0;
+  std::vector<FakeAction> actions_;
+  std::vector<Reactor> reactors_;
+};
+
+template <class T>
+class FakeResource final : public Resource<T> {
+ public:
+  explicit FakeResource(FakeState& state) : state_(state) {}
+
+  ApiOr<T> Create(const T& obj, const WriteOptions& = {}) override {
+    const std::string key = Key(obj.metadata.namespace_, obj.metadata.name);
+    if (auto e = state_.Call("create", Info().resource, key)) return *e;
+    std::lock_guard lock(mu_);
+    if (objects_.count(key)) {
+      return ApiError{409, "AlreadyExists", Quoted() + " already exists"};
+    }
+    T stored = obj;
+    if (stored.metadata.uid.empty()) stored.metadata.uid = state_.NextUid();
+    stored.metadata.resource_version = state_.NextVersion();
+    objects_[key] = stored;
+    return stored;
+  }
+
+  ApiOr<T> Get(std::string_view ns, std::string_view name) override {
+    const std::string key = Key(ns, name);
+    if (auto e = state_.Call("get", Info().resource, key)) return *e;
+    std::lock_guard lock(mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return NotFound(name);
+    return it->second;
+  }
+
+  ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& = {}) override {
+    if (auto e = state_.Call("list", Info().resource, std::string(ns))) return *e;
+    std::lock_guard lock(mu_);
+    ObjectList<T> out;
+    for (const auto& [key, obj] : objects_) {
+      if (ns.empty() || obj.metadata.namespace_ == ns) out.items.push_back(obj);
+    }
+    out.resource_version = state_.NextVersion();
+    return out;
+  }
+
+  ApiOr<T> Update(const T& obj, const WriteOptions& = {}) override { return Write(obj, false); }
+  ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& = {}) override { return Write(obj, true); }
+
+  ApiOr<T> Patch(std::string_view, std::string_view, PatchType, std::string_view, bool) override {
+    return ApiError{405, "MethodNotAllowed", "the fake client does not patch"};
+  }
+
+  ApiOr<T> Delete(std::string_view ns, std::string_view name, const DeleteOptions& = {}) override {
+    const std::string key = Key(ns, name);
+    if (auto e = state_.Call("delete", Info().resource, key)) return *e;
+    std::lock_guard lock(mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return NotFound(name);
+    T last = it->second;
+    if (!last.metadata.finalizers.empty()) {
+      if (!last.metadata.deletion_timestamp) {
+        last.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
+        last.metadata.resource_version = state_.NextVersion();
+        it->second = last;
+      }
+      return last;
+    }
+    objects_.erase(it);
+    return last;
+  }
+
+  ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view, const ListOptions& = {}) override {
+    return ApiError{405, "MethodNotAllowed", "the fake client does not watch"};
+  }
+
+  // Stores an object as it is (a test's starting state), with a resourceVersion if it has none.
+  T Seed(T obj) {
+    std::lock_guard lock(mu_);
+    if (obj.metadata.resource_version.empty()) obj.metadata.resource_version = state_.NextVersion();
+    objects_[Key(obj.metadata.namespace_, obj.metadata.name)] = obj;
+    return obj;
+  }
+  // Every stored object, by key.
+  std::map<std::string, T> Objects() const {
+    std::lock_guard lock(mu_);
+    return objects_;
+  }
+
+ private:
+  static const api::KindInfo& Info() { return api::KindInfoOf<T>(); }
+  static std::string Key(std::string_view ns, std::string_view name) {
+    return Info().namespaced ? std::string(ns) + "/" + std::string(name) : std::string(name);
+  }
+  static std::string Quoted(std::string_view name = {}) {
+    return std::string(Info().resource) + " \"" + std::string(name) + "\"";
+  }
+  static ApiError NotFound(std::string_view name) {
+    return ApiError{404, "NotFound", Quoted(name) + " not found"};
+  }
+
+  ApiOr<T> Write(const T& obj, bool status) {
+    const std::string key = Key(obj.metadata.namespace_, obj.metadata.name);
+    if (auto e = state_.Call(status ? "update-status" : "update", Info().resource, key)) return *e;
+    std::lock_guard lock(mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return NotFound(obj.metadata.name);
+    const std::string& rv = obj.metadata.resource_version;
+    if (!rv.empty() && rv != it->second.metadata.resource_version) {
+      return ApiError{409, "Conflict",
+                      "Operation cannot be fulfilled on " + Quoted(obj.metadata.name) +
+                          ": the object has been modified; please apply your changes to the "
+                          "latest version and try again"};
+    }
+    T stored = obj;
+    if constexpr (requires { stored.status; }) {
+      if (status) {
+        stored = it->second;
+        stored.status = obj.status;
+      } else {
+        stored.status = it->second.status;
+      }
+    }
+    stored.metadata.uid = it->second.metadata.uid;
+    stored.metadata.resource_version = state_.NextVersion();
+    if (stored.metadata.deletion_timestamp && stored.metadata.finalizers.empty()) {
+      objects_.erase(it);
+      return stored;
+    }
+    it->second = stored;
+    return stored;
+  }
+
+  FakeState& state_;
+  mutable std::mutex mu_;
+  std::map<std::string, T> objects_;
+};
+
+class FakeClient final : public Client {
+ public:
+  FakeClient() { Emplace<FakeResource>(state_); }
+  FakeState& state() { return state_; }
+  template <class T>
+  FakeResource<T>& fake() {
+    return static_cast<FakeResource<T>&>(resource<T>());
+  }
+
+ private:
+  FakeState state_;
+};
+
+}  // namespace kvol::client::testing

@@ -1,0 +1,77 @@
+#include "controller/manager.h"
+
+#include "base/log.h"
+
+namespace kvol::controller {
+
+Manager::Manager(client::Client& client, ManagerOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      pv_events_(client.resource<api::Event>(), {.component = "persistentvolume-controller"}) {}
+
+Manager::~Manager() { Stop(); }
+
+void Manager::Start() {
+  client::LeaderElectionConfig cfg;
+  cfg.lease_name = "kvol-controller-manager";
+  cfg.identity = options_.identity;
+  cfg.on_started_leading = [this] { Lead(); };
+  cfg.on_stopped_leading = [this] { Follow(); };
+  elector_ = std::make_unique<client::LeaderElector>(client_.resource<api::Lease>(), cfg);
+  elector_->Start();
+}
+
+void Manager::Lead() {
+  std::thread previous;
+  {
+    std::lock_guard lock(mu_);
+    previous = std::move(starter_);
+  }
+  if (previous.joinable()) previous.join();
+  std::lock_guard lock(mu_);
+  // Starting waits for caches to fill: off the elector's thread, which must keep renewing.
+  starter_ = std::thread([this] {
+    pv::ControllerOptions po;
+    po.workers = options_.workers;
+    auto ctrl = std::make_unique<pv::Controller>(
+        client_,
+        [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
+               std::string message) { pv_events_.Record(ref, type, reason, std::move(message)); },
+        po);
+    Status s = ctrl->Start();
+    std::lock_guard lock(mu_);
+    if (!s.ok()) {
+      log::Error("persistentvolume-controller did not start: " + s.message());
+      return;
+    }
+    pv_ = std::move(ctrl);
+    log::Info("controllers: persistentvolume-controller running");
+  });
+}
+
+void Manager::Follow() {
+  std::thread starter;
+  {
+    std::lock_guard lock(mu_);
+    starter = std::move(starter_);
+  }
+  if (starter.joinable()) starter.join();
+  std::unique_ptr<pv::Controller> pv;
+  {
+    std::lock_guard lock(mu_);
+    pv = std::move(pv_);
+  }
+  if (pv) {
+    pv->Stop();
+    log::Info("controllers: stopped (another server leads)");
+  }
+}
+
+void Manager::Stop() {
+  if (elector_) elector_->Stop();  // releases the Lease
+  elector_.reset();
+  Follow();
+  pv_events_.Flush(std::chrono::seconds(2));
+}
+
+}  // namespace kvol::controller

@@ -1,0 +1,46 @@
+// The controllers `kvol server` runs, started while this server holds the controllers' Lease
+// (kube-system/kvol-controller-manager) and stopped when it loses it, so that several servers
+// sharing one etcd never run two copies. With the embedded store there is one server, which
+// leads at once.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "client/leader_election.h"
+#include "controller/pv/controller.h"
+
+namespace kvol::controller {
+
+struct ManagerOptions {
+  std::string identity;  // unique per server
+  int workers = 4;
+};
+
+class Manager {
+ public:
+  Manager(client::Client& client, ManagerOptions options);
+  ~Manager();
+
+  void Start();
+  void Stop();
+
+ private:
+  void Lead();
+  void Follow();
+
+  client::Client& client_;
+  ManagerOptions options_;
+  client::EventRecorder pv_events_;
+  std::unique_ptr<client::LeaderElector> elector_;
+
+  std::mutex mu_;
+  std::unique_ptr<pv::Controller> pv_;
+  std::thread starter_;
+};
+
+}  // namespace kvol::controller

@@ -1,0 +1,680 @@
+// The binder's table, in the style of Kubernetes' binder tests: each row starts from some
+// volumes, claims, classes and pods, runs one sync (of a claim or of a volume) against an
+// in-memory API with optional injected errors, repeating it while it fails if asked to, and
+// compares the stored volumes and claims and the events with what Kubernetes' controller ends
+// with.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "api/well_known.h"
+#include "client/testing/fake_client.h"
+#include "controller/pv/controller.h"
+
+namespace kvol::controller::pv {
+namespace {
+
+using api::PersistentVolume;
+using api::PersistentVolumeClaim;
+
+constexpr std::string_view kByController = api::kAnnBoundByController;
+constexpr std::string_view kCompleted = api::kAnnBindCompleted;
+constexpr std::string_view kProvisionedBy = api::kAnnDynamicallyProvisioned;
+constexpr std::string_view kSelectedNode = api::kAnnSelectedNode;
+constexpr std::string_view kProvisioner = api::kAnnStorageProvisioner;
+
+using Anns = std::vector<std::string_view>;  // annotations set to "yes" (or key=value)
+
+void SetAnnotations(api::ObjectMeta& m, const Anns& anns) {
+  for (auto a : anns) {
+    auto eq = a.find('=');
+    if (eq == std::string_view::npos) {
+      m.annotations[std::string(a)] = "yes";
+    } else {
+      m.annotations[std::string(a.substr(0, eq))] = std::string(a.substr(eq + 1));
+    }
+  }
+}
+
+// A volume: name, size, claim it is bound to ("" none; "name" pre-bound without uid;
+// "name/uid"), phase, reclaim policy, class, annotations.
+struct V {
+  std::string name;
+  std::string size = "1Gi";
+  std::string claim;
+  std::string phase = "Available";
+  std::string policy = "Retain";
+  std::string cls;
+  Anns anns;
+  std::vector<std::string> modes = {"ReadWriteOnce"};
+  std::optional<std::string> mode;
+  bool deleting = false;
+  std::map<std::string, std::string> labels = {};
+};
+
+// A claim: name, size, uid, volumeName, phase, class (nullopt: absent), annotations.
+struct C {
+  std::string name;
+  std::string size = "1Gi";
+  std::string uid;
+  std::string volume;
+  std::string phase = "Pending";
+  std::optional<std::string> cls = "";
+  Anns anns;
+  std::vector<std::string> modes = {"ReadWriteOnce"};
+  std::optional<std::string> mode;
+  std::map<std::string, std::string> selector;
+  bool bound_status = false;  // status.capacity and accessModes as a Bound claim has them
+};
+
+struct Class {
+  std::string name;
+  std::string provisioner = "example.com/external";
+  bool wait_for_consumer = false;
+  bool is_default = false;
+};
+
+struct Pod {
+  std::string name;
+  std::string claim;
+  std::string node;
+};
+
+struct Injected {
+  std::string verb;
+  std::string resource;
+  int code = 500;
+};
+
+struct Row {
+  std::string name;
+  std::vector<V> volumes;
+  std::vector<V> want_volumes;
+  std::vector<C> claims;
+  std::vector<C> want_claims;
+  std::vector<std::string> want_events;  // "Type Reason message"
+  std::string sync;                      // "claim:NAME" or "volume:NAME"
+  std::vector<Class> classes = {};
+  std::vector<Pod> pods = {};
+  std::vector<Injected> errors = {};
+  bool want_error = false;  // the (last) sync fails
+  int runs = 1;             // syncs, each after the previous one failed
+  std::vector<std::string> want_queued = {};
+};
+
+void PrintTo(const Row& r, std::ostream* os) { *os << r.name; }
+
+PersistentVolume MakeVolume(const V& v) {
+  PersistentVolume pv;
+  pv.metadata.name = v.name;
+  pv.metadata.labels = v.labels;
+  SetAnnotations(pv.metadata, v.anns);
+  pv.spec.capacity["storage"] = api::Quantity::MustParse(v.size);
+  pv.spec.access_modes = v.modes;
+  pv.spec.persistent_volume_reclaim_policy = v.policy;
+  pv.spec.storage_class_name = v.cls;
+  pv.spec.volume_mode = v.mode;
+  pv.spec.host_path.emplace().path = "/tmp/" + v.name;
+  pv.status.phase = v.phase;
+  if (v.deleting) pv.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
+  if (!v.claim.empty()) {
+    auto& ref = pv.spec.claim_ref.emplace();
+    ref.kind = "PersistentVolumeClaim";
+    ref.api_version = "v1";
+    ref.namespace_ = "default";
+    auto slash = v.claim.find('/');
+    ref.name = v.claim.substr(0, slash);
+    if (slash != std::string::npos) ref.uid = v.claim.substr(slash + 1);
+  }
+  return pv;
+}
+
+PersistentVolumeClaim MakeClaim(const C& c) {
+  PersistentVolumeClaim pvc;
+  pvc.metadata.namespace_ = "default";
+  pvc.metadata.name = c.name;
+  pvc.metadata.uid = c.uid.empty() ? "uid-" + c.name : c.uid;
+  SetAnnotations(pvc.metadata, c.anns);
+  pvc.spec.access_modes = c.modes;
+  pvc.spec.resources.requests["storage"] = api::Quantity::MustParse(c.size);
+  pvc.spec.volume_name = c.volume;
+  pvc.spec.storage_class_name = c.cls;
+  pvc.spec.volume_mode = c.mode;
+  if (!c.selector.empty()) pvc.spec.selector.emplace().match_labels = c.selector;
+  pvc.status.phase = c.phase;
+  if (c.bound_status) {
+    pvc.status.access_modes = c.modes;
+    pvc.status.capacity["storage"] = api::Quantity::MustParse(c.size);
+  }
+  return pvc;
+}
+
+std::string Joined(const api::StringMap& anns) {
+  std::string out;
+  for (const auto& [k, v] : anns) out += " " + k + "=" + v;
+  return out;
+}
+
+// What the table compares: the fields the binder owns.
+std::string Describe(const PersistentVolume& v) {
+  std::string claim = "-";
+  if (v.spec.claim_ref) claim = v.spec.claim_ref->name + "/" + v.spec.claim_ref->uid;
+  return v.metadata.name + " phase=" + v.status.phase + " claim=" + claim + Joined(v.metadata.annotations);
+}
+
+std::string Describe(const PersistentVolumeClaim& c) {
+  std::string cap = "-";
+  auto it = c.status.capacity.find("storage");
+  if (it != c.status.capacity.end()) cap = it->second.ToString();
+  std::string modes;
+  for (const auto& m : c.status.access_modes) modes += m;
+  return c.metadata.name + " phase=" + c.status.phase + " volume=" + c.spec.volume_name +
+         " class=" + c.spec.storage_class_name.value_or("<nil>") + " capacity=" + cap +
+         " modes=" + modes + Joined(c.metadata.annotations);
+}
+
+class BinderTest : public ::testing::TestWithParam<Row> {};
+
+TEST_P(BinderTest, Sync) {
+  const Row& row = GetParam();
+  client::testing::FakeClient api;
+  std::vector<std::string> events;
+  Controller ctrl(api, [&](const api::ObjectReference&, std::string_view type,
+                           std::string_view reason, std::string message) {
+    events.push_back(std::string(type) + " " + std::string(reason) + " " + message);
+  });
+  for (const auto& c : row.classes) {
+    api::StorageClass sc;
+    sc.metadata.name = c.name;
+    sc.provisioner = c.provisioner;
+    if (c.wait_for_consumer) sc.volume_binding_mode = "WaitForFirstConsumer";
+    if (c.is_default) sc.metadata.annotations[std::string(api::kDefaultClassAnnotation)] = "true";
+    ctrl.StoreClass(api.fake<api::StorageClass>().Seed(sc));
+  }
+  for (const auto& p : row.pods) {
+    api::Pod pod;
+    pod.metadata.namespace_ = "default";
+    pod.metadata.name = p.name;
+    pod.spec.node_name = p.node;
+    auto& vol = pod.spec.volumes.emplace_back();
+    vol.name = "data";
+    vol.persistent_volume_claim.emplace().claim_name = p.claim;
+    ctrl.StorePod(pod);
+  }
+  for (const auto& v : row.volumes) ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
+  for (const auto& c : row.claims) ctrl.StoreClaim(api.fake<PersistentVolumeClaim>().Seed(MakeClaim(c)));
+  for (const auto& e : row.errors) {
+    api.state().InjectError(e.verb, e.resource,
+                            api::ApiError{e.code, e.code == 409 ? "Conflict" : "InternalError",
+                                          "injected " + e.verb + " error"});
+  }
+
+  Status last;
+  for (int run = 0; run < row.runs; ++run) {
+    const std::string what = row.sync.substr(row.sync.find(':') + 1);
+    if (row.sync.rfind("claim:", 0) == 0) {
+      auto objects = api.fake<PersistentVolumeClaim>().Objects();
+      auto it = objects.find("default/" + what);
+      ASSERT_NE(it, objects.end()) << "no claim " << what;
+      ctrl.StoreClaim(it->second);
+      last = ctrl.SyncClaim(it->second);
+    } else {
+      auto objects = api.fake<PersistentVolume>().Objects();
+      auto it = objects.find(what);
+      ASSERT_NE(it, objects.end()) << "no volume " << what;
+      ctrl.StoreVolume(it->second);
+      last = ctrl.SyncVolume(it->second);
+    }
+    if (last.ok()) break;
+  }
+  EXPECT_EQ(!last.ok(), row.want_error) << last.ToString();
+
+  std::vector<std::string> got, want;
+  for (const auto& [k, v] : api.fake<PersistentVolume>().Objects()) got.push_back(Describe(v));
+  for (const auto& v : row.want_volumes) want.push_back(Describe(MakeVolume(v)));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want) << "volumes";
+
+  got.clear();
+  want.clear();
+  for (const auto& [k, c] : api.fake<PersistentVolumeClaim>().Objects()) got.push_back(Describe(c));
+  for (const auto& c : row.want_claims) want.push_back(Describe(MakeClaim(c)));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want) << "claims";
+  EXPECT_EQ(events, row.want_events) << "events";
+  std::vector<std::string> queued;
+  for (const auto& k : ctrl.TakeQueuedClaims()) queued.push_back(k);
+  EXPECT_EQ(queued, row.want_queued) << "claims queued";
+}
+
+// Shorthands for the common shapes.
+const Anns kBoth = {kByController, kCompleted};
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
+  // ---- 1: unbound claims, any volume -----------------------------------------------------
+  Row{"1_1_binds_to_an_unbound_volume",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_2_no_volume_and_no_class",
+      {}, {},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_3_new_claim_becomes_pending",
+      {}, {},
+      {{.name = "c1", .phase = ""}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_4_smallest_that_fits",
+      {{.name = "big", .size = "10Gi"}, {.name = "mid", .size = "5Gi"}, {.name = "small"}},
+      {{.name = "big", .size = "10Gi"},
+       {.name = "mid", .size = "5Gi", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}},
+       {.name = "small"}},
+      {{.name = "c1", .size = "2Gi"}},
+      {{.name = "c1", .size = "5Gi", .volume = "mid", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_5_volume_pre_bound_by_name",
+      {{.name = "v1", .claim = "c1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_6_volume_pre_bound_to_another_claim",
+      {{.name = "v1", .claim = "other"}}, {{.name = "v1", .claim = "other"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_7_volume_bound_to_the_claim_finishes",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_8_selector_picks_the_labelled_volume",
+      {{.name = "plain"}}, {{.name = "plain"}},
+      {{.name = "c1", .selector = {{"tier", "gold"}}}}, {{.name = "c1", .selector = {{"tier", "gold"}}}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_8b_selector_matches",
+      {{.name = "plain", .size = "1Gi"}, {.name = "gold", .size = "5Gi", .labels = {{"tier", "gold"}}}},
+      {{.name = "plain", .size = "1Gi"},
+       {.name = "gold", .size = "5Gi", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}, .labels = {{"tier", "gold"}}}},
+      {{.name = "c1", .selector = {{"tier", "gold"}}}},
+      {{.name = "c1", .size = "5Gi", .volume = "gold", .phase = "Bound", .anns = kBoth, .selector = {{"tier", "gold"}}, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_9_class_mismatch",
+      {{.name = "gold", .cls = "gold"}}, {{.name = "gold", .cls = "gold"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_10_class_match",
+      {{.name = "plain"}, {.name = "gold", .cls = "gold"}},
+      {{.name = "plain"}, {.name = "gold", .claim = "c1/uid-c1", .phase = "Bound", .cls = "gold", .anns = {kByController}}},
+      {{.name = "c1", .cls = "gold"}},
+      {{.name = "c1", .volume = "gold", .phase = "Bound", .cls = "gold", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {{.name = "gold"}}},
+  Row{"1_11_access_modes_must_be_a_superset",
+      {{.name = "rwo"}}, {{.name = "rwo"}},
+      {{.name = "c1", .modes = {"ReadWriteMany"}}}, {{.name = "c1", .modes = {"ReadWriteMany"}}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_12_access_modes_superset_binds",
+      {{.name = "both", .modes = {"ReadWriteOnce", "ReadOnlyMany"}}},
+      {{.name = "both", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}, .modes = {"ReadWriteOnce", "ReadOnlyMany"}}},
+      {{.name = "c1", .modes = {"ReadOnlyMany"}}},
+      {{.name = "c1", .volume = "both", .phase = "Bound", .anns = kBoth, .modes = {"ReadWriteOnce", "ReadOnlyMany"}, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"1_13_volume_mode_mismatch",
+      {{.name = "blk", .mode = "Block"}}, {{.name = "blk", .mode = "Block"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_14_volume_being_deleted",
+      {{.name = "v1", .deleting = true}}, {{.name = "v1", .deleting = true}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_15_released_volume_is_not_reused",
+      {{.name = "v1", .claim = "gone/uid-gone", .phase = "Released"}},
+      {{.name = "v1", .claim = "gone/uid-gone", .phase = "Released"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+  Row{"1_16_too_small",
+      {{.name = "v1", .size = "1Gi"}}, {{.name = "v1", .size = "1Gi"}},
+      {{.name = "c1", .size = "2Gi"}}, {{.name = "c1", .size = "2Gi"}},
+      {"Normal FailedBinding no persistent volumes available for this claim and no storage class is set"},
+      "claim:c1"},
+
+  // ---- 1: delayed binding and provisioning ----------------------------------------------
+  Row{"1_20_wait_for_first_consumer",
+      {{.name = "v1", .cls = "local"}}, {{.name = "v1", .cls = "local"}},
+      {{.name = "c1", .cls = "local"}}, {{.name = "c1", .cls = "local"}},
+      {"Normal WaitForFirstConsumer waiting for first consumer to be created before binding"},
+      "claim:c1", {{.name = "local", .provisioner = "kubernetes.io/no-provisioner", .wait_for_consumer = true}}},
+  Row{"1_21_wait_for_pod_scheduled",
+      {}, {},
+      {{.name = "c1", .cls = "local"}}, {{.name = "c1", .cls = "local"}},
+      {"Normal WaitForPodScheduled waiting for pod web-0 to be scheduled"},
+      "claim:c1", {{.name = "local", .wait_for_consumer = true}}, {{.name = "web-0", .claim = "c1"}}},
+  Row{"1_22_wait_for_pods_scheduled",
+      {}, {},
+      {{.name = "c1", .cls = "local"}}, {{.name = "c1", .cls = "local"}},
+      {"Normal WaitForPodScheduled waiting for pods a,b to be scheduled"},
+      "claim:c1", {{.name = "local", .wait_for_consumer = true}},
+      {{.name = "b", .claim = "c1"}, {.name = "a", .claim = "c1"}, {.name = "placed", .claim = "c1", .node = "n1"}}},
+  Row{"1_23_delayed_binding_takes_a_pre_bound_volume",
+      {{.name = "v1", .claim = "c1", .cls = "local"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .cls = "local"}},
+      {{.name = "c1", .cls = "local"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .cls = "local", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {{.name = "local", .wait_for_consumer = true}}},
+  Row{"1_24_selected_node_ends_the_wait",
+      {}, {},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1",
+          "volume.kubernetes.io/storage-provisioner=example.com/external",
+          "volume.beta.kubernetes.io/storage-provisioner=example.com/external"}}},
+      {"Normal ExternalProvisioning waiting for a volume to be created, either by external provisioner \"example.com/external\" or manually created by system administrator"},
+      "claim:c1", {{.name = "local", .wait_for_consumer = true}}},
+  Row{"1_25_external_provisioner",
+      {}, {},
+      {{.name = "c1", .cls = "fast"}},
+      {{.name = "c1", .cls = "fast", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/external",
+          "volume.beta.kubernetes.io/storage-provisioner=example.com/external"}}},
+      {"Normal ExternalProvisioning waiting for a volume to be created, either by external provisioner \"example.com/external\" or manually created by system administrator"},
+      "claim:c1", {{.name = "fast"}}},
+  Row{"1_26_external_provisioner_already_named",
+      {}, {},
+      {{.name = "c1", .cls = "fast", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/external"}}},
+      {{.name = "c1", .cls = "fast", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/external"}}},
+      {"Normal ExternalProvisioning waiting for a volume to be created, either by external provisioner \"example.com/external\" or manually created by system administrator"},
+      "claim:c1", {{.name = "fast"}}},
+  Row{"1_27_class_not_found",
+      {}, {},
+      {{.name = "c1", .cls = "missing"}}, {{.name = "c1", .cls = "missing"}},
+      {"Warning ProvisioningFailed storageclass.storage.k8s.io \"missing\" not found"},
+      "claim:c1"},
+  Row{"1_28_no_provisioner",
+      {}, {},
+      {{.name = "c1", .cls = "local"}}, {{.name = "c1", .cls = "local"}},
+      {"Warning ProvisioningFailed no volume plugin matched name: kubernetes.io/no-provisioner"},
+      "claim:c1", {{.name = "local", .provisioner = "kubernetes.io/no-provisioner"}}},
+  Row{"1_29_default_class_assigned_retroactively",
+      {}, {},
+      {{.name = "c1", .cls = std::nullopt}}, {{.name = "c1", .cls = "standard"}},
+      {}, "claim:c1", {{.name = "standard", .is_default = true}}},
+  Row{"1_30_absent_class_without_default_binds_classless",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .cls = std::nullopt}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .cls = std::nullopt, .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+
+  // ---- 2: claims that name a volume ------------------------------------------------------
+  Row{"2_1_named_volume_missing",
+      {}, {},
+      {{.name = "c1", .volume = "v1", .phase = ""}}, {{.name = "c1", .volume = "v1"}},
+      {}, "claim:c1"},
+  Row{"2_2_named_volume_unbound",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = {kCompleted}, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"2_3_named_volume_too_small",
+      {{.name = "v1"}}, {{.name = "v1"}},
+      {{.name = "c1", .size = "2Gi", .volume = "v1"}}, {{.name = "c1", .size = "2Gi", .volume = "v1"}},
+      {"Warning VolumeMismatch Cannot bind to requested volume \"v1\": requested PV is too small"},
+      "claim:c1"},
+  Row{"2_4_named_volume_other_class",
+      {{.name = "v1", .cls = "gold"}}, {{.name = "v1", .cls = "gold"}},
+      {{.name = "c1", .volume = "v1"}}, {{.name = "c1", .volume = "v1"}},
+      {"Warning VolumeMismatch Cannot bind to requested volume \"v1\": storageClassName does not match"},
+      "claim:c1"},
+  Row{"2_5_named_volume_other_mode",
+      {{.name = "v1", .mode = "Block"}}, {{.name = "v1", .mode = "Block"}},
+      {{.name = "c1", .volume = "v1"}}, {{.name = "c1", .volume = "v1"}},
+      {"Warning VolumeMismatch Cannot bind to requested volume \"v1\": incompatible volumeMode"},
+      "claim:c1"},
+  Row{"2_6_named_volume_other_access_modes",
+      {{.name = "v1", .modes = {"ReadOnlyMany"}}}, {{.name = "v1", .modes = {"ReadOnlyMany"}}},
+      {{.name = "c1", .volume = "v1"}}, {{.name = "c1", .volume = "v1"}},
+      {"Warning VolumeMismatch Cannot bind to requested volume \"v1\": incompatible accessMode"},
+      "claim:c1"},
+  Row{"2_7_named_volume_bound_to_the_claim",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "c1", .volume = "v1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = {kCompleted}, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"2_8_named_volume_bound_elsewhere",
+      {{.name = "v1", .claim = "other/uid-other", .phase = "Bound"}},
+      {{.name = "v1", .claim = "other/uid-other", .phase = "Bound"}},
+      {{.name = "c1", .volume = "v1"}}, {{.name = "c1", .volume = "v1"}},
+      {"Warning FailedBinding volume \"v1\" already bound to a different claim."},
+      "claim:c1"},
+  Row{"2_9_named_by_controller_but_bound_elsewhere",
+      {{.name = "v1", .claim = "other/uid-other", .phase = "Bound"}},
+      {{.name = "v1", .claim = "other/uid-other", .phase = "Bound"}},
+      {{.name = "c1", .volume = "v1", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1", .anns = {kByController}}},
+      {"Warning FailedBinding volume \"v1\" already bound to a different claim."},
+      "claim:c1", {}, {}, {}, true},
+  Row{"2_10_named_volume_pre_bound_to_it",
+      {{.name = "v1", .claim = "c1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "c1", .volume = "v1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = {kCompleted}, .bound_status = true}},
+      {}, "claim:c1"},
+
+  // ---- 3: bound claims -------------------------------------------------------------------
+  Row{"3_1_bound_claim_lost_its_volume_name",
+      {}, {},
+      {{.name = "c1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .phase = "Lost", .anns = kBoth}},
+      {"Warning ClaimLost Bound claim has lost reference to PersistentVolume. Data on the volume is lost!"},
+      "claim:c1"},
+  Row{"3_2_bound_claim_volume_gone",
+      {}, {},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .volume = "v1", .phase = "Lost", .anns = kBoth}},
+      {"Warning ClaimLost Bound claim has lost its PersistentVolume. Data on the volume is lost!"},
+      "claim:c1"},
+  Row{"3_3_lost_claim_says_it_once",
+      {}, {},
+      {{.name = "c1", .volume = "v1", .phase = "Lost", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Lost", .anns = kBoth}},
+      {}, "claim:c1"},
+  Row{"3_4_bound_claim_volume_unbound_rebinds",
+      {{.name = "v1", .phase = "Available"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"3_5_all_bound_writes_nothing",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"3_6_misbound",
+      {{.name = "v1", .claim = "c1/uid-old", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-old", .phase = "Bound"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .volume = "v1", .phase = "Lost", .anns = kBoth}},
+      {"Warning ClaimMisbound Two claims are bound to the same volume, this one is bound incorrectly"},
+      "claim:c1"},
+
+  // ---- 4: volumes ------------------------------------------------------------------------
+  Row{"4_1_new_volume_becomes_available",
+      {{.name = "v1", .phase = "Pending"}}, {{.name = "v1"}}, {}, {}, {}, "volume:v1"},
+  Row{"4_2_pre_bound_volume_is_available",
+      {{.name = "v1", .claim = "c1", .phase = "Pending"}}, {{.name = "v1", .claim = "c1"}},
+      {}, {}, {}, "volume:v1"},
+  Row{"4_3_claim_gone_retain_releases",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released"}},
+      {}, {}, {}, "volume:v1"},
+  Row{"4_4_released_stays_released",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released"}},
+      {}, {}, {}, "volume:v1"},
+  Row{"4_5_claim_recreated_with_the_same_name",
+      {{.name = "v1", .claim = "c1/uid-old", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-old", .phase = "Released"}},
+      {{.name = "c1"}}, {{.name = "c1"}}, {}, "volume:v1"},
+  Row{"4_6_claim_not_bound_yet_is_queued",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}}, {{.name = "c1"}}, {}, "volume:v1",
+      {}, {}, {}, false, 1, {"default/c1"}},
+  Row{"4_7_bound_both_ways",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Available", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "volume:v1"},
+  Row{"4_8_claim_went_elsewhere_controller_unbinds",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1"}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"4_9_claim_went_elsewhere_user_binding_kept",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1"}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"4_10_provisioned_for_a_claim_that_went_elsewhere",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete", .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v2", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"4_11_delete_without_a_deleter_fails",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete"}},
+      {}, {},
+      {"Warning VolumeFailedDelete error getting deleter volume plugin for volume \"v1\": no deletable volume plugin matched"},
+      "volume:v1"},
+  Row{"4_12_recycle_without_a_recycler_fails",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Recycle"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Recycle"}},
+      {}, {},
+      {"Warning VolumeFailedRecycle error getting recycler volume plugin for volume \"v1\": no recyclable volume plugin matched"},
+      "volume:v1"},
+  Row{"4_13_unknown_reclaim_policy",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Shred"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Shred"}},
+      {}, {},
+      {"Warning VolumeUnknownReclaimPolicy Volume has unrecognized PersistentVolumeReclaimPolicy"},
+      "volume:v1"},
+  Row{"4_14_failed_stays_failed",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Shred"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Shred"}},
+      {}, {}, {}, "volume:v1"},
+  Row{"4_15_pre_bound_claim_with_other_volume_mode",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .mode = "Block"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .mode = "Block"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {"Warning VolumeMismatch Cannot bind PersistentVolume to requested PersistentVolumeClaim \"c1\" due to incompatible volumeMode.",
+       "Warning VolumeMismatch Cannot bind PersistentVolume \"v1\" to requested PersistentVolumeClaim due to incompatible volumeMode."},
+      "volume:v1"},
+
+  // ---- 5: a binding cut short, finished by the next sync ---------------------------------
+  Row{"5_1_after_the_claim_ref",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Available", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"5_2_after_the_volume_status",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"5_3_after_the_claim_volume_name",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1", .volume = "v1", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1"},
+  Row{"5_4_volume_side_of_a_cut_binding",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Available", .anns = {kByController}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Available", .anns = {kByController}}},
+      {{.name = "c1"}}, {{.name = "c1"}}, {}, "volume:v1",
+      {}, {}, {}, false, 1, {"default/c1"}},
+
+  // ---- 6: API errors ---------------------------------------------------------------------
+  Row{"6_1_volume_update_fails",
+      {{.name = "v1"}}, {{.name = "v1"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {}, "claim:c1", {}, {}, {{"update", "persistentvolumes"}}, true},
+  Row{"6_2_volume_update_fails_then_works",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {}, {}, {{"update", "persistentvolumes"}}, false, 2},
+  Row{"6_3_volume_status_fails",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .anns = {kByController}}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumes"}}, true},
+  Row{"6_4_volume_status_fails_then_works",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumes"}}, false, 2},
+  Row{"6_5_claim_update_fails",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {}, "claim:c1", {}, {}, {{"update", "persistentvolumeclaims"}}, true},
+  Row{"6_6_claim_update_fails_then_works",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {}, {}, {{"update", "persistentvolumeclaims"}}, false, 2},
+  Row{"6_7_claim_status_fails",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}}, {{.name = "c1", .volume = "v1", .anns = kBoth}},
+      {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumeclaims"}}, true},
+  Row{"6_8_claim_status_fails_then_works",
+      {{.name = "v1"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
+      {{.name = "c1"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
+      {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumeclaims"}}, false, 2},
+  Row{"6_9_volume_conflict",
+      {{.name = "v1"}}, {{.name = "v1"}},
+      {{.name = "c1"}}, {{.name = "c1"}},
+      {}, "claim:c1", {}, {}, {{"update", "persistentvolumes", 409}}, true},
+  Row{"6_10_release_fails_then_works",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released"}},
+      {}, {}, {}, "volume:v1", {}, {}, {{"update-status", "persistentvolumes"}}, false, 2},
+  Row{"6_11_claim_lookup_fails",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound"}},
+      {}, {}, {}, "volume:v1", {}, {}, {{"get", "persistentvolumeclaims"}}, true},
+  Row{"6_12_default_class_update_fails",
+      {}, {},
+      {{.name = "c1", .cls = std::nullopt}}, {{.name = "c1", .cls = std::nullopt}},
+      {}, "claim:c1", {{.name = "standard", .is_default = true}}, {},
+      {{"update", "persistentvolumeclaims"}}, true}
+), [](const auto& info) { return info.param.name; });
+// clang-format on
+
+}  // namespace
+}  // namespace kvol::controller::pv

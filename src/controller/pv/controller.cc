@@ -1,0 +1,684 @@
+#include "controller/pv/controller.h"
+
+#include <charconv>
+
+#include "api/well_known.h"
+#include "base/log.h"
+
+namespace kvol::controller::pv {
+namespace {
+
+using api::PersistentVolume;
+using api::PersistentVolumeClaim;
+
+bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
+  return m.annotations.count(std::string(key)) > 0;
+}
+
+std::string ClaimKey(const PersistentVolumeClaim& c) {
+  return c.metadata.namespace_ + "/" + c.metadata.name;
+}
+
+// resourceVersions are the store's revisions: decimal integers.
+int64_t Version(const api::ObjectMeta& m) {
+  int64_t v = 0;
+  const auto& s = m.resource_version;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+Status ApiStatus(const api::ApiError& e) {
+  StatusCode code = StatusCode::kUnknown;
+  if (e.code == 404) code = StatusCode::kNotFound;
+  if (e.code == 409) code = api::IsConflict(e) ? StatusCode::kAborted : StatusCode::kAlreadyExists;
+  if (e.code >= 500) code = StatusCode::kUnavailable;
+  return Status(code, e.message);
+}
+
+std::vector<std::string> ClaimsOfPod(const api::Pod& pod) {
+  std::vector<std::string> out;
+  for (const auto& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim) {
+      out.push_back(pod.metadata.namespace_ + "/" + v.persistent_volume_claim->claim_name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Controller::Controller(client::Client& client, EventSink events, ControllerOptions options)
+    : client_(client), events_(std::move(events)), options_(options) {}
+
+Controller::~Controller() { Stop(); }
+
+template <class T>
+void Controller::Event(const T& obj, std::string_view type, std::string_view reason,
+                       std::string message) {
+  if (events_) events_(client::ReferenceTo(obj), type, reason, std::move(message));
+}
+
+// ---- the view ------------------------------------------------------------------------------
+
+void Controller::StoreVolume(const PersistentVolume& volume) {
+  auto cur = volumes_.Get(volume.metadata.name);
+  if (cur && Version(cur->metadata) > Version(volume.metadata)) return;  // older than ours
+  volumes_.Upsert(std::make_shared<const PersistentVolume>(volume));
+}
+
+void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
+  std::lock_guard lock(mu_);
+  auto& slot = claims_[ClaimKey(claim)];
+  if (slot && Version(slot->metadata) > Version(claim.metadata)) return;
+  slot = std::make_shared<const PersistentVolumeClaim>(claim);
+}
+
+void Controller::StoreClass(const api::StorageClass& cls) {
+  std::lock_guard lock(mu_);
+  classes_[cls.metadata.name] = std::make_shared<const api::StorageClass>(cls);
+}
+
+void Controller::StorePod(const api::Pod& pod) {
+  const std::string key = pod.metadata.namespace_ + "/" + pod.metadata.name;
+  std::lock_guard lock(mu_);
+  for (const auto& c : claims_of_pod_[key]) {
+    auto it = pods_by_claim_.find(c);
+    if (it == pods_by_claim_.end()) continue;
+    it->second.erase(key);
+    if (it->second.empty()) pods_by_claim_.erase(it);
+  }
+  claims_of_pod_.erase(key);
+  if (pod.metadata.deletion_timestamp && pod.metadata.finalizers.empty()) return;
+  auto claims = ClaimsOfPod(pod);
+  if (claims.empty()) return;
+  auto ptr = std::make_shared<const api::Pod>(pod);
+  for (const auto& c : claims) pods_by_claim_[c][key] = ptr;
+  claims_of_pod_[key] = std::move(claims);
+}
+
+void Controller::ForgetVolume(const std::string& name) { volumes_.Remove(name); }
+
+void Controller::ForgetClaim(const std::string& key) {
+  std::lock_guard lock(mu_);
+  claims_.erase(key);
+}
+
+Controller::ClaimPtr Controller::GetClaim(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = claims_.find(key);
+  return it == claims_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const api::StorageClass> Controller::GetClass(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> Controller::UnscheduledPodsUsing(const PersistentVolumeClaim& claim) const {
+  std::vector<std::string> names;
+  std::lock_guard lock(mu_);
+  auto it = pods_by_claim_.find(ClaimKey(claim));
+  if (it == pods_by_claim_.end()) return names;
+  for (const auto& [key, pod] : it->second) {
+    if (pod->spec.node_name.empty()) names.push_back(pod->metadata.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void Controller::QueueClaim(const std::string& key) {
+  if (claim_queue_) {
+    claim_queue_->Add(key);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  queued_claims_.push_back(key);
+}
+
+std::vector<std::string> Controller::TakeQueuedClaims() {
+  std::lock_guard lock(mu_);
+  return std::exchange(queued_claims_, {});
+}
+
+// ---- claim sync ----------------------------------------------------------------------------
+
+Status Controller::SyncClaim(const PersistentVolumeClaim& claim) {
+  if (!HasAnnotation(claim.metadata, api::kAnnBindCompleted)) return SyncUnboundClaim(claim);
+  return SyncBoundClaim(claim);
+}
+
+bool Controller::ShouldDelayBinding(const PersistentVolumeClaim& claim) const {
+  // A claim with a selected node is being provisioned for that node: no more waiting.
+  if (HasAnnotation(claim.metadata, api::kAnnSelectedNode)) return false;
+  const std::string name = ClaimClass(claim);
+  if (name.empty()) return false;
+  auto cls = GetClass(name);
+  return cls && cls->volume_binding_mode.value_or("Immediate") == "WaitForFirstConsumer";
+}
+
+StatusOr<bool> Controller::AssignDefaultClass(const PersistentVolumeClaim& claim) {
+  if (claim.spec.storage_class_name || HasAnnotation(claim.metadata, api::kAnnBetaStorageClass)) {
+    return false;
+  }
+  // The newest class marked default, as the API server's admission picks it.
+  std::shared_ptr<const api::StorageClass> best;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, cls] : classes_) {
+      const auto& a = cls->metadata.annotations;
+      auto it = a.find(std::string(api::kDefaultClassAnnotation));
+      auto beta = a.find(std::string(api::kBetaDefaultClassAnnotation));
+      const bool is_default = (it != a.end() && it->second == "true") ||
+                              (beta != a.end() && beta->second == "true");
+      if (!is_default) continue;
+      if (!best || best->metadata.creation_timestamp < cls->metadata.creation_timestamp ||
+          (best->metadata.creation_timestamp == cls->metadata.creation_timestamp &&
+           cls->metadata.name < best->metadata.name)) {
+        best = cls;
+      }
+    }
+  }
+  if (!best) return false;
+  PersistentVolumeClaim next = claim;
+  next.spec.storage_class_name = best->metadata.name;
+  auto written = client_.resource<PersistentVolumeClaim>().Update(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreClaim(*written);
+  return true;
+}
+
+Status Controller::WaitForFirstConsumerEvent(const PersistentVolumeClaim& claim) {
+  auto pods = UnscheduledPodsUsing(claim);
+  if (pods.empty()) {
+    Event(claim, "Normal", "WaitForFirstConsumer",
+          "waiting for first consumer to be created before binding");
+  } else if (pods.size() == 1) {
+    Event(claim, "Normal", "WaitForPodScheduled", "waiting for pod " + pods[0] + " to be scheduled");
+  } else {
+    std::string joined;
+    for (const auto& p : pods) joined += (joined.empty() ? "" : ",") + p;
+    Event(claim, "Normal", "WaitForPodScheduled", "waiting for pods " + joined + " to be scheduled");
+  }
+  return OkStatus();
+}
+
+Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
+  const std::string name = ClaimClass(claim);
+  auto cls = GetClass(name);
+  if (!cls) {
+    Event(claim, "Warning", "ProvisioningFailed",
+          "storageclass.storage.k8s.io \"" + name + "\" not found");
+    return OkStatus();
+  }
+  const std::string& provisioner = cls->provisioner;
+  if (provisioner.rfind("kubernetes.io/", 0) == 0) {
+    // Kubernetes' own plugin names; kvol runs none of them in-process.
+    Event(claim, "Warning", "ProvisioningFailed", "no volume plugin matched name: " + provisioner);
+    return OkStatus();
+  }
+  // An external provisioner takes the claim: say which one on the claim, and wait.
+  auto it = claim.metadata.annotations.find(std::string(api::kAnnStorageProvisioner));
+  PersistentVolumeClaim current = claim;
+  if (it == claim.metadata.annotations.end() || it->second != provisioner) {
+    PersistentVolumeClaim next = claim;
+    next.metadata.annotations[std::string(api::kAnnStorageProvisioner)] = provisioner;
+    next.metadata.annotations[std::string(api::kAnnBetaStorageProvisioner)] = provisioner;
+    auto written = client_.resource<PersistentVolumeClaim>().Update(next);
+    if (!written.ok()) return ApiStatus(written.error());
+    StoreClaim(*written);
+    current = *written;
+  }
+  Event(current, "Normal", "ExternalProvisioning",
+        "waiting for a volume to be created, either by external provisioner \"" + provisioner +
+            "\" or manually created by system administrator");
+  return OkStatus();
+}
+
+Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
+  if (claim.spec.volume_name.empty()) {
+    // Any volume will do.
+    const bool delay = ShouldDelayBinding(claim);
+    auto volume = volumes_.FindBestMatch(claim, MatchOptions{delay, nullptr});
+    if (!volume.ok()) return volume.status();
+    if (*volume) return Bind(**volume, claim);
+
+    auto assigned = AssignDefaultClass(claim);
+    if (!assigned.ok()) return assigned.status();
+    if (*assigned) return OkStatus();  // the update brings the claim back with its class
+    if (delay) {
+      if (!claim.metadata.deletion_timestamp) {
+        if (Status s = WaitForFirstConsumerEvent(claim); !s.ok()) return s;
+      }
+    } else if (!ClaimClass(claim).empty()) {
+      return ProvisionClaim(claim);
+    } else {
+      Event(claim, "Normal", "FailedBinding",
+            "no persistent volumes available for this claim and no storage class is set");
+    }
+    auto s = UpdateClaimStatus(claim, "Pending", nullptr);
+    return s.ok() ? OkStatus() : s.status();
+  }
+
+  // The claim asks for one volume by name.
+  VolumePtr volume = volumes_.Get(claim.spec.volume_name);
+  if (!volume) {
+    // Not there (yet): stay Pending and look again at the next sync.
+    auto s = UpdateClaimStatus(claim, "Pending", nullptr);
+    return s.ok() ? OkStatus() : s.status();
+  }
+  if (!volume->spec.claim_ref) {
+    if (auto why = CheckVolumeSatisfiesClaim(*volume, claim)) {
+      Event(claim, "Warning", "VolumeMismatch",
+            "Cannot bind to requested volume \"" + volume->metadata.name + "\": " + *why);
+      auto s = UpdateClaimStatus(claim, "Pending", nullptr);
+      return s.ok() ? OkStatus() : s.status();
+    }
+    return Bind(*volume, claim);
+  }
+  if (IsVolumeBoundToClaim(*volume, claim)) return Bind(*volume, claim);  // finish it
+  Event(claim, "Warning", "FailedBinding",
+        "volume \"" + volume->metadata.name + "\" already bound to a different claim.");
+  if (HasAnnotation(claim.metadata, api::kAnnBoundByController)) {
+    // Only a user removing bind-completed gets here.
+    return FailedPreconditionError("invalid binding of claim \"" + ClaimKey(claim) +
+                                   "\" to volume \"" + claim.spec.volume_name +
+                                   "\": volume already claimed by \"" + ClaimRefKey(*volume) + "\"");
+  }
+  auto s = UpdateClaimStatus(claim, "Pending", nullptr);
+  return s.ok() ? OkStatus() : s.status();
+}
+
+Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
+  if (claim.spec.volume_name.empty()) {
+    auto s = UpdateClaimStatusWithEvent(
+        claim, "Lost", "Warning", "ClaimLost",
+        "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  VolumePtr volume = volumes_.Get(claim.spec.volume_name);
+  if (!volume) {
+    auto s = UpdateClaimStatusWithEvent(
+        claim, "Lost", "Warning", "ClaimLost",
+        "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  if (!volume->spec.claim_ref || volume->spec.claim_ref->uid == claim.metadata.uid) {
+    // Unbound volume (or our own write not seen yet), or all is well: Bind sets what is
+    // missing and writes nothing when everything is in place.
+    return Bind(*volume, claim);
+  }
+  auto s = UpdateClaimStatusWithEvent(
+      claim, "Lost", "Warning", "ClaimMisbound",
+      "Two claims are bound to the same volume, this one is bound incorrectly");
+  return s.ok() ? OkStatus() : s.status();
+}
+
+Status Controller::Bind(PersistentVolume volume, PersistentVolumeClaim claim) {
+  auto v = BindVolumeToClaim(volume, claim);
+  if (!v.ok()) return v.status();
+  auto bound = UpdateVolumePhase(*v, "Bound");
+  if (!bound.ok()) return bound.status();
+  auto c = BindClaimToVolume(claim, *bound);
+  if (!c.ok()) return c.status();
+  auto done = UpdateClaimStatus(*c, "Bound", &*bound);
+  return done.ok() ? OkStatus() : done.status();
+}
+
+StatusOr<PersistentVolume> Controller::BindVolumeToClaim(const PersistentVolume& volume,
+                                                         const PersistentVolumeClaim& claim) {
+  PersistentVolume next = volume;
+  bool dirty = false;
+  const bool by_controller = !IsVolumeBoundToClaim(volume, claim);
+  const auto& ref = volume.spec.claim_ref;
+  if (!ref || ref->name != claim.metadata.name || ref->namespace_ != claim.metadata.namespace_ ||
+      ref->uid != claim.metadata.uid) {
+    next.spec.claim_ref = client::ReferenceTo(claim);
+    dirty = true;
+  }
+  if (by_controller && !HasAnnotation(next.metadata, api::kAnnBoundByController)) {
+    next.metadata.annotations[std::string(api::kAnnBoundByController)] = "yes";
+    dirty = true;
+  }
+  if (!dirty) return volume;
+  auto written = client_.resource<PersistentVolume>().Update(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreVolume(*written);
+  return *written;
+}
+
+StatusOr<PersistentVolumeClaim> Controller::BindClaimToVolume(const PersistentVolumeClaim& claim,
+                                                              const PersistentVolume& volume) {
+  PersistentVolumeClaim next = claim;
+  bool dirty = false;
+  if (claim.spec.volume_name != volume.metadata.name) {
+    next.spec.volume_name = volume.metadata.name;
+    next.metadata.annotations.emplace(std::string(api::kAnnBoundByController), "yes");
+    dirty = true;
+  }
+  if (!HasAnnotation(next.metadata, api::kAnnBindCompleted)) {
+    next.metadata.annotations[std::string(api::kAnnBindCompleted)] = "yes";
+    dirty = true;
+  }
+  if (!dirty) return claim;
+  auto written = client_.resource<PersistentVolumeClaim>().Update(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreClaim(*written);
+  return *written;
+}
+
+StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatus(const PersistentVolumeClaim& claim,
+                                                              std::string_view phase,
+                                                              const PersistentVolume* volume) {
+  PersistentVolumeClaim next = claim;
+  bool dirty = false;
+  if (claim.status.phase != phase) {
+    next.status.phase = std::string(phase);
+    dirty = true;
+  }
+  if (volume == nullptr) {
+    if (!claim.status.access_modes.empty() || !claim.status.capacity.empty()) {
+      next.status.access_modes.clear();
+      next.status.capacity.clear();
+      dirty = true;
+    }
+  } else {
+    if (claim.status.access_modes != volume->spec.access_modes) {
+      next.status.access_modes = volume->spec.access_modes;
+      dirty = true;
+    }
+    // Capacity is set as the claim becomes Bound, not after: a difference may be meant (a
+    // filesystem smaller than its device).
+    if (claim.status.phase != phase) {
+      auto cap = volume->spec.capacity.find("storage");
+      if (cap == volume->spec.capacity.end()) {
+        return FailedPreconditionError("PersistentVolume \"" + volume->metadata.name +
+                                       "\" is without a storage capacity");
+      }
+      auto have = claim.status.capacity.find("storage");
+      if (have == claim.status.capacity.end() || !(have->second == cap->second)) {
+        next.status.capacity = volume->spec.capacity;
+        dirty = true;
+      }
+    }
+  }
+  if (!dirty) return claim;
+  auto written = client_.resource<PersistentVolumeClaim>().UpdateStatus(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreClaim(*written);
+  return *written;
+}
+
+StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
+    const PersistentVolumeClaim& claim, std::string_view phase, std::string_view type,
+    std::string_view reason, std::string message) {
+  if (claim.status.phase == phase) return claim;  // said already
+  Event(claim, type, reason, std::move(message));
+  return UpdateClaimStatus(claim, phase, nullptr);
+}
+
+// ---- volume sync ---------------------------------------------------------------------------
+
+Status Controller::SyncVolume(const PersistentVolume& volume) {
+  if (!volume.spec.claim_ref) {
+    auto s = UpdateVolumePhase(volume, "Available");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  if (volume.spec.claim_ref->uid.empty()) {
+    // Reserved for a claim that has not bound yet: the claim sync binds it.
+    auto s = UpdateVolumePhase(volume, "Available");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  auto found = FindClaimOfVolume(volume);
+  if (!found.ok()) return found.status();
+  ClaimPtr claim = *found;
+
+  if (!claim) {
+    // The claim is gone: release the volume (keeping a Failed phase visible) and reclaim it.
+    PersistentVolume current = volume;
+    if (volume.status.phase != "Released" && volume.status.phase != "Failed") {
+      auto released = UpdateVolumePhase(volume, "Released");
+      if (!released.ok()) return released.status();
+      current = *released;
+    }
+    return ReclaimVolume(current);
+  }
+  if (claim->spec.volume_name.empty()) {
+    if (VolumeModeMismatch(claim->spec, volume.spec)) {
+      Event(volume, "Warning", "VolumeMismatch",
+            "Cannot bind PersistentVolume to requested PersistentVolumeClaim \"" +
+                claim->metadata.name + "\" due to incompatible volumeMode.");
+      Event(*claim, "Warning", "VolumeMismatch",
+            "Cannot bind PersistentVolume \"" + volume.metadata.name +
+                "\" to requested PersistentVolumeClaim due to incompatible volumeMode.");
+      return OkStatus();
+    }
+    // Bound from this side only (a binding in progress, or a volume pre-bound by its
+    // creator): the claim sync finishes it, soon.
+    QueueClaim(ClaimKey(*claim));
+    return OkStatus();
+  }
+  if (claim->spec.volume_name == volume.metadata.name) {
+    auto s = UpdateVolumePhase(volume, "Bound");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  // The claim is bound to another volume.
+  if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) &&
+      volume.spec.persistent_volume_reclaim_policy == "Delete") {
+    // Made for this claim, not needed after all.
+    PersistentVolume current = volume;
+    if (volume.status.phase != "Released" && volume.status.phase != "Failed") {
+      auto released = UpdateVolumePhase(volume, "Released");
+      if (!released.ok()) return released.status();
+      current = *released;
+    }
+    return ReclaimVolume(current);
+  }
+  return UnbindVolume(volume);
+}
+
+StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVolume& volume) {
+  const auto& ref = *volume.spec.claim_ref;
+  ClaimPtr claim = GetClaim(ref.namespace_ + "/" + ref.name);
+  if (!claim && volume.status.phase != "Released" && volume.status.phase != "Failed") {
+    // Not in the cache: it may be new. Ask the server before releasing anything.
+    auto got = client_.resource<PersistentVolumeClaim>().Get(ref.namespace_, ref.name);
+    if (got.ok()) {
+      claim = std::make_shared<const PersistentVolumeClaim>(*got);
+    } else if (!api::IsNotFound(got.error())) {
+      return ApiStatus(got.error());
+    }
+  }
+  if (claim && claim->metadata.uid != ref.uid) {
+    // A claim of the same name; the cache may be behind, so check the server.
+    auto got = client_.resource<PersistentVolumeClaim>().Get(ref.namespace_, ref.name);
+    if (got.ok()) {
+      claim = got->metadata.uid == ref.uid ? std::make_shared<const PersistentVolumeClaim>(*got)
+                                           : nullptr;
+    } else if (api::IsNotFound(got.error())) {
+      claim = nullptr;
+    } else {
+      return ApiStatus(got.error());
+    }
+  }
+  return claim;
+}
+
+StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume& volume,
+                                                         std::string_view phase,
+                                                         std::string message) {
+  if (volume.status.phase == phase) return volume;
+  PersistentVolume next = volume;
+  next.status.phase = std::string(phase);
+  next.status.message = std::move(message);
+  auto written = client_.resource<PersistentVolume>().UpdateStatus(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreVolume(*written);
+  return *written;
+}
+
+StatusOr<PersistentVolume> Controller::UpdateVolumePhaseWithEvent(
+    const PersistentVolume& volume, std::string_view phase, std::string_view type,
+    std::string_view reason, std::string message) {
+  if (volume.status.phase == phase) return volume;
+  Event(volume, type, reason, message);
+  return UpdateVolumePhase(volume, phase, std::move(message));
+}
+
+Status Controller::UnbindVolume(const PersistentVolume& volume) {
+  PersistentVolume next = volume;
+  if (HasAnnotation(volume.metadata, api::kAnnBoundByController)) {
+    // The controller bound it: undo that entirely.
+    next.spec.claim_ref.reset();
+    next.metadata.annotations.erase(std::string(api::kAnnBoundByController));
+  } else {
+    // Pre-bound by its creator: keep the reservation, forget the claim instance.
+    next.spec.claim_ref->uid.clear();
+  }
+  auto written = client_.resource<PersistentVolume>().Update(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  StoreVolume(*written);
+  auto s = UpdateVolumePhase(*written, "Available");
+  return s.ok() ? OkStatus() : s.status();
+}
+
+Status Controller::ReclaimVolume(const PersistentVolume& volume) {
+  const std::string& policy = volume.spec.persistent_volume_reclaim_policy;
+  if (policy == "Retain") return OkStatus();  // Released, and kept for its owner
+  if (policy == "Delete" || policy == "Recycle") {
+    if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) && policy == "Delete") {
+      // An external provisioner made it; deleting it is that provisioner's job.
+      return OkStatus();
+    }
+    const char* verb = policy == "Delete" ? "deleter" : "recycler";
+    auto s = UpdateVolumePhaseWithEvent(
+        volume, "Failed", "Warning", policy == "Delete" ? "VolumeFailedDelete" : "VolumeFailedRecycle",
+        std::string("error getting ") + verb + " volume plugin for volume \"" +
+            volume.metadata.name + "\": no " + (policy == "Delete" ? "deletable" : "recyclable") +
+            " volume plugin matched");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  auto s = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeUnknownReclaimPolicy",
+                                      "Volume has unrecognized PersistentVolumeReclaimPolicy");
+  return s.ok() ? OkStatus() : s.status();
+}
+
+// ---- running -------------------------------------------------------------------------------
+
+Status Controller::Start(std::chrono::milliseconds sync_timeout) {
+  client::WorkQueueOptions qo;
+  claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
+  volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
+  client::InformerOptions io;
+  io.clock = options_.clock;
+  volume_informer_ = std::make_unique<client::Informer<PersistentVolume>>(
+      client_.resource<PersistentVolume>(), io);
+  claim_informer_ = std::make_unique<client::Informer<PersistentVolumeClaim>>(
+      client_.resource<PersistentVolumeClaim>(), io);
+  class_informer_ = std::make_unique<client::Informer<api::StorageClass>>(
+      client_.resource<api::StorageClass>(), io);
+  pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
+
+  volume_informer_->AddHandlers(
+      {.on_add = [this](const auto& v) { StoreVolume(*v); volume_queue_->Add(v->metadata.name); },
+       .on_update = [this](const auto&, const auto& v) {
+         StoreVolume(*v);
+         volume_queue_->Add(v->metadata.name);
+       },
+       .on_delete = [this](const auto& v) {
+         ForgetVolume(v->metadata.name);
+         // Its claim, if any, now has a missing volume.
+         if (v->spec.claim_ref) claim_queue_->Add(ClaimRefKey(*v));
+       }});
+  claim_informer_->AddHandlers(
+      {.on_add = [this](const auto& c) { StoreClaim(*c); claim_queue_->Add(ClaimKey(*c)); },
+       .on_update = [this](const auto&, const auto& c) {
+         StoreClaim(*c);
+         claim_queue_->Add(ClaimKey(*c));
+       },
+       .on_delete = [this](const auto& c) {
+         ForgetClaim(ClaimKey(*c));
+         // Its volume is released.
+         if (!c->spec.volume_name.empty()) volume_queue_->Add(c->spec.volume_name);
+       }});
+  class_informer_->AddHandlers(
+      {.on_add = [this](const auto& c) { StoreClass(*c); },
+       .on_update = [this](const auto&, const auto& c) { StoreClass(*c); },
+       .on_delete = [this](const auto& c) {
+         std::lock_guard lock(mu_);
+         classes_.erase(c->metadata.name);
+       }});
+  pod_informer_->AddHandlers(
+      {.on_add = [this](const auto& p) { StorePod(*p); },
+       .on_update = [this](const auto&, const auto& p) { StorePod(*p); },
+       .on_delete = [this](const auto& p) {
+         api::Pod gone = *p;
+         gone.spec.volumes.clear();
+         StorePod(gone);
+       }});
+  class_informer_->Start();
+  pod_informer_->Start();
+  volume_informer_->Start();
+  claim_informer_->Start();
+  if (!class_informer_->WaitForSync(sync_timeout) || !pod_informer_->WaitForSync(sync_timeout) ||
+      !volume_informer_->WaitForSync(sync_timeout) || !claim_informer_->WaitForSync(sync_timeout)) {
+    Stop();
+    return UnavailableError("persistentvolume-controller: caches did not fill in time");
+  }
+  for (int i = 0; i < options_.workers; ++i) {
+    threads_.emplace_back([this] { Work(*claim_queue_, true); });
+    threads_.emplace_back([this] { Work(*volume_queue_, false); });
+  }
+  // Resync: every object again, periodically.
+  threads_.emplace_back([this] {
+    std::unique_lock lock(stop_mu_);
+    while (!stopping_) {
+      options_.clock->WaitFor(stop_cv_, lock, options_.resync);
+      if (stopping_) break;
+      for (const auto& c : claim_informer_->List()) claim_queue_->Add(ClaimKey(*c));
+      for (const auto& v : volume_informer_->List()) volume_queue_->Add(v->metadata.name);
+    }
+  });
+  return OkStatus();
+}
+
+void Controller::Work(client::WorkQueue& queue, bool claims) {
+  while (auto key = queue.Get()) {
+    Status s;
+    if (claims) {
+      if (ClaimPtr c = GetClaim(*key)) s = SyncClaim(*c);
+    } else {
+      if (VolumePtr v = volumes_.Get(*key)) s = SyncVolume(*v);
+    }
+    if (s.ok()) {
+      queue.Forget(*key);
+    } else {
+      if (s.code() != StatusCode::kAborted) {
+        log::Warn("persistentvolume-controller: sync of " + std::string(claims ? "claim " : "volume ") +
+                  *key + ": " + s.message());
+      }
+      queue.AddRateLimited(*key);
+    }
+    queue.Done(*key);
+  }
+}
+
+void Controller::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (claim_queue_) claim_queue_->ShutDown();
+  if (volume_queue_) volume_queue_->ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  if (claim_informer_) claim_informer_->Stop();
+  if (volume_informer_) volume_informer_->Stop();
+  if (class_informer_) class_informer_->Stop();
+  if (pod_informer_) pod_informer_->Stop();
+}
+
+}  // namespace kvol::controller::pv

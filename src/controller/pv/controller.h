@@ -1,0 +1,154 @@
+// The PersistentVolume controller: binds claims to volumes, and moves volumes through their
+// phases, as Kubernetes' persistentvolume-controller does.
+//
+// Two level-triggered loops share one view of the world:
+// - SyncClaim (claim sync): an unbound claim gets the best matching volume (or waits for its
+//   first consumer, or for a provisioner, with Kubernetes' events); a bound claim is checked
+//   against its volume (ClaimLost, ClaimMisbound) and any unfinished binding is finished.
+// - SyncVolume (volume sync): a free volume is Available; a volume whose claim is gone is
+//   Released and reclaimed by its policy; a volume whose claim went to another volume is
+//   unbound again.
+// Binding writes, in order, the volume's claimRef, the volume's status, the claim's volumeName
+// and the claim's status. Each step checks before it writes, so a sync that stopped anywhere
+// (an error, a crash) is finished by the next one and never binds anything twice.
+//
+// The view is the informers' caches, updated also with the controller's own writes as they
+// succeed, so that the next sync does not act on an older copy than it wrote.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/core.h"
+#include "api/storage.h"
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "client/informer.h"
+#include "client/workqueue.h"
+#include "controller/pv/matching.h"
+#include "os/clock.h"
+
+namespace kvol::controller::pv {
+
+// Where events go: the controller's EventRecorder in a server, a list in tests.
+using EventSink = std::function<void(const api::ObjectReference& about, std::string_view type,
+                                     std::string_view reason, std::string message)>;
+
+struct ControllerOptions {
+  int workers = 4;  // per queue: claims and volumes
+  // Every object is synced again this often even without a change: repairs what a failed
+  // write or a missed event left behind.
+  std::chrono::seconds resync{15};
+  os::Clock* clock = &os::RealClock();
+};
+
+class Controller {
+ public:
+  Controller(client::Client& client, EventSink events, ControllerOptions options = {});
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Starts informers (volumes, claims, classes, pods) and workers; Unavailable if the caches
+  // do not fill within `sync_timeout`.
+  Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(60));
+  void Stop();
+
+  // One pass, as a worker runs it. Errors leave the object to be synced again.
+  Status SyncClaim(const api::PersistentVolumeClaim& claim);
+  Status SyncVolume(const api::PersistentVolume& volume);
+
+  // The controller's view, filled by the informers once started; tests fill it directly.
+  void StoreVolume(const api::PersistentVolume& volume);
+  void StoreClaim(const api::PersistentVolumeClaim& claim);
+  void StoreClass(const api::StorageClass& cls);
+  void StorePod(const api::Pod& pod);
+  void ForgetVolume(const std::string& name);
+  void ForgetClaim(const std::string& key);
+
+  // Keys queued for a claim sync by the volume sync (e.g. a volume pre-bound to a claim).
+  std::vector<std::string> TakeQueuedClaims();
+
+ private:
+  using ClaimPtr = std::shared_ptr<const api::PersistentVolumeClaim>;
+
+  // Claim sync.
+  Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim);
+  Status SyncBoundClaim(const api::PersistentVolumeClaim& claim);
+  Status Bind(api::PersistentVolume volume, api::PersistentVolumeClaim claim);
+  StatusOr<api::PersistentVolume> BindVolumeToClaim(const api::PersistentVolume& volume,
+                                                    const api::PersistentVolumeClaim& claim);
+  StatusOr<api::PersistentVolumeClaim> BindClaimToVolume(const api::PersistentVolumeClaim& claim,
+                                                         const api::PersistentVolume& volume);
+  StatusOr<api::PersistentVolumeClaim> UpdateClaimStatus(const api::PersistentVolumeClaim& claim,
+                                                         std::string_view phase,
+                                                         const api::PersistentVolume* volume);
+  StatusOr<api::PersistentVolumeClaim> UpdateClaimStatusWithEvent(
+      const api::PersistentVolumeClaim& claim, std::string_view phase, std::string_view type,
+      std::string_view reason, std::string message);
+  bool ShouldDelayBinding(const api::PersistentVolumeClaim& claim) const;
+  // Gives a claim without a class the default class, as Kubernetes does retroactively; true
+  // when the claim was updated (its next sync carries on).
+  StatusOr<bool> AssignDefaultClass(const api::PersistentVolumeClaim& claim);
+  Status WaitForFirstConsumerEvent(const api::PersistentVolumeClaim& claim);
+  Status ProvisionClaim(const api::PersistentVolumeClaim& claim);
+
+  // Volume sync.
+  StatusOr<api::PersistentVolume> UpdateVolumePhase(const api::PersistentVolume& volume,
+                                                    std::string_view phase,
+                                                    std::string message = {});
+  StatusOr<api::PersistentVolume> UpdateVolumePhaseWithEvent(const api::PersistentVolume& volume,
+                                                             std::string_view phase,
+                                                             std::string_view type,
+                                                             std::string_view reason,
+                                                             std::string message);
+  Status UnbindVolume(const api::PersistentVolume& volume);
+  Status ReclaimVolume(const api::PersistentVolume& volume);
+  // The claim a volume's claimRef names, looked up in the cache and then on the server (a
+  // claim made elsewhere may not have reached the cache yet); nullptr if there is none.
+  StatusOr<ClaimPtr> FindClaimOfVolume(const api::PersistentVolume& volume);
+
+  ClaimPtr GetClaim(const std::string& key) const;
+  std::shared_ptr<const api::StorageClass> GetClass(const std::string& name) const;
+  std::vector<std::string> UnscheduledPodsUsing(const api::PersistentVolumeClaim& claim) const;
+  void QueueClaim(const std::string& key);
+
+  template <class T>
+  void Event(const T& obj, std::string_view type, std::string_view reason, std::string message);
+
+  void Work(client::WorkQueue& queue, bool claims);
+
+  client::Client& client_;
+  EventSink events_;
+  ControllerOptions options_;
+
+  VolumeIndex volumes_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, ClaimPtr> claims_;
+  std::unordered_map<std::string, std::shared_ptr<const api::StorageClass>> classes_;
+  // Pods by the claims they use ("ns/claim" -> pod key -> pod).
+  std::unordered_map<std::string, std::unordered_map<std::string, std::shared_ptr<const api::Pod>>>
+      pods_by_claim_;
+  std::unordered_map<std::string, std::vector<std::string>> claims_of_pod_;
+  std::vector<std::string> queued_claims_;  // when no queue runs (tests)
+
+  // Running.
+  std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
+  std::unique_ptr<client::Informer<api::PersistentVolume>> volume_informer_;
+  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claim_informer_;
+  std::unique_ptr<client::Informer<api::StorageClass>> class_informer_;
+  std::unique_ptr<client::Informer<api::Pod>> pod_informer_;
+  std::vector<std::thread> threads_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace kvol::controller::pv

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# The PV controller inside a real kvol server, driven with the real kubectl: the seed's static
+# NFS volume and its claim with a label selector bind; the seed's delayed-binding claim waits
+# for its first consumer; a claim naming a volume that does not fit says why; an external
+# provisioner's claim is annotated and waits; a released claim's Retain volume is Released.
+# Usage: binding_test.sh KVOL_BINARY TESTS_DIR
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+source "$TESTS/integration/lib.sh"
+SEEDS=$TESTS/seeds
+
+kvol_start server
+expect_contains "the controllers start" "persistentvolume-controller running" \
+  "$(sleep 0.5; cat "$KVOL_LOG")"
+
+# --- the seed's static NFS volume and its claim with a selector ------------------------------
+# A bigger, unlabelled volume of the same class must not be taken: the selector excludes it.
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: decoy}
+spec:
+  capacity: {storage: 5Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: slow
+  hostPath: {path: /tmp/decoy}
+YAML
+k apply -f "$SEEDS/nfs-pv.yml" -f "$SEEDS/nfs-pvc.yml" >/dev/null
+kubectl wait pvc/nfs-pvc --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "nfs-pvc did not bind"
+expect_contains "kubectl get pv shows the binding" "nfs-pv 5Gi RWO Recycle Bound default/nfs-pvc slow" \
+  "$(k get pv nfs-pv)"
+expect_contains "kubectl get pvc shows the binding" "nfs-pvc Bound nfs-pv 5Gi RWO slow" "$(k get pvc nfs-pvc)"
+expect_contains "the decoy stays free" "decoy 5Gi RWO Retain Available slow" "$(k get pv decoy)"
+expect_eq "annotations of a controller binding" "yes yes yes" \
+  "$(kubectl get pvc nfs-pvc -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/bind-completed} {.metadata.annotations.pv\.kubernetes\.io/bound-by-controller}') $(kubectl get pv nfs-pv -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/bound-by-controller}')"
+expect_eq "the volume points at the claim instance" "$(kubectl get pvc nfs-pvc -o jsonpath='{.metadata.uid}')" \
+  "$(kubectl get pv nfs-pv -o jsonpath='{.spec.claimRef.uid}')"
+
+# --- the seed's delayed binding: Pending until a consumer exists ------------------------------
+k apply -f "$SEEDS/delay-bound-storage.yml" >/dev/null
+kubectl wait pv/nginx-pv --for=jsonpath='{.status.phase}'=Available --timeout=20s >/dev/null
+for i in $(seq 1 50); do
+  out=$(k describe pvc nginx-pvc)
+  grep -q WaitForFirstConsumer <<<"$out" && break
+  sleep 0.1
+done
+expect_contains "describe shows the wait" \
+  "Normal WaitForFirstConsumer" "$out"
+expect_contains "in Kubernetes' words" \
+  "persistentvolume-controller waiting for first consumer to be created before binding" "$out"
+expect_contains "the claim stays Pending" "nginx-pvc Pending local-storage" "$(k get pvc nginx-pvc)"
+expect_contains "and the volume Available" "nginx-pv 5Gi RWO Delete Available local-storage" \
+  "$(k get pv nginx-pv)"
+
+# --- a claim that names a volume too small for it ---------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: tiny}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/tiny}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: wants-tiny}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: tiny
+  resources: {requests: {storage: 2Gi}}
+YAML
+for i in $(seq 1 50); do
+  out=$(k describe pvc wants-tiny)
+  grep -q VolumeMismatch <<<"$out" && break
+  sleep 0.1
+done
+expect_contains "a mismatch is explained" \
+  'Cannot bind to requested volume "tiny": requested PV is too small' "$out"
+
+# --- an external provisioner's claim ----------------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: external}
+provisioner: example.com/nas
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: from-nas}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: external
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/from-nas --timeout=20s \
+  --for=jsonpath='{.metadata.annotations.volume\.kubernetes\.io/storage-provisioner}'=example.com/nas \
+  >/dev/null || fail "the claim was not handed to its provisioner"
+for i in $(seq 1 50); do
+  out=$(k describe pvc from-nas)
+  grep -q ExternalProvisioning <<<"$out" && break
+  sleep 0.1
+done
+expect_contains "the external provisioner is named" \
+  'waiting for a volume to be created, either by external provisioner "example.com/nas" or manually created by system administrator' "$out"
+# A volume the "provisioner" makes, pre-bound to the claim, is taken at once.
+uid=$(kubectl get pvc from-nas -o jsonpath='{.metadata.uid}')
+cat <<YAML | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pvc-$uid
+  annotations: {pv.kubernetes.io/provisioned-by: example.com/nas}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Delete
+  storageClassName: external
+  claimRef: {namespace: default, name: from-nas, uid: "$uid"}
+  hostPath: {path: /tmp/from-nas}
+YAML
+kubectl wait pvc/from-nas --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "the provisioned volume was not bound"
+expect_eq "bound to the provisioned volume" "pvc-$uid" "$(kubectl get pvc from-nas -o jsonpath='{.spec.volumeName}')"
+
+# --- a deleted claim releases its Retain volume -----------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: keep}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: /tmp/keep}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: short-lived}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: ""
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/short-lived --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "short-lived did not bind"
+kubectl delete pvc short-lived --wait=false >/dev/null
+# Nothing uses the claim; drop its protection finalizer as the protection controller would.
+kubectl patch pvc short-lived --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+kubectl wait pv/keep --for=jsonpath='{.status.phase}'=Released --timeout=20s >/dev/null ||
+  fail "keep was not released"
+expect_contains "Released and kept" "keep 1Gi RWX Retain Released default/short-lived" "$(k get pv keep)"
+
+finish
