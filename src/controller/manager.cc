@@ -39,13 +39,21 @@ void Manager::Lead() {
                std::string message) { pv_events_.Record(ref, type, reason, std::move(message)); },
         po);
     Status s = ctrl->Start();
-    std::lock_guard lock(mu_);
     if (!s.ok()) {
       log::Error("persistentvolume-controller did not start: " + s.message());
       return;
     }
+    auto prot = std::make_unique<protection::Controller>(client_);
+    s = prot->Start();
+    if (!s.ok()) {
+      log::Error("protection controllers did not start: " + s.message());
+      ctrl->Stop();
+      return;
+    }
+    std::lock_guard lock(mu_);
     pv_ = std::move(ctrl);
-    log::Info("controllers: persistentvolume-controller running");
+    protection_ = std::move(prot);
+    log::Info("controllers: persistentvolume-controller, pvc-protection and pv-protection running");
   });
 }
 
@@ -57,10 +65,13 @@ void Manager::Follow() {
   }
   if (starter.joinable()) starter.join();
   std::unique_ptr<pv::Controller> pv;
+  std::unique_ptr<protection::Controller> prot;
   {
     std::lock_guard lock(mu_);
     pv = std::move(pv_);
+    prot = std::move(protection_);
   }
+  if (prot) prot->Stop();
   if (pv) {
     pv->Stop();
     log::Info("controllers: stopped (another server leads)");

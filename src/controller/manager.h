@@ -12,6 +12,7 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/leader_election.h"
+#include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
 
 namespace kvol::controller {
@@ -40,6 +41,7 @@ class Manager {
 
   std::mutex mu_;
   std::unique_ptr<pv::Controller> pv_;
+  std::unique_ptr<protection::Controller> protection_;
   std::thread starter_;
 };
 

@@ -2,7 +2,8 @@
 # The PV controller inside a real kvol server, driven with the real kubectl: the seed's static
 # NFS volume and its claim with a label selector bind; the seed's delayed-binding claim waits
 # for its first consumer; a claim naming a volume that does not fit says why; an external
-# provisioner's claim is annotated and waits; a released claim's Retain volume is Released.
+# provisioner's claim is annotated and waits; protection holds a claim while a pod uses it and a
+# volume while it is Bound, then lets both go.
 # Usage: binding_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -10,7 +11,7 @@ source "$TESTS/integration/lib.sh"
 SEEDS=$TESTS/seeds
 
 kvol_start server
-expect_contains "the controllers start" "persistentvolume-controller running" \
+expect_contains "the controllers start" "persistentvolume-controller, pvc-protection and pv-protection running" \
   "$(sleep 0.5; cat "$KVOL_LOG")"
 
 # --- the seed's static NFS volume and its claim with a selector ------------------------------
@@ -146,11 +147,53 @@ spec:
 YAML
 kubectl wait pvc/short-lived --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
   fail "short-lived did not bind"
+# A pod uses the claim: deleting the claim leaves it Terminating until the pod goes.
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: user}
+spec:
+  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: short-lived}}]
+YAML
 kubectl delete pvc short-lived --wait=false >/dev/null
-# Nothing uses the claim; drop its protection finalizer as the protection controller would.
-kubectl patch pvc short-lived --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
-kubectl wait pv/keep --for=jsonpath='{.status.phase}'=Released --timeout=20s >/dev/null ||
-  fail "keep was not released"
-expect_contains "Released and kept" "keep 1Gi RWX Retain Released default/short-lived" "$(k get pv keep)"
+sleep 1
+expect_contains "a claim in use stays Terminating" "short-lived Terminating keep 1Gi RWX" "$(k get pvc short-lived)"
+expect_eq "held by its protection finalizer" "kubernetes.io/pvc-protection" \
+  "$(kubectl get pvc short-lived -o jsonpath='{.metadata.finalizers[*]}')"
+# A Bound volume being deleted stays too.
+kubectl delete pv keep --wait=false >/dev/null
+sleep 0.5
+expect_contains "a Bound volume stays Terminating" "keep 1Gi RWX Retain Terminating default/short-lived" \
+  "$(k get pv keep)"
+kubectl delete pod user >/dev/null
+kubectl wait pvc/short-lived --for=delete --timeout=20s >/dev/null || fail "the claim was not let go"
+# Its volume is Released (Retain), which also lets its own deletion finish.
+kubectl wait pv/keep --for=delete --timeout=20s >/dev/null || fail "the released volume was not let go"
+
+# A claim nothing uses goes at once; its Retain volume is Released and kept.
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: kept}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadOnlyMany]
+  hostPath: {path: /tmp/kept}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: unused}
+spec:
+  accessModes: [ReadOnlyMany]
+  storageClassName: ""
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/unused --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "unused did not bind"
+expect_eq "an unused claim is deleted at once" 'persistentvolumeclaim "unused" deleted' \
+  "$(kubectl delete pvc unused --timeout=20s 2>&1)"
+kubectl wait pv/kept --for=jsonpath='{.status.phase}'=Released --timeout=20s >/dev/null ||
+  fail "kept was not released"
+expect_contains "Released and kept" "kept 1Gi ROX Retain Released default/unused" "$(k get pv kept)"
 
 finish

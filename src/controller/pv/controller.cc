@@ -35,16 +35,6 @@ Status ApiStatus(const api::ApiError& e) {
   return Status(code, e.message);
 }
 
-std::vector<std::string> ClaimsOfPod(const api::Pod& pod) {
-  std::vector<std::string> out;
-  for (const auto& v : pod.spec.volumes) {
-    if (v.persistent_volume_claim) {
-      out.push_back(pod.metadata.namespace_ + "/" + v.persistent_volume_claim->claim_name);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Controller::Controller(client::Client& client, EventSink events, ControllerOptions options)
@@ -79,21 +69,11 @@ void Controller::StoreClass(const api::StorageClass& cls) {
 }
 
 void Controller::StorePod(const api::Pod& pod) {
-  const std::string key = pod.metadata.namespace_ + "/" + pod.metadata.name;
-  std::lock_guard lock(mu_);
-  for (const auto& c : claims_of_pod_[key]) {
-    auto it = pods_by_claim_.find(c);
-    if (it == pods_by_claim_.end()) continue;
-    it->second.erase(key);
-    if (it->second.empty()) pods_by_claim_.erase(it);
+  if (pod.metadata.deletion_timestamp && pod.metadata.finalizers.empty()) {
+    pods_.Remove(pod.metadata.namespace_, pod.metadata.name);
+  } else {
+    pods_.Upsert(pod);
   }
-  claims_of_pod_.erase(key);
-  if (pod.metadata.deletion_timestamp && pod.metadata.finalizers.empty()) return;
-  auto claims = ClaimsOfPod(pod);
-  if (claims.empty()) return;
-  auto ptr = std::make_shared<const api::Pod>(pod);
-  for (const auto& c : claims) pods_by_claim_[c][key] = ptr;
-  claims_of_pod_[key] = std::move(claims);
 }
 
 void Controller::ForgetVolume(const std::string& name) { volumes_.Remove(name); }
@@ -117,13 +97,9 @@ std::shared_ptr<const api::StorageClass> Controller::GetClass(const std::string&
 
 std::vector<std::string> Controller::UnscheduledPodsUsing(const PersistentVolumeClaim& claim) const {
   std::vector<std::string> names;
-  std::lock_guard lock(mu_);
-  auto it = pods_by_claim_.find(ClaimKey(claim));
-  if (it == pods_by_claim_.end()) return names;
-  for (const auto& [key, pod] : it->second) {
+  for (const auto& pod : pods_.PodsUsing(ClaimKey(claim))) {
     if (pod->spec.node_name.empty()) names.push_back(pod->metadata.name);
   }
-  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -611,11 +587,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   pod_informer_->AddHandlers(
       {.on_add = [this](const auto& p) { StorePod(*p); },
        .on_update = [this](const auto&, const auto& p) { StorePod(*p); },
-       .on_delete = [this](const auto& p) {
-         api::Pod gone = *p;
-         gone.spec.volumes.clear();
-         StorePod(gone);
-       }});
+       .on_delete = [this](const auto& p) { pods_.Remove(p->metadata.namespace_, p->metadata.name); }});
   class_informer_->Start();
   pod_informer_->Start();
   volume_informer_->Start();

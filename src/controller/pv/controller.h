@@ -33,6 +33,7 @@
 #include "client/informer.h"
 #include "client/workqueue.h"
 #include "controller/pv/matching.h"
+#include "controller/util/pod_claims.h"
 #include "os/clock.h"
 
 namespace kvol::controller::pv {
@@ -133,10 +134,7 @@ class Controller {
   mutable std::mutex mu_;
   std::unordered_map<std::string, ClaimPtr> claims_;
   std::unordered_map<std::string, std::shared_ptr<const api::StorageClass>> classes_;
-  // Pods by the claims they use ("ns/claim" -> pod key -> pod).
-  std::unordered_map<std::string, std::unordered_map<std::string, std::shared_ptr<const api::Pod>>>
-      pods_by_claim_;
-  std::unordered_map<std::string, std::vector<std::string>> claims_of_pod_;
+  PodClaimIndex pods_;
   std::vector<std::string> queued_claims_;  // when no queue runs (tests)
 
   // Running.

@@ -1,0 +1,161 @@
+#include "controller/protection/protection.h"
+
+#include <algorithm>
+
+#include "api/well_known.h"
+#include "base/log.h"
+
+namespace kvol::controller::protection {
+namespace {
+
+bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
+}
+
+Status ToStatus(const api::ApiError& e) {
+  return Status(api::IsConflict(e) ? StatusCode::kAborted : StatusCode::kUnavailable, e.message);
+}
+
+// Adds or removes `finalizer` and writes the object; NotFound means it is gone already.
+template <class T>
+Status SetFinalizer(client::Resource<T>& r, const T& obj, std::string_view finalizer, bool want) {
+  T next = obj;
+  auto& f = next.metadata.finalizers;
+  if (want) {
+    f.emplace_back(finalizer);
+  } else {
+    f.erase(std::remove(f.begin(), f.end(), finalizer), f.end());
+  }
+  auto written = r.Update(next);
+  if (written.ok() || api::IsNotFound(written.error())) return OkStatus();
+  return ToStatus(written.error());
+}
+
+std::string ClaimKey(const api::PersistentVolumeClaim& c) {
+  return c.metadata.namespace_ + "/" + c.metadata.name;
+}
+
+}  // namespace
+
+Controller::Controller(client::Client& client, Options options)
+    : client_(client), options_(options) {}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::StorePod(const api::Pod& pod) { pods_.Upsert(pod); }
+
+StatusOr<bool> Controller::ClaimInUse(const api::PersistentVolumeClaim& claim) {
+  const std::string key = ClaimKey(claim);
+  for (const auto& pod : pods_.PodsUsing(key)) {
+    if (!PodIsShutDown(*pod)) return true;
+  }
+  // The cache may not have a pod created a moment ago: ask the server before letting go.
+  auto pods = client_.resource<api::Pod>().List(claim.metadata.namespace_);
+  if (!pods.ok()) return ToStatus(pods.error());
+  for (const auto& pod : pods->items) {
+    if (PodIsShutDown(pod)) continue;
+    auto claims = ClaimKeysOfPod(pod);
+    if (std::find(claims.begin(), claims.end(), key) != claims.end()) return true;
+  }
+  return false;
+}
+
+Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
+  auto& r = client_.resource<api::PersistentVolumeClaim>();
+  const bool has = HasFinalizer(claim.metadata, api::kPVCProtectionFinalizer);
+  if (!claim.metadata.deletion_timestamp) {
+    return has ? OkStatus() : SetFinalizer(r, claim, api::kPVCProtectionFinalizer, true);
+  }
+  if (!has) return OkStatus();
+  auto in_use = ClaimInUse(claim);
+  if (!in_use.ok()) return in_use.status();
+  if (*in_use) return OkStatus();  // a pod event brings the claim back
+  return SetFinalizer(r, claim, api::kPVCProtectionFinalizer, false);
+}
+
+Status Controller::SyncVolume(const api::PersistentVolume& volume) {
+  auto& r = client_.resource<api::PersistentVolume>();
+  const bool has = HasFinalizer(volume.metadata, api::kPVProtectionFinalizer);
+  if (!volume.metadata.deletion_timestamp) {
+    return has ? OkStatus() : SetFinalizer(r, volume, api::kPVProtectionFinalizer, true);
+  }
+  if (!has || volume.status.phase == "Bound") return OkStatus();
+  return SetFinalizer(r, volume, api::kPVProtectionFinalizer, false);
+}
+
+Status Controller::Start(std::chrono::milliseconds sync_timeout) {
+  claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  client::InformerOptions io;
+  io.clock = options_.clock;
+  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
+      client_.resource<api::PersistentVolumeClaim>(), io);
+  volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
+      client_.resource<api::PersistentVolume>(), io);
+  pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
+  auto claim_changed = [this](const auto& c) { claim_queue_->Add(ClaimKey(*c)); };
+  claims_->AddHandlers({.on_add = claim_changed,
+                        .on_update = [claim_changed](const auto&, const auto& c) { claim_changed(c); }});
+  auto volume_changed = [this](const auto& v) { volume_queue_->Add(v->metadata.name); };
+  volumes_->AddHandlers({.on_add = volume_changed,
+                         .on_update = [volume_changed](const auto&, const auto& v) { volume_changed(v); }});
+  // A pod that goes away or finishes may free its claims.
+  pod_informer_->AddHandlers(
+      {.on_add = [this](const auto& p) { pods_.Upsert(*p); },
+       .on_update = [this](const auto&, const auto& p) {
+         for (const auto& c : pods_.Upsert(*p)) claim_queue_->Add(c);
+       },
+       .on_delete = [this](const auto& p) {
+         for (const auto& c : pods_.Remove(p->metadata.namespace_, p->metadata.name)) {
+           claim_queue_->Add(c);
+         }
+       }});
+  pod_informer_->Start();
+  claims_->Start();
+  volumes_->Start();
+  if (!pod_informer_->WaitForSync(sync_timeout) || !claims_->WaitForSync(sync_timeout) ||
+      !volumes_->WaitForSync(sync_timeout)) {
+    Stop();
+    return UnavailableError("protection controllers: caches did not fill in time");
+  }
+  auto work = [this](client::WorkQueue& q, bool claims) {
+    while (auto key = q.Get()) {
+      Status s;
+      if (claims) {
+        auto [ns, name] = client::SplitKey(*key);
+        if (auto c = claims_->Get(ns, name)) s = SyncClaim(*c);
+      } else if (auto v = volumes_->Get("", *key)) {
+        s = SyncVolume(*v);
+      }
+      if (s.ok()) {
+        q.Forget(*key);
+      } else {
+        if (s.code() != StatusCode::kAborted) {
+          log::Warn(std::string(claims ? "pvc" : "pv") + "-protection-controller: " + *key +
+                    ": " + s.message());
+        }
+        q.AddRateLimited(*key);
+      }
+      q.Done(*key);
+    }
+  };
+  for (int i = 0; i < options_.workers; ++i) {
+    threads_.emplace_back([this, work] { work(*claim_queue_, true); });
+    threads_.emplace_back([this, work] { work(*volume_queue_, false); });
+  }
+  return OkStatus();
+}
+
+void Controller::Stop() {
+  if (claim_queue_) claim_queue_->ShutDown();
+  if (volume_queue_) volume_queue_->ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  if (claims_) claims_->Stop();
+  if (volumes_) volumes_->Stop();
+  if (pod_informer_) pod_informer_->Stop();
+}
+
+}  // namespace kvol::controller::protection

@@ -1,0 +1,67 @@
+#include "controller/util/pod_claims.h"
+
+#include <algorithm>
+
+namespace kvol::controller {
+
+std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod) {
+  std::vector<std::string> out;
+  for (const auto& v : pod.spec.volumes) {
+    if (v.persistent_volume_claim) {
+      out.push_back(pod.metadata.namespace_ + "/" + v.persistent_volume_claim->claim_name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool PodIsShutDown(const api::Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
+std::vector<std::string> PodClaimIndex::Upsert(const api::Pod& pod) {
+  std::vector<std::string> touched = Remove(pod.metadata.namespace_, pod.metadata.name);
+  auto claims = ClaimKeysOfPod(pod);
+  if (claims.empty()) return touched;
+  const std::string key = pod.metadata.namespace_ + "/" + pod.metadata.name;
+  auto ptr = std::make_shared<const api::Pod>(pod);
+  std::lock_guard lock(mu_);
+  for (const auto& c : claims) {
+    by_claim_[c][key] = ptr;
+    touched.push_back(c);
+  }
+  claims_of_pod_[key] = std::move(claims);
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  return touched;
+}
+
+std::vector<std::string> PodClaimIndex::Remove(const std::string& ns, const std::string& name) {
+  const std::string key = ns + "/" + name;
+  std::lock_guard lock(mu_);
+  auto it = claims_of_pod_.find(key);
+  if (it == claims_of_pod_.end()) return {};
+  std::vector<std::string> claims = std::move(it->second);
+  claims_of_pod_.erase(it);
+  for (const auto& c : claims) {
+    auto b = by_claim_.find(c);
+    if (b == by_claim_.end()) continue;
+    b->second.erase(key);
+    if (b->second.empty()) by_claim_.erase(b);
+  }
+  return claims;
+}
+
+std::vector<PodPtr> PodClaimIndex::PodsUsing(const std::string& claim_key) const {
+  std::vector<PodPtr> out;
+  std::lock_guard lock(mu_);
+  auto it = by_claim_.find(claim_key);
+  if (it == by_claim_.end()) return out;
+  for (const auto& [key, pod] : it->second) out.push_back(pod);
+  std::sort(out.begin(), out.end(),
+            [](const PodPtr& a, const PodPtr& b) { return a->metadata.name < b->metadata.name; });
+  return out;
+}
+
+}  // namespace kvol::controller

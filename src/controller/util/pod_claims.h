@@ -1,0 +1,38 @@
+// Which pods use which claims, kept from a pod informer's events: what the PV controller (pods
+// waiting to be scheduled) and the protection controller (claims still in use) ask.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/core.h"
+
+namespace kvol::controller {
+
+using PodPtr = std::shared_ptr<const api::Pod>;
+
+// "namespace/claim" for every persistentVolumeClaim volume of a pod.
+std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod);
+
+// Succeeded or Failed: its containers are gone for good, so its volumes are not in use.
+bool PodIsShutDown(const api::Pod& pod);
+
+class PodClaimIndex {
+ public:
+  // Adds or replaces a pod; returns the claims it used before and uses now.
+  std::vector<std::string> Upsert(const api::Pod& pod);
+  // Removes a pod; returns the claims it used.
+  std::vector<std::string> Remove(const std::string& ns, const std::string& name);
+  // The pods using a claim.
+  std::vector<PodPtr> PodsUsing(const std::string& claim_key) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::unordered_map<std::string, PodPtr>> by_claim_;
+  std::unordered_map<std::string, std::vector<std::string>> claims_of_pod_;
+};
+
+}  // namespace kvol::controller
