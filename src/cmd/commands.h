@@ -14,6 +14,10 @@ struct ServerOptions {
   std::string data_dir = "./data";
   std::string listen = "127.0.0.1:6443";
   std::string store = "sqlite";  // or etcd://host:port[,host:port...]
+  std::string node_name;        // default: the hostname
+  std::string local_path_root;  // default: <data-dir>/storage
+  std::string shared_dir;       // default: <data-dir>/shared
+  std::string shared_nfs;       // SERVER:PATH when shared_dir is that export
 };
 
 // Runs until SIGINT/SIGTERM; returns the process exit code.

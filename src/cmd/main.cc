@@ -39,6 +39,17 @@ int main(int argc, char** argv) {
   s->add_option("--store", server.store,
                 "sqlite (embedded, in the data directory) or etcd://HOST:PORT[,HOST:PORT...]")
       ->capture_default_str();
+  s->add_option("--node-name", server.node_name,
+                "This machine's node name (default: the hostname).");
+  s->add_option("--local-path-root", server.local_path_root,
+                "Where kvol.io/local-path makes volume directories on this node "
+                "(default: DATA_DIR/storage).");
+  s->add_option("--shared-dir", server.shared_dir,
+                "The share k8s-sigs.io/nfs-subdir-external-provisioner makes directories on: an "
+                "NFS export mounted here, or any directory (default: DATA_DIR/shared).");
+  s->add_option("--shared-nfs", server.shared_nfs,
+                "SERVER:PATH when --shared-dir is that NFS export mounted: volumes are then nfs "
+                "volumes, hostPath ones otherwise.");
 
   CLI11_PARSE(app, argc, argv);
 

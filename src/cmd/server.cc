@@ -14,11 +14,14 @@
 #include "apiserver/api.h"
 #include "apiserver/http_server.h"
 #include "apiserver/rest.h"
+#include "api/well_known.h"
 #include "apiserver/tls.h"
 #include "base/log.h"
 #include "client/local/local_client.h"
 #include "cmd/commands.h"
 #include "controller/manager.h"
+#include "volume/local_path.h"
+#include "volume/subdir.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -79,6 +82,27 @@ StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
     return InvalidArgumentError("--listen must be ADDRESS:PORT, got \"" + listen + "\"");
   }
   return std::make_pair(host, port);
+}
+
+// The StorageClass local-path, the default class, as k3s has it; made again if deleted.
+Status EnsureDefaultStorageClass(client::Client& c) {
+  auto& classes = c.resource<api::StorageClass>();
+  auto existing = classes.Get("", "local-path");
+  if (existing.ok()) return OkStatus();
+  if (!api::IsNotFound(existing.error())) {
+    return UnavailableError("reading StorageClass local-path: " + existing.error().message);
+  }
+  api::StorageClass sc;
+  sc.metadata.name = "local-path";
+  sc.metadata.annotations[std::string(api::kDefaultClassAnnotation)] = "true";
+  sc.provisioner = "kvol.io/local-path";
+  sc.reclaim_policy = "Delete";
+  sc.volume_binding_mode = "WaitForFirstConsumer";
+  auto created = classes.Create(sc);
+  if (!created.ok() && !api::IsAlreadyExists(created.error())) {
+    return UnavailableError("creating StorageClass local-path: " + created.error().message);
+  }
+  return OkStatus();
 }
 
 int Fail(const Status& s) {
@@ -165,7 +189,28 @@ int RunServer(const ServerOptions& opts) {
 
   // The controllers use the in-process client: no HTTP, no JSON between them and the API.
   client::LocalClient local(api);
+  const std::string node_name = !opts.node_name.empty() ? opts.node_name
+                                : hostname[0]           ? std::string(hostname)
+                                                        : std::string("kvol");
+  volume::LocalPathProvisioner local_path(
+      {opts.local_path_root.empty() ? dir + "/storage" : opts.local_path_root, node_name});
+  volume::SubdirOptions so;
+  so.share = opts.shared_dir.empty() ? dir + "/shared" : opts.shared_dir;
+  if (!opts.shared_nfs.empty()) {
+    size_t colon = opts.shared_nfs.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == opts.shared_nfs.size()) {
+      return Fail(InvalidArgumentError("--shared-nfs must be SERVER:PATH, got \"" +
+                                       opts.shared_nfs + "\""));
+    }
+    so.nfs_server = opts.shared_nfs.substr(0, colon);
+    so.nfs_path = opts.shared_nfs.substr(colon + 1);
+  }
+  volume::SubdirProvisioner subdir(so);
+  if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
+  log::Info("provisioners: kvol.io/local-path (default class local-path) on " + node_name +
+            ", k8s-sigs.io/nfs-subdir-external-provisioner on " + so.share);
   controller::ManagerOptions mo;
+  mo.provisioners = {&local_path, &subdir};
   mo.identity = std::string(hostname[0] ? hostname : "kvol") + "_" + std::to_string(getpid());
   controller::Manager controllers(local, mo);
   controllers.Start();

@@ -33,6 +33,7 @@ void Manager::Lead() {
   starter_ = std::thread([this] {
     pv::ControllerOptions po;
     po.workers = options_.workers;
+    po.provisioners = options_.provisioners;
     auto ctrl = std::make_unique<pv::Controller>(
         client_,
         [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,

@@ -14,12 +14,14 @@
 #include "client/leader_election.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
+#include "volume/provisioner.h"
 
 namespace kvol::controller {
 
 struct ManagerOptions {
   std::string identity;  // unique per server
   int workers = 4;
+  std::vector<volume::Provisioner*> provisioners;  // the PV controller's in-process ones
 };
 
 class Manager {

@@ -3,7 +3,8 @@
 # NFS volume and its claim with a label selector bind; the seed's delayed-binding claim waits
 # for its first consumer; a claim naming a volume that does not fit says why; an external
 # provisioner's claim is annotated and waits; protection holds a claim while a pod uses it and a
-# volume while it is Bound, then lets both go.
+# volume while it is Bound, then lets both go; kvol.io/local-path and the nfs-subdir
+# provisioner make volumes and delete (or archive) them; Recycle scrubs a volume for reuse.
 # Usage: binding_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -195,5 +196,114 @@ expect_eq "an unused claim is deleted at once" 'persistentvolumeclaim "unused" d
 kubectl wait pv/kept --for=jsonpath='{.status.phase}'=Released --timeout=20s >/dev/null ||
   fail "kept was not released"
 expect_contains "Released and kept" "kept 1Gi ROX Retain Released default/unused" "$(k get pv kept)"
+
+# --- provisioning: kvol.io/local-path --------------------------------------------------------
+expect_contains "local-path is the default class" \
+  "local-path (default) kvol.io/local-path Delete WaitForFirstConsumer false" "$(k get sc local-path)"
+node=$(sed -n 's/.*provisioners: kvol.io\/local-path (default class local-path) on \([^,]*\),.*/\1/p' "$KVOL_LOG")
+[ -n "$node" ] || fail "the log does not name this node"
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-now}
+provisioner: kvol.io/local-path
+volumeBindingMode: Immediate
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-now
+  resources: {requests: {storage: 2Gi}}
+YAML
+kubectl wait pvc/scratch --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "scratch was not provisioned"
+uid=$(kubectl get pvc scratch -o jsonpath='{.metadata.uid}')
+expect_contains "bound to pvc-<uid>" "scratch Bound pvc-$uid 2Gi RWO local-now" "$(k get pvc scratch)"
+expect_contains "the PV" "pvc-$uid 2Gi RWO Delete Bound default/scratch local-now" "$(k get pv "pvc-$uid")"
+dir="$KVOL_DIR/storage/pvc-${uid}_default_scratch"
+expect_eq "a hostPath directory under the root" "$dir DirectoryOrCreate" \
+  "$(kubectl get pv "pvc-$uid" -o jsonpath='{.spec.hostPath.path} {.spec.hostPath.type}')"
+[ -d "$dir" ] || fail "$dir was not made"
+expect_eq "node affinity to this node" "kubernetes.io/hostname In $node" \
+  "$(kubectl get pv "pvc-$uid" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key} {.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator} {.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')"
+expect_eq "provisioned-by" "kvol.io/local-path" \
+  "$(kubectl get pv "pvc-$uid" -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/provisioned-by}')"
+expect_contains "the claim's events" "Successfully provisioned volume pvc-$uid using kvol.io/local-path" \
+  "$(k describe pvc scratch)"
+touch "$dir/data"
+kubectl delete pvc scratch --timeout=20s >/dev/null
+kubectl wait pv/"pvc-$uid" --for=delete --timeout=20s >/dev/null || fail "the provisioned volume was not deleted"
+[ ! -e "$dir" ] || fail "$dir is still there"
+
+# --- provisioning: the seed's nfs-subdir class -------------------------------------------------
+k apply -f "$SEEDS/nfs-storageclass.yml" >/dev/null   # archiveOnDelete: "false"
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: shared-data}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: nfs-storage
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: nfs-archive}
+provisioner: k8s-sigs.io/nfs-subdir-external-provisioner
+parameters: {pathPattern: "${.PVC.namespace}/${.PVC.name}"}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: archived-data}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: nfs-archive
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/shared-data pvc/archived-data --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "the subdir claims were not provisioned"
+uid=$(kubectl get pvc shared-data -o jsonpath='{.metadata.uid}')
+dir="$KVOL_DIR/shared/default-shared-data-pvc-$uid"
+expect_eq "one directory per volume on the share" "$dir" \
+  "$(kubectl get pv "pvc-$uid" -o jsonpath='{.spec.hostPath.path}')"
+[ -d "$dir" ] || fail "$dir was not made"
+[ -d "$KVOL_DIR/shared/default/archived-data" ] || fail "pathPattern was not followed"
+kubectl delete pvc shared-data archived-data --timeout=20s >/dev/null
+kubectl wait pv/"pvc-$uid" --for=delete --timeout=20s >/dev/null || fail "the subdir volume was not deleted"
+[ ! -e "$dir" ] || fail "archiveOnDelete=false left $dir"
+for i in $(seq 1 50); do [ -d "$KVOL_DIR/shared/default/archived-archived-data" ] && break; sleep 0.1; done
+[ -d "$KVOL_DIR/shared/default/archived-archived-data" ] || fail "the default is to archive"
+
+# --- Recycle ---------------------------------------------------------------------------------
+mkdir -p "$WORK/recycled/sub"
+touch "$WORK/recycled/old" "$WORK/recycled/sub/older"
+cat <<YAML | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: reusable}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Recycle
+  storageClassName: reuse
+  hostPath: {path: $WORK/recycled}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: borrower}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: reuse
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/borrower --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "borrower did not bind"
+kubectl delete pvc borrower --timeout=20s >/dev/null
+kubectl wait pv/reusable --for=jsonpath='{.status.phase}'=Available --timeout=20s >/dev/null ||
+  fail "the recycled volume is not Available again"
+expect_eq "scrubbed" "" "$(ls -A "$WORK/recycled")"
+[ -d "$WORK/recycled" ] || fail "the volume's directory itself must stay"
+expect_contains "recycled, with an event" "Volume recycled" "$(k describe pv reusable)"
+expect_eq "and free again" "" "$(kubectl get pv reusable -o jsonpath='{.spec.claimRef}')"
 
 finish

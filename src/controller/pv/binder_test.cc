@@ -100,6 +100,34 @@ struct Row {
   bool want_error = false;  // the (last) sync fails
   int runs = 1;             // syncs, each after the previous one failed
   std::vector<std::string> want_queued = {};
+  // The in-process provisioner "example.com/inproc": errors it returns, calls it should see.
+  std::string provision_error = {};
+  std::string delete_error = {};
+  std::vector<std::string> want_provisioner_calls = {};
+  std::vector<std::string> nodes = {};
+};
+
+// Records what it is asked and answers as the row says.
+class FakeProvisioner final : public volume::Provisioner {
+ public:
+  std::string provision_error, delete_error;
+  std::vector<std::string> calls;
+  std::string_view name() const override { return "example.com/inproc"; }
+  StatusOr<api::PersistentVolumeSpec> Provision(const volume::ProvisionRequest& r) override {
+    calls.push_back("provision " + r.pv_name +
+                    (r.selected_node ? " on " + r.selected_node->metadata.name : ""));
+    if (!provision_error.empty()) return UnavailableError(provision_error);
+    api::PersistentVolumeSpec spec;
+    spec.capacity = r.claim->spec.resources.requests;
+    spec.access_modes = r.claim->spec.access_modes;
+    spec.host_path.emplace().path = "/nonexistent/kvol-binder-test/" + r.pv_name;
+    return spec;
+  }
+  Status Delete(const api::PersistentVolume& v, const api::StorageClass*) override {
+    calls.push_back("delete " + v.metadata.name);
+    if (!delete_error.empty()) return UnavailableError(delete_error);
+    return OkStatus();
+  }
 };
 
 void PrintTo(const Row& r, std::ostream* os) { *os << r.name; }
@@ -114,7 +142,7 @@ PersistentVolume MakeVolume(const V& v) {
   pv.spec.persistent_volume_reclaim_policy = v.policy;
   pv.spec.storage_class_name = v.cls;
   pv.spec.volume_mode = v.mode;
-  pv.spec.host_path.emplace().path = "/tmp/" + v.name;
+  pv.spec.host_path.emplace().path = "/nonexistent/kvol-binder-test/" + v.name;
   pv.status.phase = v.phase;
   if (v.deleting) pv.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
   if (!v.claim.empty()) {
@@ -179,10 +207,23 @@ TEST_P(BinderTest, Sync) {
   const Row& row = GetParam();
   client::testing::FakeClient api;
   std::vector<std::string> events;
-  Controller ctrl(api, [&](const api::ObjectReference&, std::string_view type,
-                           std::string_view reason, std::string message) {
-    events.push_back(std::string(type) + " " + std::string(reason) + " " + message);
-  });
+  FakeProvisioner provisioner;
+  provisioner.provision_error = row.provision_error;
+  provisioner.delete_error = row.delete_error;
+  ControllerOptions options;
+  options.provisioners = {&provisioner};
+  Controller ctrl(
+      api,
+      [&](const api::ObjectReference&, std::string_view type, std::string_view reason,
+          std::string message) {
+        events.push_back(std::string(type) + " " + std::string(reason) + " " + message);
+      },
+      options);
+  for (const auto& n : row.nodes) {
+    api::Node node;
+    node.metadata.name = n;
+    api.fake<api::Node>().Seed(node);
+  }
   for (const auto& c : row.classes) {
     api::StorageClass sc;
     sc.metadata.name = c.name;
@@ -245,6 +286,7 @@ TEST_P(BinderTest, Sync) {
   std::vector<std::string> queued;
   for (const auto& k : ctrl.TakeQueuedClaims()) queued.push_back(k);
   EXPECT_EQ(queued, row.want_queued) << "claims queued";
+  EXPECT_EQ(provisioner.calls, row.want_provisioner_calls) << "provisioner calls";
 }
 
 // Shorthands for the common shapes.
@@ -567,7 +609,7 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Recycle"}},
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Recycle"}},
       {}, {},
-      {"Warning VolumeFailedRecycle error getting recycler volume plugin for volume \"v1\": no recyclable volume plugin matched"},
+      {"Warning VolumeFailedRecycle Recycle failed: /nonexistent/kvol-binder-test/v1 is not a directory"},
       "volume:v1"},
   Row{"4_13_unknown_reclaim_policy",
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Shred"}},
@@ -672,7 +714,81 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {}, {},
       {{.name = "c1", .cls = std::nullopt}}, {{.name = "c1", .cls = std::nullopt}},
       {}, "claim:c1", {{.name = "standard", .is_default = true}}, {},
-      {{"update", "persistentvolumeclaims"}}, true}
+      {{"update", "persistentvolumeclaims"}}, true},
+  // ---- 7: provisioning in process and deleting ------------------------------------------
+  Row{"7_1_provisioned_and_bound",
+      {},
+      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "inproc",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "c1", .cls = "inproc"}},
+      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "inproc",
+        .anns = {kByController, kCompleted, "volume.kubernetes.io/storage-provisioner=example.com/inproc",
+                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
+      {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
+      "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}, {}, {}, false, 1, {}, "", "",
+      {"provision pvc-uid-c1"}},
+  Row{"7_2_provisioning_fails",
+      {}, {},
+      {{.name = "c1", .cls = "inproc"}},
+      {{.name = "c1", .cls = "inproc",
+        .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc",
+                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {"Warning ProvisioningFailed Failed to provision volume with StorageClass \"inproc\": disk full"},
+      "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}, {}, {}, true, 1, {},
+      "disk full", "", {"provision pvc-uid-c1"}},
+  Row{"7_3_a_volume_made_before_a_crash_is_not_made_again",
+      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Pending", .policy = "Delete", .cls = "inproc",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "inproc",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "c1", .cls = "inproc", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "inproc",
+        .anns = {kByController, kCompleted, "volume.kubernetes.io/storage-provisioner=example.com/inproc"},
+        .bound_status = true}},
+      {}, "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}},
+  Row{"7_4_creating_the_volume_object_fails",
+      {}, {},
+      {{.name = "c1", .cls = "inproc", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {{.name = "c1", .cls = "inproc", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {"Warning ProvisioningFailed Error creating provisioned PV object for claim default/c1: injected create error. Deleting the volume."},
+      "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}, {},
+      {{"create", "persistentvolumes"}}, true, 1, {}, "", "",
+      {"provision pvc-uid-c1", "delete pvc-uid-c1"}},
+  Row{"7_5_provisioned_for_the_selected_node",
+      {},
+      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "local",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
+      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "local",
+        .anns = {kByController, kCompleted, "volume.kubernetes.io/selected-node=n1",
+                 "volume.kubernetes.io/storage-provisioner=example.com/inproc",
+                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
+      {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
+      "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
+      {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1 on n1"}, {"n1"}},
+  Row{"7_6_selected_node_missing",
+      {}, {},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=gone",
+          "volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=gone",
+          "volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {"Warning ProvisioningFailed Failed to get target node: nodes \"gone\" not found"},
+      "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}}},
+  Row{"7_7_delete_policy_deletes_storage_then_the_volume",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
+  Row{"7_8_deleting_the_storage_fails",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {}, {}, {"Warning VolumeFailedDelete device busy"},
+      "volume:v1", {}, {}, {}, true, 1, {}, "", "device busy", {"delete v1"}},
+  Row{"7_9_released_provisioned_volume_is_deleted",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

@@ -179,6 +179,13 @@ Status Controller::WaitForFirstConsumerEvent(const PersistentVolumeClaim& claim)
   return OkStatus();
 }
 
+volume::Provisioner* Controller::FindProvisioner(std::string_view name) const {
+  for (auto* p : options_.provisioners) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
+}
+
 Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
   const std::string name = ClaimClass(claim);
   auto cls = GetClass(name);
@@ -188,12 +195,13 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
     return OkStatus();
   }
   const std::string& provisioner = cls->provisioner;
-  if (provisioner.rfind("kubernetes.io/", 0) == 0) {
-    // Kubernetes' own plugin names; kvol runs none of them in-process.
+  volume::Provisioner* in_process = FindProvisioner(provisioner);
+  if (!in_process && provisioner.rfind("kubernetes.io/", 0) == 0) {
+    // Kubernetes' own plugin names, none of which kvol runs.
     Event(claim, "Warning", "ProvisioningFailed", "no volume plugin matched name: " + provisioner);
     return OkStatus();
   }
-  // An external provisioner takes the claim: say which one on the claim, and wait.
+  // Name the provisioner on the claim, as Kubernetes does for every provisioner.
   auto it = claim.metadata.annotations.find(std::string(api::kAnnStorageProvisioner));
   PersistentVolumeClaim current = claim;
   if (it == claim.metadata.annotations.end() || it->second != provisioner) {
@@ -205,10 +213,71 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
     StoreClaim(*written);
     current = *written;
   }
+  if (in_process) return ProvisionInProcess(current, *cls, *in_process);
   Event(current, "Normal", "ExternalProvisioning",
         "waiting for a volume to be created, either by external provisioner \"" + provisioner +
             "\" or manually created by system administrator");
   return OkStatus();
+}
+
+Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
+                                      const api::StorageClass& cls,
+                                      volume::Provisioner& provisioner) {
+  // One name per claim: a retry after a crash finds the volume it made instead of a second one.
+  const std::string pv_name = "pvc-" + claim.metadata.uid;
+  if (volumes_.Get(pv_name)) return OkStatus();  // made; the volume's sync brings the claim back
+  auto existing = client_.resource<PersistentVolume>().Get("", pv_name);
+  if (existing.ok()) {
+    StoreVolume(*existing);
+    return OkStatus();
+  }
+  if (!api::IsNotFound(existing.error())) return ApiStatus(existing.error());
+
+  std::optional<api::Node> node;
+  auto selected = claim.metadata.annotations.find(std::string(api::kAnnSelectedNode));
+  if (selected != claim.metadata.annotations.end()) {
+    auto n = client_.resource<api::Node>().Get("", selected->second);
+    if (!n.ok()) {
+      Event(claim, "Warning", "ProvisioningFailed", "Failed to get target node: " + n.error().message);
+      return api::IsNotFound(n.error()) ? OkStatus() : ApiStatus(n.error());
+    }
+    node = *n;
+  }
+  volume::ProvisionRequest req{pv_name, &claim, &cls, node ? &*node : nullptr};
+  auto spec = provisioner.Provision(req);
+  if (!spec.ok()) {
+    Event(claim, "Warning", "ProvisioningFailed",
+          "Failed to provision volume with StorageClass \"" + cls.metadata.name +
+              "\": " + spec.status().message());
+    // A claim asking for what the provisioner cannot make waits for the periodic resync.
+    return spec.status().code() == StatusCode::kInvalidArgument ? OkStatus() : spec.status();
+  }
+  PersistentVolume pv;
+  pv.metadata.name = pv_name;
+  pv.metadata.annotations[std::string(api::kAnnBoundByController)] = "yes";
+  pv.metadata.annotations[std::string(api::kAnnDynamicallyProvisioned)] = std::string(provisioner.name());
+  pv.spec = *std::move(spec);
+  pv.spec.storage_class_name = cls.metadata.name;
+  pv.spec.persistent_volume_reclaim_policy = cls.reclaim_policy.value_or("Delete");
+  pv.spec.mount_options = cls.mount_options;
+  pv.spec.claim_ref = client::ReferenceTo(claim);
+  auto created = client_.resource<PersistentVolume>().Create(pv);
+  if (!created.ok() && !api::IsAlreadyExists(created.error())) {
+    Event(claim, "Warning", "ProvisioningFailed",
+          "Error creating provisioned PV object for claim " + ClaimKey(claim) + ": " +
+              created.error().message + ". Deleting the volume.");
+    if (Status s = provisioner.Delete(pv, &cls); !s.ok()) {
+      Event(claim, "Warning", "ProvisioningCleanupFailed",
+            "Error cleaning provisioned volume for claim " + ClaimKey(claim) + ": " + s.message() +
+                ". Please delete manually.");
+    }
+    return ApiStatus(created.error());
+  }
+  if (!created.ok()) return OkStatus();  // made by an earlier attempt
+  StoreVolume(*created);
+  Event(claim, "Normal", "ProvisioningSucceeded",
+        "Successfully provisioned volume " + pv_name + " using " + std::string(provisioner.name()));
+  return Bind(*created, claim);
 }
 
 Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
@@ -521,22 +590,53 @@ Status Controller::UnbindVolume(const PersistentVolume& volume) {
 Status Controller::ReclaimVolume(const PersistentVolume& volume) {
   const std::string& policy = volume.spec.persistent_volume_reclaim_policy;
   if (policy == "Retain") return OkStatus();  // Released, and kept for its owner
-  if (policy == "Delete" || policy == "Recycle") {
-    if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) && policy == "Delete") {
-      // An external provisioner made it; deleting it is that provisioner's job.
-      return OkStatus();
-    }
-    const char* verb = policy == "Delete" ? "deleter" : "recycler";
-    auto s = UpdateVolumePhaseWithEvent(
-        volume, "Failed", "Warning", policy == "Delete" ? "VolumeFailedDelete" : "VolumeFailedRecycle",
-        std::string("error getting ") + verb + " volume plugin for volume \"" +
-            volume.metadata.name + "\": no " + (policy == "Delete" ? "deletable" : "recyclable") +
-            " volume plugin matched");
-    return s.ok() ? OkStatus() : s.status();
-  }
+  if (policy == "Delete") return DeleteVolume(volume);
+  if (policy == "Recycle") return RecycleVolume(volume);
   auto s = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeUnknownReclaimPolicy",
                                       "Volume has unrecognized PersistentVolumeReclaimPolicy");
   return s.ok() ? OkStatus() : s.status();
+}
+
+Status Controller::DeleteVolume(const PersistentVolume& volume) {
+  auto by = volume.metadata.annotations.find(std::string(api::kAnnDynamicallyProvisioned));
+  volume::Provisioner* provisioner =
+      by == volume.metadata.annotations.end() ? nullptr : FindProvisioner(by->second);
+  if (!provisioner && by != volume.metadata.annotations.end()) {
+    return OkStatus();  // an external provisioner made it and deletes it
+  }
+  if (!provisioner) {
+    auto s = UpdateVolumePhaseWithEvent(
+        volume, "Failed", "Warning", "VolumeFailedDelete",
+        "error getting deleter volume plugin for volume \"" + volume.metadata.name +
+            "\": no deletable volume plugin matched");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  auto cls = GetClass(VolumeClass(volume));
+  if (Status s = provisioner->Delete(volume, cls.get()); !s.ok()) {
+    // Failed, visibly; every later sync tries again.
+    auto failed = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedDelete",
+                                             s.message());
+    return failed.ok() ? s : failed.status();
+  }
+  auto deleted = client_.resource<PersistentVolume>().Delete("", volume.metadata.name);
+  if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
+  return OkStatus();
+}
+
+Status Controller::RecycleVolume(const PersistentVolume& volume) {
+  if (!volume.spec.host_path) {
+    auto s = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
+                                        "No recycler plugin found for the volume!");
+    return s.ok() ? OkStatus() : s.status();
+  }
+  if (Status s = volume::ScrubDirectory(volume.spec.host_path->path, options_.recycle_timeout);
+      !s.ok()) {
+    auto failed = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
+                                             "Recycle failed: " + s.message());
+    return failed.ok() ? OkStatus() : failed.status();
+  }
+  Event(volume, "Normal", "VolumeRecycled", "Volume recycled");
+  return UnbindVolume(volume);
 }
 
 // ---- running -------------------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include "controller/pv/matching.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
+#include "volume/provisioner.h"
 
 namespace kvol::controller::pv {
 
@@ -44,6 +45,11 @@ using EventSink = std::function<void(const api::ObjectReference& about, std::str
 
 struct ControllerOptions {
   int workers = 4;  // per queue: claims and volumes
+  // The provisioners that run in this process, by the StorageClass provisioner name they serve.
+  // Claims of other classes wait for an external provisioner.
+  std::vector<volume::Provisioner*> provisioners;
+  // How long scrubbing a volume with the Recycle policy may take.
+  std::chrono::milliseconds recycle_timeout{std::chrono::minutes(5)};
   // Every object is synced again this often even without a change: repairs what a failed
   // write or a missed event left behind.
   std::chrono::seconds resync{15};
@@ -100,6 +106,11 @@ class Controller {
   StatusOr<bool> AssignDefaultClass(const api::PersistentVolumeClaim& claim);
   Status WaitForFirstConsumerEvent(const api::PersistentVolumeClaim& claim);
   Status ProvisionClaim(const api::PersistentVolumeClaim& claim);
+  Status ProvisionInProcess(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
+                            volume::Provisioner& provisioner);
+  volume::Provisioner* FindProvisioner(std::string_view name) const;
+  Status DeleteVolume(const api::PersistentVolume& volume);
+  Status RecycleVolume(const api::PersistentVolume& volume);
 
   // Volume sync.
   StatusOr<api::PersistentVolume> UpdateVolumePhase(const api::PersistentVolume& volume,

@@ -1,0 +1,42 @@
+// The provision/delete capability of volume plugins, as the PV controller uses it: a
+// Provisioner makes the storage for a claim and describes it as a PersistentVolume, and removes
+// it again when the volume's reclaim policy is Delete.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "api/core.h"
+#include "api/storage.h"
+#include "base/status.h"
+
+namespace kvol::volume {
+
+struct ProvisionRequest {
+  std::string pv_name;  // "pvc-<claim uid>": a retry finds the same name
+  const api::PersistentVolumeClaim* claim = nullptr;
+  const api::StorageClass* storage_class = nullptr;
+  // The node the claim's pod goes to (delayed binding); nullptr when there is none yet.
+  const api::Node* selected_node = nullptr;
+};
+
+class Provisioner {
+ public:
+  virtual ~Provisioner() = default;
+  // The StorageClass provisioner name it serves, e.g. "kvol.io/local-path".
+  virtual std::string_view name() const = 0;
+  // Makes the storage and returns the volume's spec: source, capacity, access modes, volume
+  // mode and node affinity (the caller sets name, class, claimRef, reclaim policy, mount options
+  // and annotations). InvalidArgument when the claim asks for what it cannot make.
+  virtual StatusOr<api::PersistentVolumeSpec> Provision(const ProvisionRequest& request) = 0;
+  // Removes (or archives, as the class asked) the storage behind a volume it made.
+  // `storage_class` is the volume's class, nullptr when it no longer exists.
+  virtual Status Delete(const api::PersistentVolume& volume,
+                        const api::StorageClass* storage_class) = 0;
+};
+
+// Removes everything inside `dir` (not `dir` itself), as a recycler scrubs a volume; gives up
+// with DeadlineExceeded after `timeout`.
+Status ScrubDirectory(const std::string& dir, std::chrono::milliseconds timeout);
+
+}  // namespace kvol::volume
