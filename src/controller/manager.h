@@ -20,7 +20,7 @@ namespace kvol::controller {
 
 struct ManagerOptions {
   std::string identity;  // unique per server
-  int workers = 4;
+  int workers = 16;  // per queue; binds are write-bound, so more workers help up to the store
   std::vector<volume::Provisioner*> provisioners;  // the PV controller's in-process ones
 };
 

@@ -284,9 +284,14 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
   if (claim.spec.volume_name.empty()) {
     // Any volume will do.
     const bool delay = ShouldDelayBinding(claim);
-    auto volume = volumes_.FindBestMatch(claim, MatchOptions{delay, nullptr});
+    auto volume = volumes_.ReserveBestMatch(claim, MatchOptions{delay, nullptr});
     if (!volume.ok()) return volume.status();
-    if (*volume) return Bind(**volume, claim);
+    if (*volume) {
+      // Reserved against other workers until the binding is written (or fails).
+      Status s = Bind(**volume, claim);
+      volumes_.Unreserve((*volume)->metadata.name);
+      return s;
+    }
 
     auto assigned = AssignDefaultClass(claim);
     if (!assigned.ok()) return assigned.status();

@@ -218,6 +218,21 @@ size_t VolumeIndex::size() const {
 
 StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim& claim,
                                                const MatchOptions& options) const {
+  return Match(claim, options, false);
+}
+
+StatusOr<VolumePtr> VolumeIndex::ReserveBestMatch(const api::PersistentVolumeClaim& claim,
+                                                  const MatchOptions& options) {
+  return Match(claim, options, true);
+}
+
+void VolumeIndex::Unreserve(const std::string& name) {
+  std::lock_guard lock(mu_);
+  reserved_.erase(name);
+}
+
+StatusOr<VolumePtr> VolumeIndex::Match(const api::PersistentVolumeClaim& claim,
+                                       const MatchOptions& options, bool reserve) const {
   auto selector = ClaimSelector(claim);
   if (!selector.ok()) return selector.status();
   const api::Quantity requested = RequestedStorage(claim);
@@ -249,9 +264,11 @@ StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim&
     if (c == g->by_class.end()) continue;
     for (auto it = c->second.lower_bound({requested, std::string()}); it != c->second.end(); ++it) {
       const api::PersistentVolume& v = *it->second;
+      if (reserve && reserved_.count(v.metadata.name)) continue;
       if (VolumeModeMismatch(claim.spec, v.spec)) continue;
       if (!selector->Matches(v.metadata.labels)) continue;
       if (!NodeAllows(v, options)) continue;
+      if (reserve) reserved_.insert(v.metadata.name);
       return it->second;
     }
   }

@@ -81,9 +81,19 @@ class VolumeIndex {
   StatusOr<VolumePtr> FindBestMatch(const api::PersistentVolumeClaim& claim,
                                     const MatchOptions& options) const;
 
+  // FindBestMatch, skipping free volumes reserved by other callers and reserving the one it
+  // returns (a pre-bound volume needs no reservation): concurrent workers binding different
+  // claims then never race for the same volume. Unreserve once the binding is written or
+  // abandoned.
+  StatusOr<VolumePtr> ReserveBestMatch(const api::PersistentVolumeClaim& claim,
+                                       const MatchOptions& options);
+  void Unreserve(const std::string& name);
+
  private:
   // A volume is "free" when a claim could pick it: Available, no claimRef, not being deleted.
   static bool IsFree(const api::PersistentVolume& v);
+  StatusOr<VolumePtr> Match(const api::PersistentVolumeClaim& claim, const MatchOptions& options,
+                            bool reserve) const;
   void Unlink(const VolumePtr& v);
   void Link(const VolumePtr& v);
 
@@ -97,6 +107,7 @@ class VolumeIndex {
   std::unordered_map<std::string, VolumePtr> by_name_;
   std::map<std::string, Group> groups_;  // by the joined access modes
   std::unordered_map<std::string, std::set<std::string>> prebound_;  // claim key -> volumes
+  mutable std::set<std::string> reserved_;
 };
 
 }  // namespace kvol::controller::pv

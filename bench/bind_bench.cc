@@ -1,0 +1,215 @@
+// How fast the PV controller binds claims, on a real API over durable SQLite with the controller
+// in the same process on the in-process client. Prints one figure per line; bench/RESULTS.md
+// records them with the command.
+//
+//   bind_bench pairs [--n N] [--workers W]
+//       N Available PVs (sizes 1-8Gi, half ReadWriteOnce, half ReadWriteOnce+ReadWriteMany),
+//       then N claims that fit them created by 8 writers; the time from the first claim created
+//       until every claim is Bound, and binds per second. Without --n: N = 1,000, 10,000,
+//       100,000.
+//   bind_bench latency [--pvs P] [--claims C]
+//       P Available PVs; then C claims created one at a time, each waited for until Bound: p50
+//       and p99 of claim-created-to-Bound.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/log.h"
+#include "client/informer.h"
+#include "client/testing/test_server.h"
+#include "controller/pv/controller.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using kvol::api::PersistentVolume;
+using kvol::api::PersistentVolumeClaim;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::fprintf(stderr, "bind_bench: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+std::vector<std::string> Modes(int i) {
+  if (i % 2 == 0) return {"ReadWriteOnce"};
+  return {"ReadWriteOnce", "ReadWriteMany"};
+}
+
+PersistentVolume MakePV(int i) {
+  PersistentVolume pv;
+  pv.metadata.name = "pv-" + std::to_string(i);
+  pv.spec.capacity["storage"] = kvol::api::Quantity::MustParse(std::to_string(1 + i % 8) + "Gi");
+  pv.spec.access_modes = Modes(i);
+  pv.spec.persistent_volume_reclaim_policy = "Retain";
+  pv.spec.storage_class_name = "bench";
+  pv.spec.host_path.emplace().path = "/srv/bench/pv-" + std::to_string(i);
+  return pv;
+}
+
+// Claim i fits PV i exactly (same size and modes), so N claims can take N PVs.
+PersistentVolumeClaim MakeClaim(int i, const std::string& prefix = "claim-") {
+  PersistentVolumeClaim c;
+  c.metadata.namespace_ = "default";
+  c.metadata.name = prefix + std::to_string(i);
+  c.spec.access_modes = Modes(i);
+  c.spec.storage_class_name = "bench";
+  c.spec.resources.requests["storage"] = kvol::api::Quantity::MustParse(std::to_string(1 + i % 8) + "Gi");
+  return c;
+}
+
+template <class F>
+void Parallel(int n, int threads, F f) {
+  std::atomic<int> next{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) f(i);
+    });
+  }
+  for (auto& t : ts) t.join();
+}
+
+// Counts claims seen Bound, and remembers when each one got there.
+class BoundWatch {
+ public:
+  explicit BoundWatch(kvol::client::Client& c) : informer_(c.resource<PersistentVolumeClaim>()) {
+    informer_.AddHandlers({.on_add = [this](const auto& p) { See(*p); },
+                           .on_update = [this](const auto&, const auto& p) { See(*p); }});
+    informer_.Start();
+    if (!informer_.WaitForSync(60s)) Die("claim informer did not sync");
+  }
+  bool WaitFor(size_t n, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return bound_.size() >= n; });
+  }
+  bool WaitForName(const std::string& name, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return bound_.count(name) > 0; });
+  }
+  Clock::time_point last() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  void See(const PersistentVolumeClaim& c) {
+    if (c.status.phase != "Bound") return;
+    std::lock_guard lock(mu_);
+    if (bound_.insert(c.metadata.name).second) last_ = Clock::now();
+    cv_.notify_all();
+  }
+  kvol::client::Informer<PersistentVolumeClaim> informer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> bound_;
+  Clock::time_point last_;
+};
+
+struct Setup {
+  std::unique_ptr<kvol::client::testing::TestServer> server;
+  std::unique_ptr<kvol::controller::pv::Controller> controller;
+};
+
+Setup Start(int pvs, int workers) {
+  kvol::client::testing::TestServerOptions o;
+  o.http = false;
+  auto s = kvol::client::testing::TestServer::Start(o);
+  if (!s.ok()) Die(s.status().ToString());
+  Setup setup;
+  setup.server = std::move(*s);
+  auto& c = setup.server->local();
+  Parallel(pvs, 8, [&](int i) {
+    auto r = c.resource<PersistentVolume>().Create(MakePV(i));
+    if (!r.ok()) Die("create PV: " + r.error().message);
+  });
+  kvol::controller::pv::ControllerOptions co;
+  co.workers = workers;
+  setup.controller = std::make_unique<kvol::controller::pv::Controller>(c, nullptr, co);
+  if (auto st = setup.controller->Start(); !st.ok()) Die(st.ToString());
+  // Wait until the volume sync has made every PV Available.
+  for (int tries = 0;; ++tries) {
+    auto list = c.resource<PersistentVolume>().List("");
+    if (!list.ok()) Die(list.error().message);
+    size_t available = 0;
+    for (const auto& pv : list->items) available += pv.status.phase == "Available";
+    if (available == static_cast<size_t>(pvs)) break;
+    if (tries > 6000) Die("PVs did not become Available");
+    std::this_thread::sleep_for(10ms);
+  }
+  return setup;
+}
+
+void Pairs(int n, int workers) {
+  Setup s = Start(n, workers);
+  auto& c = s.server->local();
+  BoundWatch bound(c);
+  const auto start = Clock::now();
+  Parallel(n, 8, [&](int i) {
+    auto r = c.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
+    if (!r.ok()) Die("create claim: " + r.error().message);
+  });
+  if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
+  const double secs = std::chrono::duration<double>(bound.last() - start).count();
+  std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
+  std::printf("pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
+  std::fflush(stdout);
+  s.controller->Stop();
+}
+
+void Latency(int pvs, int claims) {
+  Setup s = Start(pvs, 4);
+  auto& c = s.server->local();
+  BoundWatch bound(c);
+  std::vector<double> ms;
+  for (int i = 0; i < claims; ++i) {
+    auto claim = MakeClaim(i, "single-");
+    const auto t0 = Clock::now();
+    auto r = c.resource<PersistentVolumeClaim>().Create(claim);
+    if (!r.ok()) Die("create claim: " + r.error().message);
+    if (!bound.WaitForName(claim.metadata.name, 30s)) Die("claim did not bind");
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
+  std::printf("single_claim_pvs=%d claims=%d p50_ms=%.2f\n", pvs, claims, pct(0.50));
+  std::printf("single_claim_pvs=%d claims=%d p99_ms=%.2f\n", pvs, claims, pct(0.99));
+  s.controller->Stop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kvol::log::SetQuiet(true);
+  std::string what = argc > 1 ? argv[1] : "";
+  int n = 0, workers = 4, pvs = 100000, claims = 200;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string f = argv[i];
+    int v = std::atoi(argv[i + 1]);
+    if (f == "--n") n = v;
+    else if (f == "--workers") workers = v;
+    else if (f == "--pvs") pvs = v;
+    else if (f == "--claims") claims = v;
+    else Die("unknown flag " + f);
+  }
+  if (what == "pairs") {
+    if (n > 0) {
+      Pairs(n, workers);
+    } else {
+      for (int size : {1000, 10000, 100000}) Pairs(size, workers);
+    }
+  } else if (what == "latency") {
+    Latency(pvs, claims);
+  } else {
+    Die("usage: bind_bench pairs [--n N] [--workers W] | latency [--pvs P] [--claims C]");
+  }
+  return 0;
+}
