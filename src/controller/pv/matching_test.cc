@@ -193,6 +193,27 @@ TEST(VolumeIndexTest, FewestAccessModesFirst) {
             "both-small");
 }
 
+TEST(VolumeIndexTest, ReservationsKeepConcurrentClaimsApart) {
+  VolumeIndex index;
+  index.Upsert(MakeVolume({.name = "a"}));
+  index.Upsert(MakeVolume({.name = "b", .size = "2Gi"}));
+  auto claim = MakeClaim({});
+  auto first = index.ReserveBestMatch(claim, {});
+  auto second = index.ReserveBestMatch(claim, {});
+  ASSERT_TRUE(*first && *second);
+  EXPECT_EQ((*first)->metadata.name, "a");
+  EXPECT_EQ((*second)->metadata.name, "b");
+  EXPECT_EQ(*index.ReserveBestMatch(claim, {}), nullptr);
+  // Looking without reserving still sees the best volume.
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "a");
+  index.Unreserve("a");
+  EXPECT_EQ((*index.ReserveBestMatch(claim, {}))->metadata.name, "a");
+  // A pre-bound volume is its claim's alone: no reservation needed or checked.
+  index.Upsert(MakeVolume({.name = "mine", .claim = "ns/claim"}));
+  EXPECT_EQ((*index.ReserveBestMatch(claim, {}))->metadata.name, "mine");
+  EXPECT_EQ((*index.ReserveBestMatch(claim, {}))->metadata.name, "mine");
+}
+
 TEST(VolumeIndexTest, ManyVolumesStillFindTheSmallest) {
   VolumeIndex index;
   for (int i = 0; i < 10000; ++i) {
