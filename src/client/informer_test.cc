@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "client/testing/eventually.h"
 #include "client/testing/test_server.h"
 
 namespace kvol::client {
@@ -12,16 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Waits up to 10 s for `pred`; the informer runs on its own thread.
-template <class Pred>
-bool Eventually(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using testing::Eventually;
 
 api::PersistentVolumeClaim Claim(std::string ns, std::string name, std::string sc) {
   api::PersistentVolumeClaim c;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "client/testing/eventually.h"
 #include "client/testing/test_server.h"
 #include "os/testing/fake_clock.h"
 
@@ -14,15 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-template <class Pred>
-bool Eventually(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using testing::Eventually;
 
 class LeaderElectionTest : public ::testing::Test {
  protected:

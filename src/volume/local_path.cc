@@ -47,11 +47,7 @@ StatusOr<api::PersistentVolumeSpec> LocalPathProvisioner::Provision(const Provis
     // Writable by whatever user the pod runs as, as local-path provisioners make them.
     chmod(path.c_str(), 0777);
   }
-  api::PersistentVolumeSpec spec;
-  auto storage = claim.spec.resources.requests.find("storage");
-  if (storage != claim.spec.resources.requests.end()) spec.capacity["storage"] = storage->second;
-  spec.access_modes = claim.spec.access_modes;
-  spec.volume_mode = "Filesystem";
+  api::PersistentVolumeSpec spec = FilesystemSpecFor(claim);
   auto& hp = spec.host_path.emplace();
   hp.path = path;
   hp.type = "DirectoryOrCreate";

@@ -5,6 +5,15 @@
 
 namespace kvol::volume {
 
+api::PersistentVolumeSpec FilesystemSpecFor(const api::PersistentVolumeClaim& claim) {
+  api::PersistentVolumeSpec spec;
+  auto storage = claim.spec.resources.requests.find("storage");
+  if (storage != claim.spec.resources.requests.end()) spec.capacity["storage"] = storage->second;
+  spec.access_modes = claim.spec.access_modes;
+  spec.volume_mode = "Filesystem";
+  return spec;
+}
+
 Status ScrubDirectory(const std::string& dir, std::chrono::milliseconds timeout) {
   namespace fs = std::filesystem;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

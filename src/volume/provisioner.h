@@ -35,6 +35,10 @@ class Provisioner {
                         const api::StorageClass* storage_class) = 0;
 };
 
+// The part of a new volume's spec every provisioner fills the same way: the claim's requested
+// storage as capacity, its access modes, volume mode Filesystem.
+api::PersistentVolumeSpec FilesystemSpecFor(const api::PersistentVolumeClaim& claim);
+
 // Removes everything inside `dir` (not `dir` itself), as a recycler scrubs a volume; gives up
 // with DeadlineExceeded after `timeout`.
 Status ScrubDirectory(const std::string& dir, std::chrono::milliseconds timeout);

@@ -84,11 +84,7 @@ StatusOr<api::PersistentVolumeSpec> SubdirProvisioner::Provision(const Provision
   fs::create_directories(full, ec);
   if (ec) return UnavailableError("unable to create directory to provision new pv: " + ec.message());
   chmod(full.c_str(), 0777);
-  api::PersistentVolumeSpec spec;
-  auto storage = r.claim->spec.resources.requests.find("storage");
-  if (storage != r.claim->spec.resources.requests.end()) spec.capacity["storage"] = storage->second;
-  spec.access_modes = r.claim->spec.access_modes;
-  spec.volume_mode = "Filesystem";
+  api::PersistentVolumeSpec spec = FilesystemSpecFor(*r.claim);
   if (!options_.nfs_server.empty()) {
     auto& nfs = spec.nfs.emplace();
     nfs.server = options_.nfs_server;

@@ -42,11 +42,7 @@ expect_eq "the volume points at the claim instance" "$(kubectl get pvc nfs-pvc -
 # --- the seed's delayed binding: Pending until a consumer exists ------------------------------
 k apply -f "$SEEDS/delay-bound-storage.yml" >/dev/null
 kubectl wait pv/nginx-pv --for=jsonpath='{.status.phase}'=Available --timeout=20s >/dev/null
-for i in $(seq 1 50); do
-  out=$(k describe pvc nginx-pvc)
-  grep -q WaitForFirstConsumer <<<"$out" && break
-  sleep 0.1
-done
+out=$(describe_until "WaitForFirstConsumer" pvc nginx-pvc)
 expect_contains "describe shows the wait" \
   "Normal WaitForFirstConsumer" "$out"
 expect_contains "in Kubernetes' words" \
@@ -74,11 +70,7 @@ spec:
   volumeName: tiny
   resources: {requests: {storage: 2Gi}}
 YAML
-for i in $(seq 1 50); do
-  out=$(k describe pvc wants-tiny)
-  grep -q VolumeMismatch <<<"$out" && break
-  sleep 0.1
-done
+out=$(describe_until "VolumeMismatch" pvc wants-tiny)
 expect_contains "a mismatch is explained" \
   'Cannot bind to requested volume "tiny": requested PV is too small' "$out"
 
@@ -100,11 +92,7 @@ YAML
 kubectl wait pvc/from-nas --timeout=20s \
   --for=jsonpath='{.metadata.annotations.volume\.kubernetes\.io/storage-provisioner}'=example.com/nas \
   >/dev/null || fail "the claim was not handed to its provisioner"
-for i in $(seq 1 50); do
-  out=$(k describe pvc from-nas)
-  grep -q ExternalProvisioning <<<"$out" && break
-  sleep 0.1
-done
+out=$(describe_until "ExternalProvisioning" pvc from-nas)
 expect_contains "the external provisioner is named" \
   'waiting for a volume to be created, either by external provisioner "example.com/nas" or manually created by system administrator' "$out"
 # A volume the "provisioner" makes, pre-bound to the claim, is taken at once.

@@ -128,5 +128,18 @@ expect_contains() {
   fi
 }
 
+# describe_until TEXT KIND NAME: `kubectl describe` output (spaces squeezed) once it contains
+# TEXT (an event a controller writes soon), or the last one after 5 s.
+describe_until() {
+  local text=$1 out i
+  shift
+  for i in $(seq 1 50); do
+    out=$(k describe "$@")
+    grep -qF -- "$text" <<<"$out" && break
+    sleep 0.1
+  done
+  echo "$out"
+}
+
 # Runs kubectl, squeezing runs of spaces (columns depend on widths), stdout and stderr together.
 k() { kubectl "$@" 2>&1 | tr -s ' '; }

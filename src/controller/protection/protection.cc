@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "api/well_known.h"
-#include "base/log.h"
+#include "controller/util/worker.h"
 
 namespace kvol::controller::protection {
 namespace {
@@ -31,10 +31,6 @@ Status SetFinalizer(client::Resource<T>& r, const T& obj, std::string_view final
   return ToStatus(written.error());
 }
 
-std::string ClaimKey(const api::PersistentVolumeClaim& c) {
-  return c.metadata.namespace_ + "/" + c.metadata.name;
-}
-
 }  // namespace
 
 Controller::Controller(client::Client& client, Options options)
@@ -45,7 +41,7 @@ Controller::~Controller() { Stop(); }
 void Controller::StorePod(const api::Pod& pod) { pods_.Upsert(pod); }
 
 StatusOr<bool> Controller::ClaimInUse(const api::PersistentVolumeClaim& claim) {
-  const std::string key = ClaimKey(claim);
+  const std::string key = client::KeyOf(claim);
   for (const auto& pod : pods_.PodsUsing(key)) {
     if (!PodIsShutDown(*pod)) return true;
   }
@@ -93,7 +89,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
       client_.resource<api::PersistentVolume>(), io);
   pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
-  auto claim_changed = [this](const auto& c) { claim_queue_->Add(ClaimKey(*c)); };
+  auto claim_changed = [this](const auto& c) { claim_queue_->Add(client::KeyOf(*c)); };
   claims_->AddHandlers({.on_add = claim_changed,
                         .on_update = [claim_changed](const auto&, const auto& c) { claim_changed(c); }});
   auto volume_changed = [this](const auto& v) { volume_queue_->Add(v->metadata.name); };
@@ -118,30 +114,20 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("protection controllers: caches did not fill in time");
   }
-  auto work = [this](client::WorkQueue& q, bool claims) {
-    while (auto key = q.Get()) {
-      Status s;
-      if (claims) {
-        auto [ns, name] = client::SplitKey(*key);
-        if (auto c = claims_->Get(ns, name)) s = SyncClaim(*c);
-      } else if (auto v = volumes_->Get("", *key)) {
-        s = SyncVolume(*v);
-      }
-      if (s.ok()) {
-        q.Forget(*key);
-      } else {
-        if (s.code() != StatusCode::kAborted) {
-          log::Warn(std::string(claims ? "pvc" : "pv") + "-protection-controller: " + *key +
-                    ": " + s.message());
-        }
-        q.AddRateLimited(*key);
-      }
-      q.Done(*key);
-    }
+  auto sync_claim = [this](const std::string& key) {
+    auto [ns, name] = client::SplitKey(key);
+    auto c = claims_->Get(ns, name);
+    return c ? SyncClaim(*c) : OkStatus();
+  };
+  auto sync_volume = [this](const std::string& key) {
+    auto v = volumes_->Get("", key);
+    return v ? SyncVolume(*v) : OkStatus();
   };
   for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, work] { work(*claim_queue_, true); });
-    threads_.emplace_back([this, work] { work(*volume_queue_, false); });
+    threads_.emplace_back(
+        [this, sync_claim] { RunWorker(*claim_queue_, sync_claim, "pvc-protection-controller"); });
+    threads_.emplace_back(
+        [this, sync_volume] { RunWorker(*volume_queue_, sync_volume, "pv-protection-controller"); });
   }
   return OkStatus();
 }

@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "api/well_known.h"
-#include "base/log.h"
+#include "controller/util/worker.h"
 
 namespace kvol::controller::pv {
 namespace {
@@ -13,10 +13,6 @@ using api::PersistentVolumeClaim;
 
 bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
   return m.annotations.count(std::string(key)) > 0;
-}
-
-std::string ClaimKey(const PersistentVolumeClaim& c) {
-  return c.metadata.namespace_ + "/" + c.metadata.name;
 }
 
 // resourceVersions are the store's revisions: decimal integers.
@@ -50,6 +46,18 @@ void Controller::Event(const T& obj, std::string_view type, std::string_view rea
 
 // ---- the view ------------------------------------------------------------------------------
 
+void Controller::Remember(const PersistentVolume& v) { StoreVolume(v); }
+void Controller::Remember(const PersistentVolumeClaim& c) { StoreClaim(c); }
+
+template <class T>
+StatusOr<T> Controller::Write(const T& next, bool status) {
+  auto& r = client_.resource<T>();
+  auto written = status ? r.UpdateStatus(next) : r.Update(next);
+  if (!written.ok()) return ApiStatus(written.error());
+  Remember(*written);
+  return *std::move(written);
+}
+
 void Controller::StoreVolume(const PersistentVolume& volume) {
   auto cur = volumes_.Get(volume.metadata.name);
   if (cur && Version(cur->metadata) > Version(volume.metadata)) return;  // older than ours
@@ -58,7 +66,7 @@ void Controller::StoreVolume(const PersistentVolume& volume) {
 
 void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
   std::lock_guard lock(mu_);
-  auto& slot = claims_[ClaimKey(claim)];
+  auto& slot = claims_[client::KeyOf(claim)];
   if (slot && Version(slot->metadata) > Version(claim.metadata)) return;
   slot = std::make_shared<const PersistentVolumeClaim>(claim);
 }
@@ -97,7 +105,7 @@ std::shared_ptr<const api::StorageClass> Controller::GetClass(const std::string&
 
 std::vector<std::string> Controller::UnscheduledPodsUsing(const PersistentVolumeClaim& claim) const {
   std::vector<std::string> names;
-  for (const auto& pod : pods_.PodsUsing(ClaimKey(claim))) {
+  for (const auto& pod : pods_.PodsUsing(client::KeyOf(claim))) {
     if (pod->spec.node_name.empty()) names.push_back(pod->metadata.name);
   }
   return names;
@@ -158,9 +166,7 @@ StatusOr<bool> Controller::AssignDefaultClass(const PersistentVolumeClaim& claim
   if (!best) return false;
   PersistentVolumeClaim next = claim;
   next.spec.storage_class_name = best->metadata.name;
-  auto written = client_.resource<PersistentVolumeClaim>().Update(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreClaim(*written);
+  KVOL_RETURN_IF_ERROR(Write(next, false).status());
   return true;
 }
 
@@ -208,10 +214,7 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
     PersistentVolumeClaim next = claim;
     next.metadata.annotations[std::string(api::kAnnStorageProvisioner)] = provisioner;
     next.metadata.annotations[std::string(api::kAnnBetaStorageProvisioner)] = provisioner;
-    auto written = client_.resource<PersistentVolumeClaim>().Update(next);
-    if (!written.ok()) return ApiStatus(written.error());
-    StoreClaim(*written);
-    current = *written;
+    KVOL_ASSIGN_OR_RETURN(current, Write(next, false));
   }
   if (in_process) return ProvisionInProcess(current, *cls, *in_process);
   Event(current, "Normal", "ExternalProvisioning",
@@ -264,11 +267,11 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
   auto created = client_.resource<PersistentVolume>().Create(pv);
   if (!created.ok() && !api::IsAlreadyExists(created.error())) {
     Event(claim, "Warning", "ProvisioningFailed",
-          "Error creating provisioned PV object for claim " + ClaimKey(claim) + ": " +
+          "Error creating provisioned PV object for claim " + client::KeyOf(claim) + ": " +
               created.error().message + ". Deleting the volume.");
     if (Status s = provisioner.Delete(pv, &cls); !s.ok()) {
       Event(claim, "Warning", "ProvisioningCleanupFailed",
-            "Error cleaning provisioned volume for claim " + ClaimKey(claim) + ": " + s.message() +
+            "Error cleaning provisioned volume for claim " + client::KeyOf(claim) + ": " + s.message() +
                 ". Please delete manually.");
     }
     return ApiStatus(created.error());
@@ -306,23 +309,20 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
       Event(claim, "Normal", "FailedBinding",
             "no persistent volumes available for this claim and no storage class is set");
     }
-    auto s = UpdateClaimStatus(claim, "Pending", nullptr);
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateClaimStatus(claim, "Pending", nullptr).status();
   }
 
   // The claim asks for one volume by name.
   VolumePtr volume = volumes_.Get(claim.spec.volume_name);
   if (!volume) {
     // Not there (yet): stay Pending and look again at the next sync.
-    auto s = UpdateClaimStatus(claim, "Pending", nullptr);
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateClaimStatus(claim, "Pending", nullptr).status();
   }
   if (!volume->spec.claim_ref) {
     if (auto why = CheckVolumeSatisfiesClaim(*volume, claim)) {
       Event(claim, "Warning", "VolumeMismatch",
             "Cannot bind to requested volume \"" + volume->metadata.name + "\": " + *why);
-      auto s = UpdateClaimStatus(claim, "Pending", nullptr);
-      return s.ok() ? OkStatus() : s.status();
+      return UpdateClaimStatus(claim, "Pending", nullptr).status();
     }
     return Bind(*volume, claim);
   }
@@ -331,48 +331,40 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
         "volume \"" + volume->metadata.name + "\" already bound to a different claim.");
   if (HasAnnotation(claim.metadata, api::kAnnBoundByController)) {
     // Only a user removing bind-completed gets here.
-    return FailedPreconditionError("invalid binding of claim \"" + ClaimKey(claim) +
+    return FailedPreconditionError("invalid binding of claim \"" + client::KeyOf(claim) +
                                    "\" to volume \"" + claim.spec.volume_name +
                                    "\": volume already claimed by \"" + ClaimRefKey(*volume) + "\"");
   }
-  auto s = UpdateClaimStatus(claim, "Pending", nullptr);
-  return s.ok() ? OkStatus() : s.status();
+  return UpdateClaimStatus(claim, "Pending", nullptr).status();
 }
 
 Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
   if (claim.spec.volume_name.empty()) {
-    auto s = UpdateClaimStatusWithEvent(
+    return UpdateClaimStatusWithEvent(
         claim, "Lost", "Warning", "ClaimLost",
-        "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!");
-    return s.ok() ? OkStatus() : s.status();
+        "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!").status();
   }
   VolumePtr volume = volumes_.Get(claim.spec.volume_name);
   if (!volume) {
-    auto s = UpdateClaimStatusWithEvent(
+    return UpdateClaimStatusWithEvent(
         claim, "Lost", "Warning", "ClaimLost",
-        "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
-    return s.ok() ? OkStatus() : s.status();
+        "Bound claim has lost its PersistentVolume. Data on the volume is lost!").status();
   }
   if (!volume->spec.claim_ref || volume->spec.claim_ref->uid == claim.metadata.uid) {
     // Unbound volume (or our own write not seen yet), or all is well: Bind sets what is
     // missing and writes nothing when everything is in place.
     return Bind(*volume, claim);
   }
-  auto s = UpdateClaimStatusWithEvent(
+  return UpdateClaimStatusWithEvent(
       claim, "Lost", "Warning", "ClaimMisbound",
-      "Two claims are bound to the same volume, this one is bound incorrectly");
-  return s.ok() ? OkStatus() : s.status();
+      "Two claims are bound to the same volume, this one is bound incorrectly").status();
 }
 
 Status Controller::Bind(PersistentVolume volume, PersistentVolumeClaim claim) {
-  auto v = BindVolumeToClaim(volume, claim);
-  if (!v.ok()) return v.status();
-  auto bound = UpdateVolumePhase(*v, "Bound");
-  if (!bound.ok()) return bound.status();
-  auto c = BindClaimToVolume(claim, *bound);
-  if (!c.ok()) return c.status();
-  auto done = UpdateClaimStatus(*c, "Bound", &*bound);
-  return done.ok() ? OkStatus() : done.status();
+  KVOL_ASSIGN_OR_RETURN(auto v, BindVolumeToClaim(volume, claim));
+  KVOL_ASSIGN_OR_RETURN(auto bound, UpdateVolumePhase(v, "Bound"));
+  KVOL_ASSIGN_OR_RETURN(auto c, BindClaimToVolume(claim, bound));
+  return UpdateClaimStatus(c, "Bound", &bound).status();
 }
 
 StatusOr<PersistentVolume> Controller::BindVolumeToClaim(const PersistentVolume& volume,
@@ -391,10 +383,7 @@ StatusOr<PersistentVolume> Controller::BindVolumeToClaim(const PersistentVolume&
     dirty = true;
   }
   if (!dirty) return volume;
-  auto written = client_.resource<PersistentVolume>().Update(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreVolume(*written);
-  return *written;
+  return Write(next, false);
 }
 
 StatusOr<PersistentVolumeClaim> Controller::BindClaimToVolume(const PersistentVolumeClaim& claim,
@@ -411,10 +400,7 @@ StatusOr<PersistentVolumeClaim> Controller::BindClaimToVolume(const PersistentVo
     dirty = true;
   }
   if (!dirty) return claim;
-  auto written = client_.resource<PersistentVolumeClaim>().Update(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreClaim(*written);
-  return *written;
+  return Write(next, false);
 }
 
 StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatus(const PersistentVolumeClaim& claim,
@@ -453,10 +439,7 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatus(const PersistentVo
     }
   }
   if (!dirty) return claim;
-  auto written = client_.resource<PersistentVolumeClaim>().UpdateStatus(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreClaim(*written);
-  return *written;
+  return Write(next, true);
 }
 
 StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
@@ -471,28 +454,15 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
 
 Status Controller::SyncVolume(const PersistentVolume& volume) {
   if (!volume.spec.claim_ref) {
-    auto s = UpdateVolumePhase(volume, "Available");
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateVolumePhase(volume, "Available").status();
   }
   if (volume.spec.claim_ref->uid.empty()) {
     // Reserved for a claim that has not bound yet: the claim sync binds it.
-    auto s = UpdateVolumePhase(volume, "Available");
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateVolumePhase(volume, "Available").status();
   }
-  auto found = FindClaimOfVolume(volume);
-  if (!found.ok()) return found.status();
-  ClaimPtr claim = *found;
+  KVOL_ASSIGN_OR_RETURN(ClaimPtr claim, FindClaimOfVolume(volume));
 
-  if (!claim) {
-    // The claim is gone: release the volume (keeping a Failed phase visible) and reclaim it.
-    PersistentVolume current = volume;
-    if (volume.status.phase != "Released" && volume.status.phase != "Failed") {
-      auto released = UpdateVolumePhase(volume, "Released");
-      if (!released.ok()) return released.status();
-      current = *released;
-    }
-    return ReclaimVolume(current);
-  }
+  if (!claim) return ReleaseAndReclaim(volume);  // the claim is gone
   if (claim->spec.volume_name.empty()) {
     if (VolumeModeMismatch(claim->spec, volume.spec)) {
       Event(volume, "Warning", "VolumeMismatch",
@@ -505,26 +475,27 @@ Status Controller::SyncVolume(const PersistentVolume& volume) {
     }
     // Bound from this side only (a binding in progress, or a volume pre-bound by its
     // creator): the claim sync finishes it, soon.
-    QueueClaim(ClaimKey(*claim));
+    QueueClaim(client::KeyOf(*claim));
     return OkStatus();
   }
   if (claim->spec.volume_name == volume.metadata.name) {
-    auto s = UpdateVolumePhase(volume, "Bound");
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateVolumePhase(volume, "Bound").status();
   }
   // The claim is bound to another volume.
   if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) &&
       volume.spec.persistent_volume_reclaim_policy == "Delete") {
-    // Made for this claim, not needed after all.
-    PersistentVolume current = volume;
-    if (volume.status.phase != "Released" && volume.status.phase != "Failed") {
-      auto released = UpdateVolumePhase(volume, "Released");
-      if (!released.ok()) return released.status();
-      current = *released;
-    }
-    return ReclaimVolume(current);
+    return ReleaseAndReclaim(volume);  // made for this claim, not needed after all
   }
   return UnbindVolume(volume);
+}
+
+Status Controller::ReleaseAndReclaim(const PersistentVolume& volume) {
+  // A Failed phase stays visible while reclaiming is tried again.
+  if (volume.status.phase == "Released" || volume.status.phase == "Failed") {
+    return ReclaimVolume(volume);
+  }
+  KVOL_ASSIGN_OR_RETURN(auto released, UpdateVolumePhase(volume, "Released"));
+  return ReclaimVolume(released);
 }
 
 StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVolume& volume) {
@@ -561,10 +532,7 @@ StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume&
   PersistentVolume next = volume;
   next.status.phase = std::string(phase);
   next.status.message = std::move(message);
-  auto written = client_.resource<PersistentVolume>().UpdateStatus(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreVolume(*written);
-  return *written;
+  return Write(next, true);
 }
 
 StatusOr<PersistentVolume> Controller::UpdateVolumePhaseWithEvent(
@@ -585,11 +553,8 @@ Status Controller::UnbindVolume(const PersistentVolume& volume) {
     // Pre-bound by its creator: keep the reservation, forget the claim instance.
     next.spec.claim_ref->uid.clear();
   }
-  auto written = client_.resource<PersistentVolume>().Update(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  StoreVolume(*written);
-  auto s = UpdateVolumePhase(*written, "Available");
-  return s.ok() ? OkStatus() : s.status();
+  KVOL_ASSIGN_OR_RETURN(auto written, Write(next, false));
+  return UpdateVolumePhase(written, "Available").status();
 }
 
 Status Controller::ReclaimVolume(const PersistentVolume& volume) {
@@ -597,9 +562,8 @@ Status Controller::ReclaimVolume(const PersistentVolume& volume) {
   if (policy == "Retain") return OkStatus();  // Released, and kept for its owner
   if (policy == "Delete") return DeleteVolume(volume);
   if (policy == "Recycle") return RecycleVolume(volume);
-  auto s = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeUnknownReclaimPolicy",
-                                      "Volume has unrecognized PersistentVolumeReclaimPolicy");
-  return s.ok() ? OkStatus() : s.status();
+  return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeUnknownReclaimPolicy",
+                                      "Volume has unrecognized PersistentVolumeReclaimPolicy").status();
 }
 
 Status Controller::DeleteVolume(const PersistentVolume& volume) {
@@ -610,11 +574,10 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
     return OkStatus();  // an external provisioner made it and deletes it
   }
   if (!provisioner) {
-    auto s = UpdateVolumePhaseWithEvent(
+    return UpdateVolumePhaseWithEvent(
         volume, "Failed", "Warning", "VolumeFailedDelete",
         "error getting deleter volume plugin for volume \"" + volume.metadata.name +
-            "\": no deletable volume plugin matched");
-    return s.ok() ? OkStatus() : s.status();
+            "\": no deletable volume plugin matched").status();
   }
   auto cls = GetClass(VolumeClass(volume));
   if (Status s = provisioner->Delete(volume, cls.get()); !s.ok()) {
@@ -630,15 +593,13 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
 
 Status Controller::RecycleVolume(const PersistentVolume& volume) {
   if (!volume.spec.host_path) {
-    auto s = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
-                                        "No recycler plugin found for the volume!");
-    return s.ok() ? OkStatus() : s.status();
+    return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
+                                        "No recycler plugin found for the volume!").status();
   }
   if (Status s = volume::ScrubDirectory(volume.spec.host_path->path, options_.recycle_timeout);
       !s.ok()) {
-    auto failed = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
-                                             "Recycle failed: " + s.message());
-    return failed.ok() ? OkStatus() : failed.status();
+    return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
+                                             "Recycle failed: " + s.message()).status();
   }
   Event(volume, "Normal", "VolumeRecycled", "Volume recycled");
   return UnbindVolume(volume);
@@ -672,13 +633,13 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
          if (v->spec.claim_ref) claim_queue_->Add(ClaimRefKey(*v));
        }});
   claim_informer_->AddHandlers(
-      {.on_add = [this](const auto& c) { StoreClaim(*c); claim_queue_->Add(ClaimKey(*c)); },
+      {.on_add = [this](const auto& c) { StoreClaim(*c); claim_queue_->Add(client::KeyOf(*c)); },
        .on_update = [this](const auto&, const auto& c) {
          StoreClaim(*c);
-         claim_queue_->Add(ClaimKey(*c));
+         claim_queue_->Add(client::KeyOf(*c));
        },
        .on_delete = [this](const auto& c) {
-         ForgetClaim(ClaimKey(*c));
+         ForgetClaim(client::KeyOf(*c));
          // Its volume is released.
          if (!c->spec.volume_name.empty()) volume_queue_->Add(c->spec.volume_name);
        }});
@@ -702,9 +663,21 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
+  auto sync_claim = [this](const std::string& key) {
+    ClaimPtr c = GetClaim(key);
+    return c ? SyncClaim(*c) : OkStatus();
+  };
+  auto sync_volume = [this](const std::string& key) {
+    VolumePtr v = volumes_.Get(key);
+    return v ? SyncVolume(*v) : OkStatus();
+  };
   for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this] { Work(*claim_queue_, true); });
-    threads_.emplace_back([this] { Work(*volume_queue_, false); });
+    threads_.emplace_back([this, sync_claim] {
+      RunWorker(*claim_queue_, sync_claim, "persistentvolume-controller: claim");
+    });
+    threads_.emplace_back([this, sync_volume] {
+      RunWorker(*volume_queue_, sync_volume, "persistentvolume-controller: volume");
+    });
   }
   // Resync: every object again, periodically.
   threads_.emplace_back([this] {
@@ -712,32 +685,11 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     while (!stopping_) {
       options_.clock->WaitFor(stop_cv_, lock, options_.resync);
       if (stopping_) break;
-      for (const auto& c : claim_informer_->List()) claim_queue_->Add(ClaimKey(*c));
+      for (const auto& c : claim_informer_->List()) claim_queue_->Add(client::KeyOf(*c));
       for (const auto& v : volume_informer_->List()) volume_queue_->Add(v->metadata.name);
     }
   });
   return OkStatus();
-}
-
-void Controller::Work(client::WorkQueue& queue, bool claims) {
-  while (auto key = queue.Get()) {
-    Status s;
-    if (claims) {
-      if (ClaimPtr c = GetClaim(*key)) s = SyncClaim(*c);
-    } else {
-      if (VolumePtr v = volumes_.Get(*key)) s = SyncVolume(*v);
-    }
-    if (s.ok()) {
-      queue.Forget(*key);
-    } else {
-      if (s.code() != StatusCode::kAborted) {
-        log::Warn("persistentvolume-controller: sync of " + std::string(claims ? "claim " : "volume ") +
-                  *key + ": " + s.message());
-      }
-      queue.AddRateLimited(*key);
-    }
-    queue.Done(*key);
-  }
 }
 
 void Controller::Stop() {

@@ -122,10 +122,18 @@ class Controller {
                                                              std::string_view reason,
                                                              std::string message);
   Status UnbindVolume(const api::PersistentVolume& volume);
+  // Released (unless Released or Failed already), then reclaimed by its policy.
+  Status ReleaseAndReclaim(const api::PersistentVolume& volume);
   Status ReclaimVolume(const api::PersistentVolume& volume);
   // The claim a volume's claimRef names, looked up in the cache and then on the server (a
   // claim made elsewhere may not have reached the cache yet); nullptr if there is none.
   StatusOr<ClaimPtr> FindClaimOfVolume(const api::PersistentVolume& volume);
+
+  // Update (or UpdateStatus) and remember the result in the view.
+  template <class T>
+  StatusOr<T> Write(const T& next, bool status);
+  void Remember(const api::PersistentVolume& v);
+  void Remember(const api::PersistentVolumeClaim& c);
 
   ClaimPtr GetClaim(const std::string& key) const;
   std::shared_ptr<const api::StorageClass> GetClass(const std::string& name) const;
@@ -134,8 +142,6 @@ class Controller {
 
   template <class T>
   void Event(const T& obj, std::string_view type, std::string_view reason, std::string message);
-
-  void Work(client::WorkQueue& queue, bool claims);
 
   client::Client& client_;
   EventSink events_;

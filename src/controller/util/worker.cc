@@ -1,0 +1,23 @@
+#include "controller/util/worker.h"
+
+#include "base/log.h"
+
+namespace kvol::controller {
+
+void RunWorker(client::WorkQueue& queue, const std::function<Status(const std::string&)>& sync,
+               std::string_view who) {
+  while (auto key = queue.Get()) {
+    Status s = sync(*key);
+    if (s.ok()) {
+      queue.Forget(*key);
+    } else {
+      if (s.code() != StatusCode::kAborted) {
+        log::Warn(std::string(who) + ": " + *key + ": " + s.message());
+      }
+      queue.AddRateLimited(*key);
+    }
+    queue.Done(*key);
+  }
+}
+
+}  // namespace kvol::controller

@@ -1,0 +1,19 @@
+// The loop every controller worker runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "client/workqueue.h"
+
+namespace kvol::controller {
+
+// Hands `queue`'s keys to `sync` until the queue shuts down. Success forgets the key's past
+// failures; an error puts the key back with per-key backoff, logged as "`who`: key: message"
+// unless it is a conflict (Aborted), which the next attempt resolves.
+void RunWorker(client::WorkQueue& queue, const std::function<Status(const std::string&)>& sync,
+               std::string_view who);
+
+}  // namespace kvol::controller
