@@ -811,6 +811,21 @@ struct PersistentVolumeClaimTemplate {
   }
 };
 
+// What a scheduler POSTs to pods/NAME/binding to put a pod on a node (core/v1 Binding). It is
+// not stored: the server sets the pod's spec.nodeName from it.
+struct Binding {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  ObjectReference target;  // kind Node (or empty), name: the node
+  KVOL_FIELDS(Binding) {
+    v("apiVersion", s.api_version);
+    v("kind", s.kind);
+    v("metadata", s.metadata);
+    v("target", s.target);
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Node.
 

@@ -3,6 +3,7 @@
 // form (fractions, offsets) and written in UTC.
 #pragma once
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,11 @@ class Time {
  public:
   Time() = default;
   static Time FromUnixSeconds(int64_t s, int32_t nanos = 0) { return Time(s, nanos); }
+  static Time FromTimePoint(std::chrono::system_clock::time_point t) {
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    return Time(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
+  }
   // Parses RFC 3339 ("2006-01-02T15:04:05Z", "2006-01-02T15:04:05.123+08:00").
   static StatusOr<Time> Parse(std::string_view s);
 

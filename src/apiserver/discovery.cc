@@ -79,6 +79,13 @@ std::optional<Json> ApiResourceList(std::string_view group, std::string_view ver
                            {"kind", k.kind},
                            {"verbs", Json::array({"get", "patch", "update"})}});
     }
+    if constexpr (std::is_same_v<T, api::Pod>) {
+      resources.push_back({{"name", "pods/binding"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"kind", "Binding"},
+                           {"verbs", Json::array({"create"})}});
+    }
   });
   if (resources.empty()) return std::nullopt;
   std::string gv = group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);

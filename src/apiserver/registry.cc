@@ -207,8 +207,7 @@ void Registry<T>::Stop() {
 
 template <class T>
 api::Time Registry<T>::Now() const {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch()).count();
-  return api::Time::FromUnixSeconds(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
+  return api::Time::FromTimePoint(clock_.Now());
 }
 
 template <class T>
@@ -352,7 +351,7 @@ ApiOr<StoredObject> Registry<T>::GetStored(std::string_view ns, std::string_view
 template <class T>
 ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_view ns,
                                                              std::string_view name, bool status,
-                                                             const WriteOptions& opts) {
+                                                             const WriteOptions& opts, bool whole) {
   const auto& k = info();
   if (obj.metadata.name.empty()) obj.metadata.name = std::string(name);
   if (obj.metadata.name != name) {
@@ -389,9 +388,12 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     T next = obj;
     const api::Time now = Now();
     PrepareForUpdate(next, *old, status, now);
+    if constexpr (HasStatus<T>) {
+      if (whole) next.status = obj.status;
+    }
     api::SetDefaults(next);
     AfterUpdate(next, *old, now);
-    api::FieldErrors errs = api::ValidateUpdate(next, *old);
+    api::FieldErrors errs = whole ? api::Validate(next) : api::ValidateUpdate(next, *old);
     if (!errs.empty()) return Invalid(k, name, std::move(errs));
 
     // The last finalizer removed from an object being deleted: it goes now.
@@ -709,12 +711,24 @@ ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
 template <class T>
 ApiOr<T> Registry<T>::Mutate(std::string_view ns, std::string_view name, bool status,
                              const std::function<bool(T&)>& mutate) {
+  return MutateImpl(ns, name, status, false, mutate);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::MutateWhole(std::string_view ns, std::string_view name,
+                                  const std::function<bool(T&)>& mutate) {
+  return MutateImpl(ns, name, false, true, mutate);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::MutateImpl(std::string_view ns, std::string_view name, bool status,
+                                 bool whole, const std::function<bool(T&)>& mutate) {
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     auto current = Get(ns, name);
     if (!current.ok()) return current.error();
     T next = *current;
     if (!mutate(next)) return current;
-    auto w = UpdateImpl(std::move(next), ns, name, status, {});
+    auto w = UpdateImpl(std::move(next), ns, name, status, {}, whole);
     if (w.ok()) return std::move(w->obj);
     if (w.error().reason != "Conflict") return w.error();
   }

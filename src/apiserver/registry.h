@@ -39,6 +39,11 @@ class Registry final : public Resource {
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
                   const std::function<bool(T&)>& mutate);
+  // Mutate for what the server itself changes through a subresource other than status (a
+  // pod's binding): `mutate` may change spec and status together, past the rules an update
+  // follows; the result is validated as a created object is.
+  ApiOr<T> MutateWhole(std::string_view ns, std::string_view name,
+                       const std::function<bool(T&)>& mutate);
   ApiOr<T> Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts = {});
   ApiOr<std::vector<T>> List(std::string_view ns, const ListOptions& opts, store::Revision* rev);
 
@@ -72,8 +77,11 @@ class Registry final : public Resource {
 
   ApiOr<Written> CreateImpl(T obj, std::string_view ns, const WriteOptions& opts);
   // `expected_rv`: the client's resourceVersion precondition ("" for none).
+  // `whole`: MutateWhole's write (spec and status as given, validated as on create).
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, bool status,
-                            const WriteOptions& opts);
+                            const WriteOptions& opts, bool whole = false);
+  ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, bool status, bool whole,
+                      const std::function<bool(T&)>& mutate);
   ApiOr<Written> DeleteImpl(std::string_view ns, std::string_view name, const DeleteOptions& opts);
   ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
                       std::vector<std::string>* warnings);

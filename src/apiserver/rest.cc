@@ -2,6 +2,7 @@
 #include "apiserver/rest.h"
 
 #include "api/protobuf.h"
+#include "apiserver/binding.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
 #include "apiserver/tables.h"
@@ -262,7 +263,8 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
-  if (!sub.empty() && !(sub == "status" && res->has_status())) {
+  const bool binding = sub == "binding" && &res->info() == &api::KindInfoOf<api::Pod>();
+  if (!sub.empty() && !(sub == "status" && res->has_status()) && !binding) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
@@ -335,6 +337,18 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
     return SendError(w, MethodNotAllowed());
   }
 
+  if (sub == "binding") {
+    if (req.method != "POST") return SendError(w, MethodNotAllowed());
+    auto body = ParseBody(req);
+    if (!body.ok()) return SendError(w, body.error());
+    api::FieldErrors errs;
+    auto b = api::DecodeStruct<api::Binding>(*body, &errs);
+    if (!errs.empty()) return SendError(w, BadRequest("Binding: " + api::AggregateMessage(errs)));
+    auto bound = BindPod(api_.registry<api::Pod>(), ns, name, b,
+                         api::Time::FromTimePoint(api_.clock().Now()));
+    if (!bound.ok()) return SendError(w, bound.error());
+    return SendJson(w, 201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
+  }
   if (req.method == "GET") return respond_object(res.GetStored(ns, name), 200);
   if (req.method == "PUT") {
     auto body = ParseBody(req);

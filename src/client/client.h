@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -117,6 +118,11 @@ class Client {
   Resource<T>& resource() {
     return *std::get<std::unique_ptr<Resource<T>>>(resources_);
   }
+
+  // Assigns a pod to a node (POST pods/NAME/binding), as a scheduler does: the one way
+  // spec.nodeName is set after a pod is created. The server also marks the pod PodScheduled.
+  // Conflict if the pod has a node already or is being deleted.
+  virtual std::optional<ApiError> BindPod(const api::Binding& binding) = 0;
 
  protected:
   Client() = default;

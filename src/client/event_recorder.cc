@@ -38,11 +38,7 @@ EventRecorder::~EventRecorder() {
   thread_.join();
 }
 
-api::Time EventRecorder::Now() const {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch())
-                .count();
-  return api::Time::FromUnixSeconds(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
-}
+api::Time EventRecorder::Now() const { return api::Time::FromTimePoint(clock_.Now()); }
 
 void EventRecorder::Record(api::ObjectReference ref, std::string_view type,
                            std::string_view reason, std::string message) {

@@ -36,6 +36,7 @@ class HttpClient final : public Client {
   ~HttpClient() override;
 
   const HttpConfig& config() const;
+  std::optional<ApiError> BindPod(const api::Binding& binding) override;
 
  private:
   explicit HttpClient(std::unique_ptr<HttpTransport> transport);

@@ -384,6 +384,21 @@ HttpClient::HttpClient(std::unique_ptr<HttpTransport> transport)
 
 HttpClient::~HttpClient() = default;
 
+std::optional<ApiError> HttpClient::BindPod(const api::Binding& binding) {
+  if (binding.metadata.namespace_.empty()) {
+    return ApiError{400, "BadRequest", "a Binding needs the pod's namespace", {}, {}, {}, {}};
+  }
+  api::Binding typed = binding;
+  typed.api_version = "v1";
+  typed.kind = "Binding";
+  const std::string target = "/api/v1/namespaces/" + QueryEscape(binding.metadata.namespace_) +
+                             "/pods/" + QueryEscape(binding.metadata.name) + "/binding";
+  auto r = transport_->Do("POST", target, "application/json", api::EncodeJsonText(typed));
+  if (!r.ok()) return FromTransport(r.status());
+  if (r->status < 200 || r->status >= 300) return FromResponse(*r);
+  return std::nullopt;
+}
+
 StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(HttpConfig config) {
   auto t = HttpTransport::Create(std::move(config));
   if (!t.ok()) return t.status();

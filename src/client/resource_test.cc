@@ -327,6 +327,57 @@ TEST_P(ResourceTest, BookmarksMoveWithWritesTheWatchDoesNotSee) {
 INSTANTIATE_TEST_SUITE_P(Transports, ResourceTest, ::testing::Values("local", "http"),
                          [](const auto& info) { return info.param; });
 
+TEST_P(ResourceTest, BindingSetsTheNodeOnceAndAnUpdateCannot) {
+  auto& pods = client().resource<api::Pod>();
+  api::Pod pod;
+  pod.metadata.namespace_ = "default";
+  pod.metadata.name = "web";
+  pod.spec.containers.push_back({.name = "c", .image = "busybox"});
+  auto created = pods.Create(pod);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+
+  // An update may not set spec.nodeName.
+  api::Pod moved = *created;
+  moved.spec.node_name = "n1";
+  auto updated = pods.Update(moved);
+  ASSERT_FALSE(updated.ok());
+  EXPECT_EQ(updated.error().code, 422);
+
+  api::Binding b;
+  b.metadata.namespace_ = "default";
+  b.metadata.name = "web";
+  b.metadata.annotations["example.com/why"] = "fits";
+  b.target.kind = "Node";
+  b.target.name = "n1";
+  EXPECT_FALSE(client().BindPod(b).has_value());
+  auto got = pods.Get("default", "web");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->spec.node_name, "n1");
+  EXPECT_EQ(got->metadata.annotations.at("example.com/why"), "fits");
+  ASSERT_EQ(got->status.conditions.size(), 1u);
+  EXPECT_EQ(got->status.conditions[0].type, "PodScheduled");
+  EXPECT_EQ(got->status.conditions[0].status, "True");
+
+  // Once only.
+  b.target.name = "n2";
+  auto again = client().BindPod(b);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->code, 409);
+  EXPECT_EQ(again->message,
+            "Operation cannot be fulfilled on pods/binding \"web\": pod web is already assigned to node \"n1\"");
+  // A Binding must name a node; a missing pod is NotFound.
+  b.metadata.name = "other";
+  b.target.name = "";
+  auto invalid = client().BindPod(b);
+  ASSERT_TRUE(invalid.has_value());
+  EXPECT_EQ(invalid->code, 422);
+  EXPECT_EQ(invalid->message, "Binding \"other\" is invalid: target.name: Required value");
+  b.target.name = "n1";
+  auto missing = client().BindPod(b);
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->code, 404);
+}
+
 TEST(HttpClientTest, RejectsAWrongTokenAndAnUntrustedServer) {
   auto s = testing::TestServer::Start();
   ASSERT_TRUE(s.ok());

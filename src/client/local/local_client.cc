@@ -1,6 +1,7 @@
 // Each kind's Resource over its Registry.
 #include "client/local/local_client.h"
 
+#include "apiserver/binding.h"
 #include "apiserver/errors.h"
 
 namespace kvol::client {
@@ -136,6 +137,14 @@ class LocalResource final : public Resource<T> {
 
 }  // namespace
 
-LocalClient::LocalClient(apiserver::Api& api) { Emplace<LocalResource>(api); }
+LocalClient::LocalClient(apiserver::Api& api) : api_(api) { Emplace<LocalResource>(api); }
+
+std::optional<ApiError> LocalClient::BindPod(const api::Binding& binding) {
+  auto bound = apiserver::BindPod(api_.registry<api::Pod>(), binding.metadata.namespace_,
+                                  binding.metadata.name, binding,
+                                  api::Time::FromTimePoint(api_.clock().Now()));
+  if (!bound.ok()) return bound.error();
+  return std::nullopt;
+}
 
 }  // namespace kvol::client

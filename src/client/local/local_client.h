@@ -15,6 +15,10 @@ namespace kvol::client {
 class LocalClient final : public Client {
  public:
   explicit LocalClient(apiserver::Api& api);
+  std::optional<ApiError> BindPod(const api::Binding& binding) override;
+
+ private:
+  apiserver::Api& api_;
 };
 
 }  // namespace kvol::client

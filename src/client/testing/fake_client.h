@@ -6,6 +6,7 @@
 // are driven by calling their sync functions.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -209,6 +210,29 @@ class FakeClient final : public Client {
  public:
   FakeClient() { Emplace<FakeResource>(state_); }
   FakeState& state() { return state_; }
+
+  // Sets the stored pod's spec.nodeName and PodScheduled=True, refusing as the server does.
+  std::optional<ApiError> BindPod(const api::Binding& b) override {
+    const std::string key = b.metadata.namespace_ + "/" + b.metadata.name;
+    if (auto e = state_.Call("create", "pods/binding", key)) return *e;
+    auto& pods = fake<api::Pod>();
+    auto stored = pods.Objects();
+    auto it = stored.find(key);
+    if (it == stored.end()) return ApiError{404, "NotFound", "pods \"" + b.metadata.name + "\" not found"};
+    api::Pod pod = it->second;
+    if (!pod.spec.node_name.empty() || pod.metadata.deletion_timestamp) {
+      return ApiError{409, "Conflict", "Operation cannot be fulfilled on pods/binding \"" + b.metadata.name + "\""};
+    }
+    pod.spec.node_name = b.target.name;
+    auto& conds = pod.status.conditions;
+    conds.erase(std::remove_if(conds.begin(), conds.end(),
+                               [](const api::PodCondition& c) { return c.type == "PodScheduled"; }),
+                conds.end());
+    conds.push_back({.type = "PodScheduled", .status = "True"});
+    pod.metadata.resource_version.clear();
+    pods.Seed(pod);
+    return std::nullopt;
+  }
   template <class T>
   FakeResource<T>& fake() {
     return static_cast<FakeResource<T>&>(resource<T>());
