@@ -7,7 +7,8 @@ namespace kvol::controller {
 Manager::Manager(client::Client& client, ManagerOptions options)
     : client_(client),
       options_(std::move(options)),
-      pv_events_(client.resource<api::Event>(), {.component = "persistentvolume-controller"}) {}
+      pv_events_(client.resource<api::Event>(), {.component = "persistentvolume-controller"}),
+      scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}) {}
 
 Manager::~Manager() { Stop(); }
 
@@ -51,10 +52,27 @@ void Manager::Lead() {
       ctrl->Stop();
       return;
     }
+    std::unique_ptr<scheduler::Scheduler> sched;
+    if (options_.scheduler) {
+      sched = std::make_unique<scheduler::Scheduler>(
+          client_, [this](const api::ObjectReference& ref, std::string_view type,
+                          std::string_view reason, std::string message) {
+            scheduler_events_.Record(ref, type, reason, std::move(message));
+          });
+      s = sched->Start();
+      if (!s.ok()) {
+        log::Error("scheduler did not start: " + s.message());
+        prot->Stop();
+        ctrl->Stop();
+        return;
+      }
+    }
     std::lock_guard lock(mu_);
     pv_ = std::move(ctrl);
     protection_ = std::move(prot);
-    log::Info("controllers: persistentvolume-controller, pvc-protection and pv-protection running");
+    scheduler_ = std::move(sched);
+    log::Info(std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection") +
+              (scheduler_ ? ", default-scheduler" : "") + " running");
   });
 }
 
@@ -67,11 +85,14 @@ void Manager::Follow() {
   if (starter.joinable()) starter.join();
   std::unique_ptr<pv::Controller> pv;
   std::unique_ptr<protection::Controller> prot;
+  std::unique_ptr<scheduler::Scheduler> sched;
   {
     std::lock_guard lock(mu_);
     pv = std::move(pv_);
     prot = std::move(protection_);
+    sched = std::move(scheduler_);
   }
+  if (sched) sched->Stop();
   if (prot) prot->Stop();
   if (pv) {
     pv->Stop();
@@ -84,6 +105,7 @@ void Manager::Stop() {
   elector_.reset();
   Follow();
   pv_events_.Flush(std::chrono::seconds(2));
+  scheduler_events_.Flush(std::chrono::seconds(2));
 }
 
 }  // namespace kvol::controller

@@ -1,4 +1,4 @@
-// The controllers `kvol server` runs, started while this server holds the controllers' Lease
+// The controllers and the scheduler `kvol server` runs, started while this server holds the Lease
 // (kube-system/kvol-controller-manager) and stopped when it loses it, so that several servers
 // sharing one etcd never run two copies. With the embedded store there is one server, which
 // leads at once.
@@ -14,6 +14,7 @@
 #include "client/leader_election.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
+#include "scheduler/scheduler.h"
 #include "volume/provisioner.h"
 
 namespace kvol::controller {
@@ -22,6 +23,7 @@ struct ManagerOptions {
   std::string identity;  // unique per server
   int workers = 16;  // per queue; binds are write-bound, so more workers help up to the store
   std::vector<volume::Provisioner*> provisioners;  // the PV controller's in-process ones
+  bool scheduler = true;  // also place pods (default-scheduler)
 };
 
 class Manager {
@@ -39,11 +41,13 @@ class Manager {
   client::Client& client_;
   ManagerOptions options_;
   client::EventRecorder pv_events_;
+  client::EventRecorder scheduler_events_;
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;
   std::unique_ptr<pv::Controller> pv_;
   std::unique_ptr<protection::Controller> protection_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::thread starter_;
 };
 

@@ -12,8 +12,8 @@ source "$TESTS/integration/lib.sh"
 SEEDS=$TESTS/seeds
 
 kvol_start server
-expect_contains "the controllers start" "persistentvolume-controller, pvc-protection and pv-protection running" \
-  "$(sleep 0.5; cat "$KVOL_LOG")"
+expect_contains "the controllers start" "persistentvolume-controller, pvc-protection, pv-protection" \
+  "$(log_until "persistentvolume-controller")"
 
 # --- the seed's static NFS volume and its claim with a selector ------------------------------
 # A bigger, unlabelled volume of the same class must not be taken: the selector excludes it.

@@ -141,5 +141,15 @@ describe_until() {
   echo "$out"
 }
 
+# log_until TEXT: the server's log once it contains TEXT, or as it is after 10 s.
+log_until() {
+  local i
+  for i in $(seq 1 100); do
+    grep -qF -- "$1" "$KVOL_LOG" && break
+    sleep 0.1
+  done
+  cat "$KVOL_LOG"
+}
+
 # Runs kubectl, squeezing runs of spaces (columns depend on widths), stdout and stderr together.
 k() { kubectl "$@" 2>&1 | tr -s ' '; }

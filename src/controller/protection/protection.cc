@@ -12,10 +12,6 @@ bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
   return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
 }
 
-Status ToStatus(const api::ApiError& e) {
-  return Status(api::IsConflict(e) ? StatusCode::kAborted : StatusCode::kUnavailable, e.message);
-}
-
 // Adds or removes `finalizer` and writes the object; NotFound means it is gone already.
 template <class T>
 Status SetFinalizer(client::Resource<T>& r, const T& obj, std::string_view finalizer, bool want) {
@@ -28,7 +24,7 @@ Status SetFinalizer(client::Resource<T>& r, const T& obj, std::string_view final
   }
   auto written = r.Update(next);
   if (written.ok() || api::IsNotFound(written.error())) return OkStatus();
-  return ToStatus(written.error());
+  return ApiStatus(written.error());
 }
 
 }  // namespace
@@ -47,7 +43,7 @@ StatusOr<bool> Controller::ClaimInUse(const api::PersistentVolumeClaim& claim) {
   }
   // The cache may not have a pod created a moment ago: ask the server before letting go.
   auto pods = client_.resource<api::Pod>().List(claim.metadata.namespace_);
-  if (!pods.ok()) return ToStatus(pods.error());
+  if (!pods.ok()) return ApiStatus(pods.error());
   for (const auto& pod : pods->items) {
     if (PodIsShutDown(pod)) continue;
     auto claims = ClaimKeysOfPod(pod);

@@ -788,7 +788,15 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
   Row{"7_9_released_provisioned_volume_is_deleted",
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
         .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
-      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}}
+      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
+  Row{"7_10_failed_provisioning_gives_the_claim_back_to_the_scheduler",
+      {}, {},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1",
+          "volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
+      {"Warning ProvisioningFailed Failed to provision volume with StorageClass \"local\": disk full"},
+      "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
+      {}, {}, true, 1, {}, "disk full", "", {"provision pvc-uid-c1 on n1"}, {"n1"}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

@@ -23,14 +23,6 @@ int64_t Version(const api::ObjectMeta& m) {
   return v;
 }
 
-Status ApiStatus(const api::ApiError& e) {
-  StatusCode code = StatusCode::kUnknown;
-  if (e.code == 404) code = StatusCode::kNotFound;
-  if (e.code == 409) code = api::IsConflict(e) ? StatusCode::kAborted : StatusCode::kAlreadyExists;
-  if (e.code >= 500) code = StatusCode::kUnavailable;
-  return Status(code, e.message);
-}
-
 }  // namespace
 
 Controller::Controller(client::Client& client, EventSink events, ControllerOptions options)
@@ -249,6 +241,12 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
   volume::ProvisionRequest req{pv_name, &claim, &cls, node ? &*node : nullptr};
   auto spec = provisioner.Provision(req);
   if (!spec.ok()) {
+    // Give the claim back to the scheduler, which may pick another node.
+    if (node) {
+      PersistentVolumeClaim next = claim;
+      next.metadata.annotations.erase(std::string(api::kAnnSelectedNode));
+      if (auto w = Write(next, false); !w.ok()) return w.status();
+    }
     Event(claim, "Warning", "ProvisioningFailed",
           "Failed to provision volume with StorageClass \"" + cls.metadata.name +
               "\": " + spec.status().message());

@@ -226,6 +226,11 @@ StatusOr<VolumePtr> VolumeIndex::ReserveBestMatch(const api::PersistentVolumeCla
   return Match(claim, options, true);
 }
 
+bool VolumeIndex::Reserve(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return reserved_.insert(name).second;
+}
+
 void VolumeIndex::Unreserve(const std::string& name) {
   std::lock_guard lock(mu_);
   reserved_.erase(name);
@@ -264,7 +269,7 @@ StatusOr<VolumePtr> VolumeIndex::Match(const api::PersistentVolumeClaim& claim,
     if (c == g->by_class.end()) continue;
     for (auto it = c->second.lower_bound({requested, std::string()}); it != c->second.end(); ++it) {
       const api::PersistentVolume& v = *it->second;
-      if (reserve && reserved_.count(v.metadata.name)) continue;
+      if ((reserve || options.skip_reserved) && reserved_.count(v.metadata.name)) continue;
       if (VolumeModeMismatch(claim.spec, v.spec)) continue;
       if (!selector->Matches(v.metadata.labels)) continue;
       if (!NodeAllows(v, options)) continue;

@@ -52,6 +52,8 @@ struct MatchOptions {
   bool delay_binding = false;
   // The scheduler asks on behalf of this node: a volume's node affinity must allow it.
   const api::Node* node = nullptr;
+  // Free volumes reserved by other callers do not match.
+  bool skip_reserved = false;
 };
 
 // Kubernetes' FindMatchingVolume over a list of candidates: the volume pre-bound to the claim
@@ -87,6 +89,8 @@ class VolumeIndex {
   // abandoned.
   StatusOr<VolumePtr> ReserveBestMatch(const api::PersistentVolumeClaim& claim,
                                        const MatchOptions& options);
+  // Reserves a volume by name; false if it is reserved already.
+  bool Reserve(const std::string& name);
   void Unreserve(const std::string& name);
 
  private:

@@ -5,10 +5,15 @@
 #include <string>
 #include <string_view>
 
+#include "api/api_error.h"
 #include "base/status.h"
 #include "client/workqueue.h"
 
 namespace kvol::controller {
+
+// An API error as the Status a sync returns: a conflict is Aborted (retried quietly), 404
+// NotFound, 409 AlreadyExists, 5xx Unavailable, anything else Unknown.
+Status ApiStatus(const api::ApiError& e);
 
 // Hands `queue`'s keys to `sync` until the queue shuts down. Success forgets the key's past
 // failures; an error puts the key back with per-key backoff, logged as "`who`: key: message"

@@ -1,0 +1,106 @@
+#include "scheduler/cache.h"
+
+#include "controller/util/pod_claims.h"
+
+namespace kvol::scheduler {
+namespace {
+
+std::string KeyOf(const api::ObjectMeta& m) {
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
+
+}  // namespace
+
+void Cache::UpsertNode(const api::Node& node) {
+  std::lock_guard lock(mu_);
+  nodes_[node.metadata.name] = std::make_shared<const api::Node>(node);
+}
+
+void Cache::RemoveNode(const std::string& name) {
+  std::lock_guard lock(mu_);
+  nodes_.erase(name);
+}
+
+void Cache::UpsertClaim(const api::PersistentVolumeClaim& claim) {
+  std::lock_guard lock(mu_);
+  claims_[KeyOf(claim.metadata)] = std::make_shared<const api::PersistentVolumeClaim>(claim);
+}
+
+void Cache::RemoveClaim(const std::string& key) {
+  std::lock_guard lock(mu_);
+  claims_.erase(key);
+}
+
+void Cache::UpsertVolume(const api::PersistentVolume& volume) {
+  volumes_.Upsert(std::make_shared<const api::PersistentVolume>(volume));
+}
+
+void Cache::RemoveVolume(const std::string& name) { volumes_.Remove(name); }
+
+void Cache::UpsertClass(const api::StorageClass& cls) {
+  std::lock_guard lock(mu_);
+  classes_[cls.metadata.name] = std::make_shared<const api::StorageClass>(cls);
+}
+
+void Cache::RemoveClass(const std::string& name) {
+  std::lock_guard lock(mu_);
+  classes_.erase(name);
+}
+
+void Cache::UpsertPod(const api::Pod& pod) {
+  const std::string key = KeyOf(pod.metadata);
+  const bool counts = !pod.spec.node_name.empty() && !controller::PodIsShutDown(pod);
+  std::lock_guard lock(mu_);
+  auto it = pod_node_.find(key);
+  if (it != pod_node_.end()) {
+    if (counts && it->second == pod.spec.node_name) return;
+    --pods_on_[it->second];
+    pod_node_.erase(it);
+  }
+  if (counts) {
+    pod_node_[key] = pod.spec.node_name;
+    ++pods_on_[pod.spec.node_name];
+  }
+}
+
+void Cache::RemovePod(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = pod_node_.find(key);
+  if (it == pod_node_.end()) return;
+  --pods_on_[it->second];
+  pod_node_.erase(it);
+}
+
+std::vector<NodePtr> Cache::Nodes() const {
+  std::lock_guard lock(mu_);
+  std::vector<NodePtr> out;
+  out.reserve(nodes_.size());
+  for (const auto& [name, n] : nodes_) out.push_back(n);
+  return out;
+}
+
+NodePtr Cache::Node(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+ClaimPtr Cache::Claim(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = claims_.find(key);
+  return it == claims_.end() ? nullptr : it->second;
+}
+
+ClassPtr Cache::Class(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : it->second;
+}
+
+int Cache::PodsOn(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_on_.find(node);
+  return it == pods_on_.end() ? 0 : it->second;
+}
+
+}  // namespace kvol::scheduler
