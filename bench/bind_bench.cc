@@ -10,12 +10,16 @@
 //   bind_bench latency [--pvs P] [--claims C]
 //       P Available PVs; then C claims created one at a time, each waited for until Bound: p50
 //       and p99 of claim-created-to-Bound.
+//   bind_bench https --kvol PATH [--n N] [--workers W]
+//       As pairs, with `PATH server --no-controllers` and `PATH controller-manager` as two
+//       processes: the controller reads and writes over HTTPS, and so do the bench's writers.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <string>
@@ -24,6 +28,7 @@
 
 #include "base/log.h"
 #include "client/informer.h"
+#include "client/testing/kvol_process.h"
 #include "client/testing/test_server.h"
 #include "controller/pv/controller.h"
 
@@ -185,12 +190,64 @@ void Latency(int pvs, int claims) {
   s.controller->Stop();
 }
 
+// Pairs with the server and the controllers as separate kvol processes, everything over HTTPS.
+void Https(const std::string& kvol, int n, int workers) {
+  namespace testing = kvol::client::testing;
+  auto dir = testing::MakeTempDir("kvol-bind-bench");
+  if (!dir.ok()) Die(dir.status().ToString());
+  auto server = testing::KvolProcess::Start(
+      kvol, {"server", "--no-controllers", "--data-dir", *dir + "/data", "--listen", "127.0.0.1:0"},
+      *dir + "/server.log", "kvol is ready");
+  if (!server.ok()) Die(server.status().ToString());
+  auto c = testing::ClientFromKubeconfig(*dir + "/data/kubeconfig");
+  if (!c.ok()) Die(c.status().ToString());
+  auto& client = **c;
+  Parallel(n, 16, [&](int i) {
+    auto r = client.resource<PersistentVolume>().Create(MakePV(i));
+    if (!r.ok()) Die("create PV: " + r.error().message);
+  });
+  auto cm = testing::KvolProcess::Start(
+      kvol, {"controller-manager", "--kubeconfig", *dir + "/data/kubeconfig", "--data-dir", *dir + "/cm",
+             "--workers", std::to_string(workers)},
+      *dir + "/cm.log", "persistentvolume-controller, pvc-protection, pv-protection", 600s);
+  if (!cm.ok()) Die(cm.status().ToString());
+  // Every PV Available before the clock starts.
+  for (int tries = 0;; ++tries) {
+    auto list = client.resource<PersistentVolume>().List("");
+    if (!list.ok()) Die(list.error().message);
+    size_t available = 0;
+    for (const auto& pv : list->items) available += pv.status.phase == "Available";
+    if (available == static_cast<size_t>(n)) break;
+    if (tries > 6000) Die("PVs did not become Available");
+    std::this_thread::sleep_for(10ms);
+  }
+  double secs = 0;
+  {
+    BoundWatch bound(client);
+    const auto start = Clock::now();
+    Parallel(n, 16, [&](int i) {
+      auto r = client.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
+      if (!r.ok()) Die("create claim: " + r.error().message);
+    });
+    if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
+    secs = std::chrono::duration<double>(bound.last() - start).count();
+  }
+  std::printf("https_pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
+  std::printf("https_pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
+  std::fflush(stdout);
+  (*cm)->Stop();
+  (*server)->Stop();
+  std::error_code ec;
+  std::filesystem::remove_all(*dir, ec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";
   int n = 0, workers = 4, pvs = 100000, claims = 200;
+  std::string kvol;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string f = argv[i];
     int v = std::atoi(argv[i + 1]);
@@ -198,9 +255,17 @@ int main(int argc, char** argv) {
     else if (f == "--workers") workers = v;
     else if (f == "--pvs") pvs = v;
     else if (f == "--claims") claims = v;
+    else if (f == "--kvol") kvol = argv[i + 1];
     else Die("unknown flag " + f);
   }
-  if (what == "pairs") {
+  if (what == "https") {
+    if (kvol.empty()) Die("https needs --kvol PATH (the kvol binary)");
+    if (n > 0) {
+      Https(kvol, n, workers);
+    } else {
+      for (int size : {1000, 10000, 100000}) Https(kvol, size, workers);
+    }
+  } else if (what == "pairs") {
     if (n > 0) {
       Pairs(n, workers);
     } else {
@@ -209,7 +274,8 @@ int main(int argc, char** argv) {
   } else if (what == "latency") {
     Latency(pvs, claims);
   } else {
-    Die("usage: bind_bench pairs [--n N] [--workers W] | latency [--pvs P] [--claims C]");
+    Die("usage: bind_bench pairs [--n N] [--workers W] | latency [--pvs P] [--claims C] | "
+        "https --kvol PATH [--n N] [--workers W]");
   }
   return 0;
 }

@@ -6,8 +6,23 @@
 #include "cmd/commands.h"
 
 namespace {
+
 constexpr const char* kVersion = "0.1.0";
+
+void AddProvisionerOptions(CLI::App* app, kvol::cmd::ProvisionerOptions& o) {
+  app->add_option("--node-name", o.node_name, "This machine's node name (default: the hostname).");
+  app->add_option("--local-path-root", o.local_path_root,
+                  "Where kvol.io/local-path makes volume directories on this node "
+                  "(default: DATA_DIR/storage).");
+  app->add_option("--shared-dir", o.shared_dir,
+                  "The share k8s-sigs.io/nfs-subdir-external-provisioner makes directories on: an "
+                  "NFS export mounted here, or any directory (default: DATA_DIR/shared).");
+  app->add_option("--shared-nfs", o.shared_nfs,
+                  "SERVER:PATH when --shared-dir is that NFS export mounted: volumes are then nfs "
+                  "volumes, hostPath ones otherwise.");
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -39,22 +54,29 @@ int main(int argc, char** argv) {
   s->add_option("--store", server.store,
                 "sqlite (embedded, in the data directory) or etcd://HOST:PORT[,HOST:PORT...]")
       ->capture_default_str();
-  s->add_option("--node-name", server.node_name,
-                "This machine's node name (default: the hostname).");
-  s->add_option("--local-path-root", server.local_path_root,
-                "Where kvol.io/local-path makes volume directories on this node "
-                "(default: DATA_DIR/storage).");
-  s->add_option("--shared-dir", server.shared_dir,
-                "The share k8s-sigs.io/nfs-subdir-external-provisioner makes directories on: an "
-                "NFS export mounted here, or any directory (default: DATA_DIR/shared).");
-  s->add_option("--shared-nfs", server.shared_nfs,
-                "SERVER:PATH when --shared-dir is that NFS export mounted: volumes are then nfs "
-                "volumes, hostPath ones otherwise.");
+  AddProvisionerOptions(s, server.provisioners);
+  s->add_flag("!--no-controllers", server.controllers,
+              "Do not run the controllers and the scheduler here (a `kvol controller-manager` "
+              "runs them).");
+
+  kvol::cmd::ControllerManagerOptions cm;
+  CLI::App* c = app.add_subcommand(
+      "controller-manager",
+      "Run the controllers (binding, provisioning, reclaiming, protection) and the scheduler "
+      "against an API server reached over HTTPS, under leader election with any other copies.");
+  c->add_option("--kubeconfig", cm.kubeconfig, "The API server's address and credentials.")
+      ->required();
+  c->add_option("--data-dir", cm.data_dir,
+                "Default home of the local-path and shared volume directories.")
+      ->capture_default_str();
+  c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
+  AddProvisionerOptions(c, cm.provisioners);
 
   CLI11_PARSE(app, argc, argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
   if (s->parsed()) return kvol::cmd::RunServer(server);
+  if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -19,9 +19,8 @@
 #include "base/log.h"
 #include "client/local/local_client.h"
 #include "cmd/commands.h"
+#include "cmd/controllers.h"
 #include "controller/manager.h"
-#include "volume/local_path.h"
-#include "volume/subdir.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -113,13 +112,8 @@ int Fail(const Status& s) {
 }  // namespace
 
 int RunServer(const ServerOptions& opts) {
-  // Signals are taken by sigwait below; every thread started from here inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  // Signals are taken by WaitForSignal below; every thread started from here inherits the mask.
+  BlockSignals();
 
   auto listen = ParseListen(opts.listen);
   if (!listen.ok()) return Fail(listen.status());
@@ -155,8 +149,7 @@ int RunServer(const ServerOptions& opts) {
 
   const auto& [host, port] = *listen;
   std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
-  char hostname[256] = {0};
-  if (gethostname(hostname, sizeof hostname - 1) == 0 && hostname[0]) names.emplace_back(hostname);
+  if (const std::string h = Hostname(); h != "kvol") names.push_back(h);
   if (host != "0.0.0.0" && host != "::" && host != "127.0.0.1") names.push_back(host);
   auto tls = apiserver::EnsureTls(dir, names);
   if (!tls.ok()) return Fail(tls.status());
@@ -189,38 +182,27 @@ int RunServer(const ServerOptions& opts) {
 
   // The controllers use the in-process client: no HTTP, no JSON between them and the API.
   client::LocalClient local(api);
-  const std::string node_name = !opts.node_name.empty() ? opts.node_name
-                                : hostname[0]           ? std::string(hostname)
-                                                        : std::string("kvol");
-  volume::LocalPathProvisioner local_path(
-      {opts.local_path_root.empty() ? dir + "/storage" : opts.local_path_root, node_name});
-  volume::SubdirOptions so;
-  so.share = opts.shared_dir.empty() ? dir + "/shared" : opts.shared_dir;
-  if (!opts.shared_nfs.empty()) {
-    size_t colon = opts.shared_nfs.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == opts.shared_nfs.size()) {
-      return Fail(InvalidArgumentError("--shared-nfs must be SERVER:PATH, got \"" +
-                                       opts.shared_nfs + "\""));
-    }
-    so.nfs_server = opts.shared_nfs.substr(0, colon);
-    so.nfs_path = opts.shared_nfs.substr(colon + 1);
-  }
-  volume::SubdirProvisioner subdir(so);
+  auto provisioners = MakeProvisioners(opts.provisioners, dir);
+  if (!provisioners.ok()) return Fail(provisioners.status());
   if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
-  log::Info("provisioners: kvol.io/local-path (default class local-path) on " + node_name +
-            ", k8s-sigs.io/nfs-subdir-external-provisioner on " + so.share);
-  controller::ManagerOptions mo;
-  mo.provisioners = {&local_path, &subdir};
-  mo.identity = std::string(hostname[0] ? hostname : "kvol") + "_" + std::to_string(getpid());
-  controller::Manager controllers(local, mo);
-  controllers.Start();
-  log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
+  std::unique_ptr<controller::Manager> controllers;
+  if (opts.controllers) {
+    log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
+              provisioners->node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
+              provisioners->shared_dir);
+    controller::ManagerOptions mo;
+    mo.provisioners = {provisioners->local_path.get(), provisioners->subdir.get()};
+    mo.identity = Hostname() + "_" + std::to_string(getpid());
+    controllers = std::make_unique<controller::Manager>(local, mo);
+    controllers->Start();
+    log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
+  } else {
+    log::Info("controllers: not run here (--no-controllers)");
+  }
   log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  log::Info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
-  controllers.Stop();
+  WaitForSignal();
+  if (controllers) controllers->Stop();
   rest.Shutdown();
   http.Stop();
   api.Stop();

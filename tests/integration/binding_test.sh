@@ -4,7 +4,8 @@
 # for its first consumer; a claim naming a volume that does not fit says why; an external
 # provisioner's claim is annotated and waits; protection holds a claim while a pod uses it and a
 # volume while it is Bound, then lets both go; kvol.io/local-path and the nfs-subdir
-# provisioner make volumes and delete (or archive) them; Recycle scrubs a volume for reuse.
+# provisioner make volumes and delete (or archive) them; Recycle scrubs a volume for reuse;
+# `kvol controller-manager` does the same from its own process over HTTPS.
 # Usage: binding_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -293,5 +294,39 @@ expect_eq "scrubbed" "" "$(ls -A "$WORK/recycled")"
 [ -d "$WORK/recycled" ] || fail "the volume's directory itself must stay"
 expect_contains "recycled, with an event" "Volume recycled" "$(k describe pv reusable)"
 expect_eq "and free again" "" "$(kubectl get pv reusable -o jsonpath='{.spec.claimRef}')"
+
+# --- the controllers as their own process, over HTTPS -----------------------------------------
+kill "$KVOL_PID"
+wait "$KVOL_PID" 2>/dev/null
+kvol_start apart --no-controllers
+expect_contains "a server without controllers says so" "controllers: not run here (--no-controllers)" \
+  "$(cat "$KVOL_LOG")"
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: remote}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/remote}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: remote}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  resources: {requests: {storage: 1Gi}}
+YAML
+sleep 0.5
+expect_contains "nothing binds without controllers" "remote Pending" "$(k get pvc remote)"
+"$KVOL_BIN" controller-manager --kubeconfig "$KUBECONFIG" --data-dir "$WORK/cm" >"$WORK/cm.log" 2>&1 &
+track $!
+kubectl wait pvc/remote --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "the controller-manager did not bind the claim"
+expect_contains "the controller-manager names its server" "controller-manager: API server $KVOL_URL" \
+  "$(cat "$WORK/cm.log")"
+expect_eq "it holds the controllers' Lease" "1" \
+  "$(kubectl -n kube-system get lease kvol-controller-manager -o jsonpath='{.spec.holderIdentity}' | grep -c "_$!$")"
 
 finish
