@@ -222,11 +222,32 @@ std::string Registry<T>::Encode(T& obj) {
 
 template <class T>
 ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
+  std::shared_ptr<const T> hit;
+  {
+    std::lock_guard lock(decoded_mu_);
+    auto it = decoded_.find(o.json.get());
+    if (it != decoded_.end() && it->second.json.lock() == o.json) hit = it->second.obj;
+  }
+  if (hit) {
+    T obj = *hit;
+    obj.metadata.resource_version = std::to_string(o.rev);
+    return obj;
+  }
   auto j = api::ParseJson(*o.json);
   if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
   api::FieldErrors errs;
-  T obj = api::DecodeStruct<T>(*j, &errs);
+  auto decoded = std::make_shared<T>(api::DecodeStruct<T>(*j, &errs));
   if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
+  {
+    std::lock_guard lock(decoded_mu_);
+    auto [it, added] = decoded_.insert_or_assign(o.json.get(), Decoded{o.json, decoded});
+    if (added) decoded_order_.push_back(o.json.get());
+    while (decoded_order_.size() > kDecodedMemo) {
+      decoded_.erase(decoded_order_.front());
+      decoded_order_.pop_front();
+    }
+  }
+  T obj = *decoded;
   obj.metadata.resource_version = std::to_string(o.rev);
   return obj;
 }

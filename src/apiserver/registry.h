@@ -6,10 +6,13 @@
 // serve HTTP. Thread-safe.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "api/defaults.h"
 #include "api/validation.h"
@@ -93,6 +96,19 @@ class Registry final : public Resource {
   os::Clock& clock_;
   Cluster& cluster_;
   std::unique_ptr<WatchCache> cache_;
+
+  // Recently decoded objects by the stored JSON they came from: a write is read back by the
+  // next update of the object and by every in-process watcher, and one parse serves them all.
+  // The stored value is shared (store, watch cache, events), so its address names it while a
+  // weak reference to it is alive.
+  struct Decoded {
+    std::weak_ptr<const std::string> json;
+    std::shared_ptr<const T> obj;
+  };
+  static constexpr size_t kDecodedMemo = 16384;
+  std::mutex decoded_mu_;
+  std::unordered_map<const std::string*, Decoded> decoded_;
+  std::deque<const std::string*> decoded_order_;
 };
 
 }  // namespace kvol::apiserver

@@ -113,6 +113,8 @@ class SqliteStore final : public Store {
 
   // Only the committer thread touches these.
   Revision last_auto_compact_ = 0;
+  Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
+  static constexpr Revision kCompactSlice = 1000;
   std::thread committer_;
 };
 
@@ -242,26 +244,34 @@ void SqliteStore::CommitLoop() {
     if (!batch.empty()) CommitBatch(batch);
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);
-    // Background compaction keeps history (and the file) bounded under steady writes.
-    Revision current;
+    {
+      std::lock_guard lock(queue_mu_);
+      for (PendingWrite* w : batch) w->done = true;
+      batch.clear();
+      if (compact > 0) {
+        compact_request_ = 0;
+        compact_result_ = compacted;
+        ++compactions_done_;
+      }
+      done_cv_.notify_all();
+    }
+    // Background compaction keeps history (and the file) bounded under steady writes. It runs
+    // after the batch's writers have their answer, a slice at a time, so that no write waits
+    // for more than one slice of it.
+    Revision current, compacted_to;
     {
       std::shared_lock lock(state_mu_);
       current = index_.current();
+      compacted_to = index_.compacted();
     }
     if (current - last_auto_compact_ >= opts_.compact_every &&
         current - opts_.retain_revisions > 0) {
       last_auto_compact_ = current;
-      (void)CompactLocked(current - opts_.retain_revisions);
+      auto_compact_target_ = current - opts_.retain_revisions;
     }
-    std::lock_guard lock(queue_mu_);
-    for (PendingWrite* w : batch) w->done = true;
-    batch.clear();
-    if (compact > 0) {
-      compact_request_ = 0;
-      compact_result_ = compacted;
-      ++compactions_done_;
+    if (auto_compact_target_ > compacted_to) {
+      (void)CompactLocked(std::min(auto_compact_target_, compacted_to + kCompactSlice));
     }
-    done_cv_.notify_all();
   }
 }
 

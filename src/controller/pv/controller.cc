@@ -677,14 +677,22 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
       RunWorker(*volume_queue_, sync_volume, "persistentvolume-controller: volume");
     });
   }
-  // Resync: every object again, periodically.
+  // Resync: every object again, periodically, fed to the queues in 100 slices over half the
+  // period, so that a large cluster's resync does not stand in front of new claims all at once.
   threads_.emplace_back([this] {
     std::unique_lock lock(stop_mu_);
     while (!stopping_) {
       options_.clock->WaitFor(stop_cv_, lock, options_.resync);
       if (stopping_) break;
-      for (const auto& c : claim_informer_->List()) claim_queue_->Add(client::KeyOf(*c));
-      for (const auto& v : volume_informer_->List()) volume_queue_->Add(v->metadata.name);
+      std::vector<std::pair<client::WorkQueue*, std::string>> keys;
+      for (const auto& c : claim_informer_->List()) keys.emplace_back(claim_queue_.get(), client::KeyOf(*c));
+      for (const auto& v : volume_informer_->List()) keys.emplace_back(volume_queue_.get(), v->metadata.name);
+      constexpr size_t kSlices = 100;
+      const size_t slice = std::max<size_t>(1, (keys.size() + kSlices - 1) / kSlices);
+      for (size_t i = 0; i < keys.size() && !stopping_; i += slice) {
+        for (size_t j = i; j < std::min(keys.size(), i + slice); ++j) keys[j].first->Add(keys[j].second);
+        options_.clock->WaitFor(stop_cv_, lock, options_.resync / (2 * kSlices));
+      }
     }
   });
   return OkStatus();
