@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
+#include "client/testing/parallel.h"
 #include "client/testing/test_server.h"
 #include "controller/pv/controller.h"
 
@@ -73,17 +74,7 @@ PersistentVolumeClaim MakeClaim(int i, const std::string& prefix = "claim-") {
   return c;
 }
 
-template <class F>
-void Parallel(int n, int threads, F f) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < threads; ++t) {
-    ts.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) f(i);
-    });
-  }
-  for (auto& t : ts) t.join();
-}
+using kvol::client::testing::Parallel;
 
 // Counts claims seen Bound, and remembers when each one got there.
 class BoundWatch {
@@ -121,6 +112,19 @@ class BoundWatch {
   Clock::time_point last_;
 };
 
+// Waits until the volume sync has made all `n` PVs Available: the clock starts after.
+void WaitAvailable(kvol::client::Client& c, int n) {
+  for (int tries = 0;; ++tries) {
+    auto list = c.resource<PersistentVolume>().List("");
+    if (!list.ok()) Die(list.error().message);
+    size_t available = 0;
+    for (const auto& pv : list->items) available += pv.status.phase == "Available";
+    if (available == static_cast<size_t>(n)) return;
+    if (tries > 6000) Die("PVs did not become Available");
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
 struct Setup {
   std::unique_ptr<kvol::client::testing::TestServer> server;
   std::unique_ptr<kvol::controller::pv::Controller> controller;
@@ -142,16 +146,7 @@ Setup Start(int pvs, int workers) {
   co.workers = workers;
   setup.controller = std::make_unique<kvol::controller::pv::Controller>(c, nullptr, co);
   if (auto st = setup.controller->Start(); !st.ok()) Die(st.ToString());
-  // Wait until the volume sync has made every PV Available.
-  for (int tries = 0;; ++tries) {
-    auto list = c.resource<PersistentVolume>().List("");
-    if (!list.ok()) Die(list.error().message);
-    size_t available = 0;
-    for (const auto& pv : list->items) available += pv.status.phase == "Available";
-    if (available == static_cast<size_t>(pvs)) break;
-    if (tries > 6000) Die("PVs did not become Available");
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitAvailable(c, pvs);
   return setup;
 }
 
@@ -230,16 +225,7 @@ void Https(const std::string& kvol, int n, int workers) {
              "--workers", std::to_string(workers)},
       *dir + "/cm.log", "persistentvolume-controller, pvc-protection, pv-protection", 600s);
   if (!cm.ok()) Die(cm.status().ToString());
-  // Every PV Available before the clock starts.
-  for (int tries = 0;; ++tries) {
-    auto list = client.resource<PersistentVolume>().List("");
-    if (!list.ok()) Die(list.error().message);
-    size_t available = 0;
-    for (const auto& pv : list->items) available += pv.status.phase == "Available";
-    if (available == static_cast<size_t>(n)) break;
-    if (tries > 6000) Die("PVs did not become Available");
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitAvailable(client, n);
   double secs = 0;
   {
     BoundWatch bound(client);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "client/testing/kvol_process.h"
+#include "client/testing/parallel.h"
 
 namespace kvol {
 namespace {
@@ -47,19 +48,7 @@ api::PersistentVolumeClaim Claim(int i) {
   return c;
 }
 
-template <class F>
-void Parallel(int n, int threads, F f) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < threads; ++t) {
-    ts.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) {
-        if (!f(i)) return;
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
-}
+using client::testing::Parallel;
 
 class CrashBindTest : public ::testing::Test {
  protected:
