@@ -65,6 +65,40 @@ class RegistryTest : public ::testing::Test {
   std::unique_ptr<Api> api_;
 };
 
+TEST_F(RegistryTest, DecodedObjectsAreSharedAndNeverStale) {
+  ASSERT_TRUE(pvs().Create(PV("pv1", "1Gi"), "").ok());
+  auto first = pvs().GetStored("", "pv1");
+  ASSERT_TRUE(first.ok());
+  auto a = pvs().DecodeTyped(*first);
+  auto b = pvs().DecodeTyped(*first);  // the memo's copy
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(api::EncodeJsonText(*a), api::EncodeJsonText(*b));
+  EXPECT_EQ(b->metadata.resource_version, std::to_string(first->rev));
+  // Changing the copy handed out leaves the memo alone.
+  b->spec.capacity["storage"] = api::Quantity::MustParse("9Gi");
+  auto c = pvs().DecodeTyped(*first);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->spec.capacity.at("storage").ToString(), "1Gi");
+  // A new version decodes as itself, in every way it is read.
+  auto updated = pvs().Mutate("", "pv1", false, [](api::PersistentVolume& pv) {
+    pv.spec.capacity["storage"] = api::Quantity::MustParse("2Gi");
+    return true;
+  });
+  ASSERT_TRUE(updated.ok()) << updated.error().message;
+  auto second = pvs().GetStored("", "pv1");
+  ASSERT_TRUE(second.ok());
+  EXPECT_GT(second->rev, first->rev);
+  for (int i = 0; i < 2; ++i) {
+    auto d = pvs().DecodeTyped(*second);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->spec.capacity.at("storage").ToString(), "2Gi");
+    EXPECT_EQ(d->metadata.resource_version, std::to_string(second->rev));
+  }
+  auto got = pvs().Get("", "pv1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->spec.capacity.at("storage").ToString(), "2Gi");
+}
+
 TEST_F(RegistryTest, CreateFillsSystemFieldsDefaultsAndFinalizers) {
   auto pv = pvs().Create(PV("pv1"), "");
   ASSERT_TRUE(pv.ok()) << pv.error().message;
