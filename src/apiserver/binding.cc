@@ -1,8 +1,7 @@
 #include "apiserver/binding.h"
 
-#include <algorithm>
-
 #include "api/names.h"
+#include "api/pod_status.h"
 
 namespace kvol::apiserver {
 namespace {
@@ -54,16 +53,7 @@ ApiOr<api::Pod> BindPod(Registry<api::Pod>& pods, std::string_view ns, std::stri
     }
     pod.spec.node_name = binding.target.name;
     for (const auto& [k, v] : binding.metadata.annotations) pod.metadata.annotations[k] = v;
-    auto& conds = pod.status.conditions;
-    auto it = std::find_if(conds.begin(), conds.end(),
-                           [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-    api::PodCondition scheduled{.type = "PodScheduled", .status = "True", .last_transition_time = now};
-    if (it == conds.end()) {
-      conds.push_back(std::move(scheduled));
-    } else {
-      if (it->status == "True") scheduled.last_transition_time = it->last_transition_time;
-      *it = std::move(scheduled);
-    }
+    api::UpdatePodCondition(pod.status, {.type = "PodScheduled", .status = "True"}, now);
     return true;
   });
   if (refused) return *refused;

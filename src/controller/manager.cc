@@ -35,11 +35,7 @@ void Manager::Lead() {
     pv::ControllerOptions po;
     po.workers = options_.workers;
     po.provisioners = options_.provisioners;
-    auto ctrl = std::make_unique<pv::Controller>(
-        client_,
-        [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
-               std::string message) { pv_events_.Record(ref, type, reason, std::move(message)); },
-        po);
+    auto ctrl = std::make_unique<pv::Controller>(client_, SinkTo(pv_events_), po);
     Status s = ctrl->Start();
     if (!s.ok()) {
       log::Error("persistentvolume-controller did not start: " + s.message());
@@ -54,11 +50,7 @@ void Manager::Lead() {
     }
     std::unique_ptr<scheduler::Scheduler> sched;
     if (options_.scheduler) {
-      sched = std::make_unique<scheduler::Scheduler>(
-          client_, [this](const api::ObjectReference& ref, std::string_view type,
-                          std::string_view reason, std::string message) {
-            scheduler_events_.Record(ref, type, reason, std::move(message));
-          });
+      sched = std::make_unique<scheduler::Scheduler>(client_, SinkTo(scheduler_events_));
       s = sched->Start();
       if (!s.ok()) {
         log::Error("scheduler did not start: " + s.message());

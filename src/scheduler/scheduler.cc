@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/node_selector.h"
+#include "api/pod_status.h"
 #include "api/well_known.h"
 #include "client/event_recorder.h"
 #include "controller/util/worker.h"
@@ -15,21 +16,11 @@ using controller::ApiStatus;
 // Sets PodScheduled=False, reason Unschedulable, with `message`; false if the pod says so
 // already.
 bool SetUnschedulable(api::Pod& pod, std::string_view message, const api::Time& now) {
-  auto& conds = pod.status.conditions;
-  auto it = std::find_if(conds.begin(), conds.end(),
-                         [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-  if (it == conds.end()) {
-    it = conds.insert(conds.end(), api::PodCondition{.type = "PodScheduled"});
-  } else if (it->status == "False" && it->reason == "Unschedulable" && it->message == message) {
-    return false;
-  }
-  if (it->status != "False") it->last_transition_time = now;
-  it->status = "False";
-  it->reason = "Unschedulable";
-  it->message = std::string(message);
-  it->last_probe_time.reset();
   if (pod.status.phase.empty()) pod.status.phase = "Pending";
-  return true;
+  return api::UpdatePodCondition(pod.status,
+                                 {.type = "PodScheduled", .status = "False",
+                                  .reason = "Unschedulable", .message = std::string(message)},
+                                 now);
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "client/workqueue.h"
+#include "controller/util/event_sink.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
 #include "scheduler/algorithm.h"
@@ -41,8 +42,7 @@
 
 namespace kvol::scheduler {
 
-using EventSink = std::function<void(const api::ObjectReference& about, std::string_view type,
-                                     std::string_view reason, std::string message)>;
+using controller::EventSink;
 
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 

@@ -6,12 +6,12 @@
 // are driven by calling their sync functions.
 #pragma once
 
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "api/pod_status.h"
 #include "client/client.h"
 
 namespace kvol::client::testing {
@@ -224,11 +224,7 @@ class FakeClient final : public Client {
       return ApiError{409, "Conflict", "Operation cannot be fulfilled on pods/binding \"" + b.metadata.name + "\""};
     }
     pod.spec.node_name = b.target.name;
-    auto& conds = pod.status.conditions;
-    conds.erase(std::remove_if(conds.begin(), conds.end(),
-                               [](const api::PodCondition& c) { return c.type == "PodScheduled"; }),
-                conds.end());
-    conds.push_back({.type = "PodScheduled", .status = "True"});
+    api::UpdatePodCondition(pod.status, {.type = "PodScheduled", .status = "True"}, api::Time());
     pod.metadata.resource_version.clear();
     pods.Seed(pod);
     return std::nullopt;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -99,7 +100,7 @@ StatusOr<std::unique_ptr<HttpClient>> ClientFromKubeconfig(const std::string& ku
 }
 
 StatusOr<std::string> MakeTempDir(const std::string& prefix) {
-  std::string tmpl = "/tmp/" + prefix + ".XXXXXX";
+  std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (mkdtemp(tmpl.data()) == nullptr) return InternalError("mkdtemp failed");
   return tmpl;
 }

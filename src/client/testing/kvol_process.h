@@ -41,7 +41,7 @@ class KvolProcess {
 // An HTTPS client from `kubeconfig` (the server's current address and token).
 StatusOr<std::unique_ptr<HttpClient>> ClientFromKubeconfig(const std::string& kubeconfig);
 
-// A new empty directory under /tmp, named after `prefix`.
+// A new empty directory in the system's temporary directory, named after `prefix`.
 StatusOr<std::string> MakeTempDir(const std::string& prefix);
 
 }  // namespace kvol::client::testing

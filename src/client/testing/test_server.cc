@@ -1,12 +1,11 @@
 // The in-process test server.
 #include "client/testing/test_server.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 
 #include "apiserver/tls.h"
 #include "client/local/local_client.h"
+#include "client/testing/kvol_process.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -16,9 +15,9 @@ namespace fs = std::filesystem;
 
 StatusOr<std::unique_ptr<TestServer>> TestServer::Start(TestServerOptions opts) {
   std::unique_ptr<TestServer> t(new TestServer(opts));
-  std::string tmpl = (fs::temp_directory_path() / "kvol-client-XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) return InternalError("mkdtemp failed");
-  t->dir_ = tmpl;
+  auto dir = MakeTempDir("kvol-client");
+  if (!dir.ok()) return dir.status();
+  t->dir_ = *std::move(dir);
   if (!opts.etcd.empty()) {
     auto s = store::OpenEtcdStore({{opts.etcd}});
     if (!s.ok()) return s.status();

@@ -33,15 +33,14 @@
 #include "client/informer.h"
 #include "client/workqueue.h"
 #include "controller/pv/matching.h"
+#include "controller/util/event_sink.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
 #include "volume/provisioner.h"
 
 namespace kvol::controller::pv {
 
-// Where events go: the controller's EventRecorder in a server, a list in tests.
-using EventSink = std::function<void(const api::ObjectReference& about, std::string_view type,
-                                     std::string_view reason, std::string message)>;
+using controller::EventSink;
 
 struct ControllerOptions {
   int workers = 4;  // per queue: claims and volumes

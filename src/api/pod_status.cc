@@ -1,0 +1,25 @@
+#include "api/pod_status.h"
+
+#include <algorithm>
+
+namespace kvol::api {
+
+bool UpdatePodCondition(PodStatus& status, PodCondition condition, const Time& now) {
+  auto& conds = status.conditions;
+  auto it = std::find_if(conds.begin(), conds.end(),
+                         [&](const PodCondition& c) { return c.type == condition.type; });
+  condition.last_transition_time = now;
+  if (it == conds.end()) {
+    conds.push_back(std::move(condition));
+    return true;
+  }
+  if (it->status == condition.status) condition.last_transition_time = it->last_transition_time;
+  const bool same = it->status == condition.status && it->reason == condition.reason &&
+                    it->message == condition.message &&
+                    it->last_probe_time == condition.last_probe_time &&
+                    it->last_transition_time == condition.last_transition_time;
+  *it = std::move(condition);
+  return !same;
+}
+
+}  // namespace kvol::api
