@@ -6,24 +6,14 @@
 
 #include "volume/local_path.h"
 #include "volume/subdir.h"
+#include "volume/testing/temp_dir.h"
 
 namespace kvol::volume {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/kvol-volume-test.XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 api::PersistentVolumeClaim Claim() {
   api::PersistentVolumeClaim c;
@@ -57,7 +47,8 @@ TEST(LocalPathTest, MakesADirectoryOnThisNodeWithAffinityToIt) {
   EXPECT_TRUE(fs::is_directory(dir));
   EXPECT_EQ(spec->capacity.at("storage").ToString(), "1Gi");
   EXPECT_EQ(spec->access_modes, claim.spec.access_modes);
-  const auto& term = spec->node_affinity->required->node_selector_terms.at(0).match_expressions.at(0);
+  const auto& term =
+      spec->node_affinity->required->node_selector_terms.at(0).match_expressions.at(0);
   EXPECT_EQ(term.key, "kubernetes.io/hostname");
   EXPECT_EQ(term.values, std::vector<std::string>{"here"});
 
@@ -89,7 +80,8 @@ TEST(LocalPathTest, RefusesWhatItCannotMakeOrShouldNotDelete) {
   auto claim = Claim();
   claim.spec.volume_mode = "Block";
   api::StorageClass sc;
-  EXPECT_EQ(p.Provision({"pvc-1", &claim, &sc, nullptr}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.Provision({"pvc-1", &claim, &sc, nullptr}).status().code(),
+            StatusCode::kInvalidArgument);
   api::PersistentVolume pv;
   pv.spec.host_path.emplace().path = "/etc";
   EXPECT_EQ(p.Delete(pv, &sc).code(), StatusCode::kInvalidArgument);

@@ -1,0 +1,35 @@
+// Running other programs (mount, mkfs, FlexVolume drivers), behind an interface so unit tests
+// script the answers. The real one forks and execs with no shell in between.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvol::os {
+
+struct ExecResult {
+  int exit_code = 0;   // the program's exit status; 128+N when signal N ended it
+  std::string output;  // stdout and stderr together, in the order written
+};
+
+class Exec {
+ public:
+  virtual ~Exec() = default;
+  // Runs argv[0] (looked up in PATH when it has no slash) with argv and the caller's
+  // environment, stdin closed, and waits for it. A program that ran gives a result whatever its
+  // exit code. NotFound when argv[0] cannot be executed; DeadlineExceeded when it is still
+  // running after `timeout` (it is killed with SIGKILL and reaped first). Thread-safe.
+  virtual StatusOr<ExecResult> Run(const std::vector<std::string>& argv,
+                                   std::chrono::milliseconds timeout) = 0;
+};
+
+// The real one. Thread-safe; one shared instance.
+Exec& RealExec();
+
+// "exit status N" or "signal: killed", as Go's os/exec words it (users search for these).
+std::string DescribeExit(int exit_code);
+
+}  // namespace kvol::os

@@ -1,0 +1,111 @@
+// The OS layer's own logic: the mountinfo parser, the real Exec (it only runs /bin/sh), and the
+// way mount errors are worded. Real mounts are exercised by the integration tests.
+#include <gtest/gtest.h>
+
+#include "os/exec.h"
+#include "os/mounter.h"
+#include "os/testing/fake_mounter.h"
+
+namespace kvol::os {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(MountInfo, ParsesFieldsOptionalTagsAndEscapes) {
+  const char* text =
+      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro\n"
+      "95 22 0:52 / /var/lib/kvol/pods/u1/volumes/kubernetes.io~empty-dir/cache rw,relatime - "
+      "tmpfs tmpfs rw,size=65536k\n"
+      "96 22 8:1 /srv/my\\040dir /mnt/with\\040space ro,relatime shared:5 master:1 - ext4 "
+      "/dev/sda1 rw\n"
+      "garbage line\n";
+  auto m = ParseMountInfo(text);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].id, 22);
+  EXPECT_EQ(m[0].parent_id, 1);
+  EXPECT_EQ(m[0].path, "/");
+  EXPECT_EQ(m[0].type, "ext4");
+  EXPECT_EQ(m[0].source, "/dev/sda1");
+  EXPECT_EQ(m[0].super_options, (std::vector<std::string>{"rw", "errors=remount-ro"}));
+  EXPECT_EQ(m[1].type, "tmpfs");
+  EXPECT_EQ(m[1].super_options, (std::vector<std::string>{"rw", "size=65536k"}));
+  EXPECT_EQ(m[2].root, "/srv/my dir");
+  EXPECT_EQ(m[2].path, "/mnt/with space");
+  EXPECT_EQ(m[2].options, (std::vector<std::string>{"ro", "relatime"}));
+}
+
+TEST(MountInfo, ThisProcessHasARoot) {
+  auto m = NewRealMounter()->List();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  bool root = false;
+  for (const auto& p : *m) root = root || p.path == "/";
+  EXPECT_TRUE(root);
+}
+
+TEST(Exec, CollectsOutputAndExitCode) {
+  auto r = RealExec().Run({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->output, "out\nerr\n");
+  EXPECT_EQ(DescribeExit(r->exit_code), "exit status 3");
+}
+
+TEST(Exec, MissingProgramIsNotFound) {
+  auto r = RealExec().Run({"kvol-no-such-program"}, 10s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("kvol-no-such-program"), std::string::npos);
+}
+
+TEST(Exec, KillsWhatOverrunsItsTimeout) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = RealExec().Run({"sleep", "30"}, 50ms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(Exec, SignalledProgramReportsTheSignal) {
+  auto r = RealExec().Run({"sh", "-c", "kill -9 $$"}, 10s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 137);
+  EXPECT_EQ(DescribeExit(r->exit_code), "signal: killed");
+}
+
+TEST(Mounter, ErrorsCarryMountsOutputAndMaskSecrets) {
+  EXPECT_EQ(MountArguments("srv:/x", "/t", "nfs", {"ro"}, {"password=hunter2"}),
+            "-t nfs -o ro,<masked> srv:/x /t");
+  EXPECT_EQ(MountArguments("/a", "/b", "", {"bind"}, {}), "-o bind /a /b");
+
+  struct ScriptedExec : Exec {
+    std::vector<std::string> argv;
+    StatusOr<ExecResult> Run(const std::vector<std::string>& a,
+                             std::chrono::milliseconds) override {
+      argv = a;
+      return ExecResult{32, "mount.nfs: Connection refused\n"};
+    }
+  } exec;
+  auto m = NewRealMounter(exec, 1s);
+  Status s = m->Mount("srv:/x", "/t", "nfs", {"ro"}, {"password=hunter2"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "mount failed: exit status 32\nMounting command: mount\nMounting arguments: -t nfs -o "
+            "ro,<masked> srv:/x /t\nOutput: mount.nfs: Connection refused");
+  EXPECT_EQ(exec.argv, (std::vector<std::string>{"mount", "-t", "nfs", "-o", "ro,password=hunter2",
+                                                 "srv:/x", "/t"}));
+}
+
+TEST(FakeMounter, KeepsATableAndFailsOnRequest) {
+  testing::FakeMounter m;
+  ASSERT_TRUE(m.Mount("tmpfs", "/a", "tmpfs", {"size=1m"}).ok());
+  EXPECT_TRUE(*m.IsMountPoint("/a"));
+  m.FailMountAt("/b", InternalError("boom"));
+  EXPECT_FALSE(m.Mount("/x", "/b", "", {"bind"}).ok());
+  EXPECT_FALSE(*m.IsMountPoint("/b"));
+  EXPECT_TRUE(m.Unmount("/a").ok());
+  EXPECT_EQ(m.Unmount("/a").code(), StatusCode::kNotFound);
+  EXPECT_EQ(m.calls().size(), 4u);
+}
+
+}  // namespace
+}  // namespace kvol::os

@@ -1,0 +1,118 @@
+// The in-tree volume plugin interface, as the node agent's volume manager uses it: a plugin
+// recognises a volume source and makes a mounter (SetUp) or unmounter (TearDown) for one pod's
+// volume. Capabilities some plugins add (provision/delete: provisioner.h) are separate
+// interfaces. Plugins reach the OS only through the Host's Mounter and Exec.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/core.h"
+#include "base/status.h"
+#include "os/clock.h"
+#include "os/exec.h"
+#include "os/mounter.h"
+
+namespace kvol::volume {
+
+// One volume of one pod: an inline pod volume, or the PersistentVolume a claim is bound to.
+// Owns copies, so an operation may outlive the objects it was made from.
+struct Spec {
+  api::Volume volume;                       // the pod's entry in spec.volumes
+  std::optional<api::PersistentVolume> pv;  // set for persistentVolumeClaim volumes
+  bool read_only = false;                   // the claim's readOnly, for PV volumes
+
+  // The directory name under the plugin's folder: the PV's name for PV volumes (as kubelet
+  // does), the pod's volume name otherwise.
+  const std::string& Name() const { return pv ? pv->metadata.name : volume.name; }
+};
+
+// What plugins need from the agent that runs them. Implementations are thread-safe.
+class Host {
+ public:
+  virtual ~Host() = default;
+  // <root>/pods/<uid>/volumes/<escaped plugin name>/<volume name>.
+  virtual std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin_name,
+                                   std::string_view volume_name) const = 0;
+  virtual os::Mounter& mounter() = 0;
+  virtual os::Exec& exec() = 0;
+  virtual const os::Clock& clock() const = 0;
+  virtual std::string NodeName() const = 0;
+  // The current object; NotFound when it does not exist, Unavailable when it cannot be read.
+  virtual StatusOr<api::ConfigMap> GetConfigMap(std::string_view ns, std::string_view name) = 0;
+  virtual StatusOr<api::Secret> GetSecret(std::string_view ns, std::string_view name) = 0;
+  // The node's allocatable resources: what downwardAPI reports for a limit a container does not
+  // set.
+  virtual api::ResourceList NodeAllocatable() const = 0;
+};
+
+// Sets one volume up for one pod.
+class Mounter {
+ public:
+  virtual ~Mounter() = default;
+  // Where the volume is for the pod's containers.
+  virtual std::string GetPath() const = 0;
+  // Makes the volume ready at GetPath(). Idempotent: a second call after success does nothing
+  // more than bring changed contents up to date (configMap, secret, downwardAPI, projected).
+  // The error's message is what follows "MountVolume.SetUp failed for volume \"X\" : ".
+  virtual Status SetUp() = 0;
+  // Whether containers must see the volume read-only.
+  virtual bool ReadOnly() const { return false; }
+};
+
+// Tears one volume down for one pod; made from the pod's uid and the volume's directory name
+// alone, so that volumes whose pod is gone (or which were found on disk after a restart) can
+// still be torn down.
+class Unmounter {
+ public:
+  virtual ~Unmounter() = default;
+  virtual std::string GetPath() const = 0;
+  // Unmounts (if mounted) and removes the volume's directory. Idempotent: nothing there is
+  // success. The pod's data in emptyDir volumes goes with it; other volumes' data is never
+  // removed (a directory still mounted is an error, not a recursive delete).
+  virtual Status TearDown() = 0;
+};
+
+class VolumePlugin {
+ public:
+  virtual ~VolumePlugin() = default;
+  // "kubernetes.io/empty-dir", ...; its escaped form ("kubernetes.io~empty-dir") names the
+  // pod's directory for the plugin's volumes.
+  virtual std::string_view Name() const = 0;
+  virtual bool CanSupport(const Spec& spec) const = 0;
+  // Whether SetUp runs again while the pod lives, to follow changes of the source
+  // (configMap, secret, downwardAPI, projected).
+  virtual bool RequiresRemount() const { return false; }
+  // Errors are InvalidArgument for a spec the plugin cannot use.
+  virtual StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) = 0;
+  virtual StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
+                                                            std::string_view pod_uid) = 0;
+};
+
+// "kubernetes.io/empty-dir" -> "kubernetes.io~empty-dir".
+std::string EscapePluginName(std::string_view name);
+std::string UnescapePluginName(std::string_view dir);
+
+// The plugins an agent runs, registered explicitly at start-up.
+class PluginManager {
+ public:
+  explicit PluginManager(Host& host) : host_(host) {}
+  Host& host() { return host_; }
+  // AlreadyExists when a plugin of that name is registered.
+  Status Register(std::unique_ptr<VolumePlugin> plugin);
+  // The one plugin that supports `spec`: NotFound when none does ("no volume plugin matched"),
+  // InvalidArgument when the spec names more than one source.
+  StatusOr<VolumePlugin*> FindBySpec(const Spec& spec) const;
+  // nullptr when no plugin has that name.
+  VolumePlugin* FindByName(std::string_view name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  Host& host_;
+  std::vector<std::unique_ptr<VolumePlugin>> plugins_;  // constant after start-up
+};
+
+}  // namespace kvol::volume
