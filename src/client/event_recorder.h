@@ -14,9 +14,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -109,5 +111,15 @@ class EventRecorder {
 
   std::thread thread_;
 };
+
+// Where a component's events go: an EventRecorder in a server, a list in tests.
+using EventSink = std::function<void(const api::ObjectReference& about, std::string_view type,
+                                     std::string_view reason, std::string message)>;
+
+// An EventSink that records through `recorder`, which must outlive it.
+inline EventSink SinkTo(EventRecorder& recorder) {
+  return [&recorder](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
+                     std::string message) { recorder.Record(ref, type, reason, std::move(message)); };
+}
 
 }  // namespace kvol::client

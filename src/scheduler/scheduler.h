@@ -32,9 +32,9 @@
 
 #include "api/core.h"
 #include "client/client.h"
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/workqueue.h"
-#include "controller/util/event_sink.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
 #include "scheduler/algorithm.h"
@@ -42,7 +42,7 @@
 
 namespace kvol::scheduler {
 
-using controller::EventSink;
+using client::EventSink;
 
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 

@@ -33,14 +33,13 @@
 #include "client/informer.h"
 #include "client/workqueue.h"
 #include "controller/pv/matching.h"
-#include "controller/util/event_sink.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
 #include "volume/provisioner.h"
 
 namespace kvol::controller::pv {
 
-using controller::EventSink;
+using client::EventSink;
 
 struct ControllerOptions {
   int workers = 4;  // per queue: claims and volumes
