@@ -1,0 +1,97 @@
+// The populator: pod volumes -> desired volumes.
+#include "node/volumemanager/populator.h"
+
+#include "volume/util/payload.h"
+
+namespace kvol::node::volumemanager {
+
+std::string VolumeKey(std::string_view pod_uid, std::string_view plugin,
+                      std::string_view dir_name) {
+  std::string k;
+  k.reserve(pod_uid.size() + plugin.size() + dir_name.size() + 2);
+  k.append(pod_uid).append("/").append(plugin).append("/").append(dir_name);
+  return k;
+}
+
+bool PodNeedsVolumes(const api::Pod& pod) {
+  if (pod.metadata.deletion_timestamp) return false;
+  return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
+}
+
+namespace {
+
+// What a volume's files are computed from, so that a change to any of it is seen.
+std::string ContentVersion(const api::Volume& v, const api::Pod& pod, const Lookups& lookups) {
+  const std::string& ns = pod.metadata.namespace_;
+  std::string out;
+  auto pod_fields = [&] {
+    // downwardAPI reads the pod's metadata and a few spec/status fields.
+    out += "pod:" + volume::util::FormatMap(pod.metadata.labels) + "|" +
+           volume::util::FormatMap(pod.metadata.annotations) + "|" + pod.status.pod_ip + "|" +
+           pod.status.host_ip + ";";
+  };
+  if (v.config_map) out += "cm:" + lookups.config_map_version(ns, v.config_map->name) + ";";
+  if (v.secret) out += "secret:" + lookups.secret_version(ns, v.secret->secret_name) + ";";
+  if (v.downward_api) pod_fields();
+  if (v.projected) {
+    for (const auto& s : v.projected->sources) {
+      if (s.config_map) out += "cm:" + lookups.config_map_version(ns, s.config_map->name) + ";";
+      if (s.secret) out += "secret:" + lookups.secret_version(ns, s.secret->name) + ";";
+      if (s.downward_api) pod_fields();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
+                    const volume::PluginManager& plugins) {
+  DesiredPod out;
+  out.pod = pod;
+  const std::string& ns = pod->metadata.namespace_;
+  for (const auto& v : pod->spec.volumes) {
+    volume::Spec spec;
+    spec.volume = v;
+    if (v.persistent_volume_claim) {
+      const std::string& claim_name = v.persistent_volume_claim->claim_name;
+      const std::string prefix = "error processing PVC " + ns + "/" + claim_name + ": ";
+      auto claim = lookups.claim(ns, claim_name);
+      if (!claim) {
+        out.unresolved[v.name] = prefix + "persistentvolumeclaim \"" + claim_name + "\" not found";
+        continue;
+      }
+      if (claim->status.phase != "Bound" || claim->spec.volume_name.empty()) {
+        out.unresolved[v.name] = prefix + "PVC is not bound";
+        continue;
+      }
+      auto pv = lookups.volume(claim->spec.volume_name);
+      if (!pv) {
+        out.unresolved[v.name] =
+            prefix + "persistentvolume \"" + claim->spec.volume_name + "\" not found";
+        continue;
+      }
+      if (!pv->spec.claim_ref || pv->spec.claim_ref->uid != claim->metadata.uid) {
+        out.unresolved[v.name] =
+            prefix + "volume \"" + pv->metadata.name + "\" is not bound to this claim";
+        continue;
+      }
+      spec.pv = *pv;
+      spec.read_only = v.persistent_volume_claim->read_only;
+    }
+    auto plugin = plugins.FindBySpec(spec);
+    if (!plugin.ok()) {
+      out.unresolved[v.name] = plugin.status().message();
+      continue;
+    }
+    DesiredVolume d;
+    d.outer_name = v.name;
+    d.plugin = *plugin;
+    if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
+    d.spec = std::move(spec);
+    out.volumes[VolumeKey(pod->metadata.uid, d.plugin->Name(), d.spec.Name())] = std::move(d);
+  }
+  return out;
+}
+
+}  // namespace kvol::node::volumemanager

@@ -1,0 +1,34 @@
+// The desired-state populator: what one pod on this node needs, resolved against the API's
+// objects (a claim to its bound PersistentVolume, configMap and secret sources to their
+// versions) and matched to a plugin. Pure: the lookups come from the agent's caches.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/core.h"
+#include "node/volumemanager/state.h"
+#include "volume/plugin.h"
+
+namespace kvol::node::volumemanager {
+
+// Read-only views of the caches; nullptr when the object is not there.
+struct Lookups {
+  std::function<std::shared_ptr<const api::PersistentVolumeClaim>(const std::string& ns,
+                                                                  const std::string& name)>
+      claim;
+  std::function<std::shared_ptr<const api::PersistentVolume>(const std::string& name)> volume;
+  // The resourceVersion of a ConfigMap / Secret, "" when it does not exist.
+  std::function<std::string(const std::string& ns, const std::string& name)> config_map_version;
+  std::function<std::string(const std::string& ns, const std::string& name)> secret_version;
+};
+
+// Whether a pod's volumes should be set up: it is not finished (Succeeded/Failed) and not
+// being deleted.
+bool PodNeedsVolumes(const api::Pod& pod);
+
+DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
+                    const volume::PluginManager& plugins);
+
+}  // namespace kvol::node::volumemanager

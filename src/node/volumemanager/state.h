@@ -1,0 +1,51 @@
+// The volume manager's two views: the desired state of the world (every volume each pod on
+// this node needs, from the populator) and the actual state (what is set up on disk, from
+// finished operations and from reconstruction after a restart).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/core.h"
+#include "os/clock.h"
+#include "volume/plugin.h"
+
+namespace kvol::node::volumemanager {
+
+// "<pod uid>/<plugin name>/<volume dir name>": one volume of one pod, as both views name it.
+std::string VolumeKey(std::string_view pod_uid, std::string_view plugin, std::string_view dir_name);
+
+struct DesiredVolume {
+  std::string outer_name;  // the pod's name for it (spec.volumes[].name)
+  volume::VolumePlugin* plugin = nullptr;
+  volume::Spec spec;  // spec.Name() names its directory
+  // For plugins that follow their sources (configMap, secret, downwardAPI, projected): what the
+  // contents were computed from; a change means SetUp again. Empty for the others.
+  std::string content_version;
+};
+
+struct DesiredPod {
+  std::shared_ptr<const api::Pod> pod;
+  std::map<std::string, DesiredVolume> volumes;  // by VolumeKey
+  // Volumes that cannot be set up yet, with why ("error processing PVC default/c: PVC is not
+  // bound", "no volume plugin matched"), by outer name.
+  std::map<std::string, std::string> unresolved;
+};
+
+enum class MountState {
+  kMounted,    // SetUp succeeded
+  kUncertain,  // SetUp timed out or was found on disk: may be half done; TearDown is safe
+};
+
+struct ActualVolume {
+  std::string pod_uid;
+  std::string plugin_name;
+  std::string dir_name;
+  std::string outer_name;  // empty when reconstructed from disk
+  MountState state = MountState::kMounted;
+  std::string content_version;  // as of the last SetUp
+};
+
+}  // namespace kvol::node::volumemanager

@@ -1,0 +1,397 @@
+// The volume manager: populate, reconcile, operate, report.
+#include "node/volumemanager/volume_manager.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "api/pod_status.h"
+#include "base/log.h"
+#include "volume/util/cleanup.h"
+
+namespace kvol::node::volumemanager {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string JoinSorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+std::string PodKey(const api::Pod& pod) {
+  return pod.metadata.namespace_ + "/" + pod.metadata.name;
+}
+
+}  // namespace
+
+VolumeManager::VolumeManager(client::Client& client, volume::PluginManager& plugins,
+                             Sources sources, client::EventSink events, const os::Clock& clock,
+                             Options options)
+    : client_(client),
+      plugins_(plugins),
+      sources_(std::move(sources)),
+      events_(std::move(events)),
+      clock_(clock),
+      options_(std::move(options)) {
+  ExecutorOptions eo = options_.executor;
+  eo.on_finished = [this] { Kick(); };
+  executor_ = std::make_unique<OperationExecutor>(clock_, eo);
+}
+
+VolumeManager::~VolumeManager() { Stop(); }
+
+Status VolumeManager::Start() {
+  std::error_code ec;
+  fs::create_directories(options_.root_dir + "/pods", ec);
+  if (ec) return InternalError("mkdir " + options_.root_dir + "/pods: " + ec.message());
+  Reconstruct();
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+void VolumeManager::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  executor_.reset();  // waits for operations in flight
+}
+
+void VolumeManager::Kick() {
+  {
+    std::lock_guard lock(mu_);
+    kicked_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::map<std::string, std::vector<std::string>> VolumeManager::UnmountedVolumes() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [uid, dp] : desired_) {
+    auto& list = out[PodKey(*dp.pod)];
+    for (const auto& [key, v] : dp.volumes) {
+      auto a = actual_.find(key);
+      if (a == actual_.end() || a->second.state != MountState::kMounted)
+        list.push_back(v.outer_name);
+    }
+    for (const auto& [name, why] : dp.unresolved) list.push_back(name);
+    std::sort(list.begin(), list.end());
+  }
+  return out;
+}
+
+std::set<std::string> VolumeManager::MountedVolumeKeys() const {
+  std::lock_guard lock(mu_);
+  std::set<std::string> out;
+  for (const auto& [key, a] : actual_) {
+    if (a.state == MountState::kMounted) out.insert(key);
+  }
+  return out;
+}
+
+// ---- the loop -------------------------------------------------------------------------------
+
+void VolumeManager::Loop() {
+  std::unique_lock lock(mu_);
+  os::MonoTime next_resync = clock_.Monotonic();
+  os::MonoTime next_deadline = next_resync;
+  while (!stopping_) {
+    const os::MonoTime now = clock_.Monotonic();
+    if (kicked_ || now >= next_deadline) {
+      kicked_ = false;
+      lock.unlock();
+      ReconcileOnce();
+      lock.lock();
+      if (now >= next_resync) next_resync = now + options_.resync;
+      // The next time something is due without an event: the resync, a backoff ending, a
+      // pod's mount deadline.
+      next_deadline = next_resync;
+      if (auto retry = executor_->NextRetry()) next_deadline = std::min(next_deadline, *retry);
+      for (const auto& [uid, r] : reports_) {
+        if (!r.ready_written) next_deadline = std::min(next_deadline, r.next_timeout_event);
+      }
+      continue;
+    }
+    clock_.WaitUntil(cv_, lock, next_deadline);
+  }
+}
+
+void VolumeManager::ReconcileOnce() {
+  std::map<std::string, DesiredPod> desired;
+  for (auto& pod : sources_.pods()) {
+    if (!PodNeedsVolumes(*pod)) continue;
+    desired.emplace(pod->metadata.uid, Populate(pod, sources_.lookups, plugins_));
+  }
+  {
+    std::lock_guard lock(mu_);
+    desired_ = desired;
+  }
+  StartOperations(desired);
+  RemoveOrphanedPodDirs(desired);
+  ReportPods(desired);
+}
+
+void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& desired) {
+  std::set<std::string> wanted;
+  for (const auto& [uid, dp] : desired) {
+    for (const auto& [key, v] : dp.volumes) wanted.insert(key);
+  }
+  // Tear-downs first: what is mounted and no longer wanted.
+  std::vector<std::pair<std::string, ActualVolume>> unwanted;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, a] : actual_) {
+      if (!wanted.count(key)) unwanted.emplace_back(key, a);
+    }
+  }
+  for (const auto& [key, a] : unwanted) TearDown(key, a);
+
+  // Then set-ups: what is wanted and not (or no longer, or not surely) set up as asked.
+  for (const auto& [uid, dp] : desired) {
+    for (const auto& [key, v] : dp.volumes) {
+      {
+        std::lock_guard lock(mu_);
+        auto a = actual_.find(key);
+        if (a != actual_.end() && a->second.state == MountState::kMounted &&
+            a->second.content_version == v.content_version) {
+          continue;
+        }
+      }
+      SetUp(key, dp, v);
+    }
+  }
+}
+
+void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const DesiredVolume& v) {
+  std::shared_ptr<const api::Pod> pod = dp.pod;
+  executor_->Run(
+      key,
+      [pod, v]() -> Status {
+        KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
+        return mounter->SetUp();
+      },
+      [this, key, pod, v](Status s) {
+        {
+          std::lock_guard lock(mu_);
+          if (s.ok() || s.code() == StatusCode::kDeadlineExceeded) {
+            ActualVolume& a = actual_[key];
+            a.pod_uid = pod->metadata.uid;
+            a.plugin_name = std::string(v.plugin->Name());
+            a.dir_name = v.spec.Name();
+            a.outer_name = v.outer_name;
+            a.state = s.ok() ? MountState::kMounted : MountState::kUncertain;
+            a.content_version = s.ok() ? v.content_version : std::string();
+          }
+        }
+        if (!s.ok()) {
+          PodEvent(
+              *pod, "Warning", "FailedMount",
+              "MountVolume.SetUp failed for volume \"" + v.spec.Name() + "\" : " + s.message());
+        }
+      });
+}
+
+void VolumeManager::TearDown(const std::string& key, const ActualVolume& a) {
+  executor_->Run(
+      key,
+      [this, a]() -> Status {
+        volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
+        if (!plugin) return NotFoundError("no volume plugin named " + a.plugin_name);
+        KVOL_ASSIGN_OR_RETURN(auto unmounter, plugin->NewUnmounter(a.dir_name, a.pod_uid));
+        return unmounter->TearDown();
+      },
+      [this, key, a](Status s) {
+        if (!s.ok()) {
+          log::Warn("UnmountVolume.TearDown failed for volume \"" + a.dir_name + "\" (pod " +
+                    a.pod_uid + ", plugin " + a.plugin_name + "): " + s.message());
+          return;
+        }
+        std::lock_guard lock(mu_);
+        actual_.erase(key);
+        orphan_candidates_.insert(a.pod_uid);
+      });
+}
+
+void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired) {
+  std::vector<std::string> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = orphan_candidates_.begin(); it != orphan_candidates_.end();) {
+      const std::string& uid = *it;
+      if (desired.count(uid)) {
+        it = orphan_candidates_.erase(it);  // a pod needs it after all
+        continue;
+      }
+      const bool busy = std::any_of(actual_.begin(), actual_.end(),
+                                    [&](const auto& kv) { return kv.second.pod_uid == uid; });
+      if (!busy) gone.push_back(uid);
+      ++it;
+    }
+  }
+  for (const auto& uid : gone) {
+    const std::string dir = options_.root_dir + "/pods/" + uid;
+    auto mounted = volume::util::HasMountsBelow(plugins_.host().mounter(), dir);
+    if (!mounted.ok() || *mounted) {
+      log::Warn("orphaned pod directory " + dir + " still has mounts; left in place");
+    } else {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (ec) log::Warn("removing orphaned pod directory " + dir + ": " + ec.message());
+    }
+    std::lock_guard lock(mu_);
+    orphan_candidates_.erase(uid);
+  }
+}
+
+void VolumeManager::Reconstruct() {
+  std::error_code ec;
+  const fs::path pods = fs::path(options_.root_dir) / "pods";
+  int found = 0;
+  std::lock_guard lock(mu_);
+  for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
+    const std::string uid = p->path().filename().string();
+    orphan_candidates_.insert(uid);
+    std::error_code ec2;
+    for (fs::directory_iterator d(p->path() / "volumes", ec2); !ec2 && d != end; d.increment(ec2)) {
+      const std::string plugin_name = volume::UnescapePluginName(d->path().filename().string());
+      if (!plugins_.FindByName(plugin_name)) {
+        log::Warn("pod " + uid + ": volumes of unknown plugin " + plugin_name + " left in place");
+        continue;
+      }
+      std::error_code ec3;
+      for (fs::directory_iterator v(d->path(), ec3); !ec3 && v != end; v.increment(ec3)) {
+        ActualVolume a;
+        a.pod_uid = uid;
+        a.plugin_name = plugin_name;
+        a.dir_name = v->path().filename().string();
+        a.state = MountState::kUncertain;  // SetUp again if wanted (idempotent), else TearDown
+        actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
+        ++found;
+      }
+    }
+  }
+  if (found > 0) log::Info("volume manager: found " + std::to_string(found) + " volume(s) on disk");
+}
+
+// ---- pods' status and events ----------------------------------------------------------------
+
+void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired) {
+  const os::MonoTime now = clock_.Monotonic();
+  for (auto it = reports_.begin(); it != reports_.end();) {
+    it = desired.count(it->first) ? std::next(it) : reports_.erase(it);
+  }
+  for (const auto& [uid, dp] : desired) {
+    std::vector<std::string> unmounted, unattached;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [key, v] : dp.volumes) {
+        // A volume whose contents are only being refreshed is still there for the pod.
+        auto a = actual_.find(key);
+        if (a == actual_.end() || a->second.state != MountState::kMounted) {
+          unmounted.push_back(v.outer_name);
+        }
+      }
+    }
+    for (const auto& [name, why] : dp.unresolved) {
+      unmounted.push_back(name);
+      unattached.push_back(name);
+    }
+    const bool ready = unmounted.empty();
+    auto [rit, added] = reports_.try_emplace(uid);
+    PodReport& r = rit->second;
+    if (added) {
+      r.first_seen = now;
+      r.next_timeout_event = now + options_.mount_timeout;
+    }
+    const std::string prefix = "Unable to attach or mount volumes: unmounted volumes=[" +
+                               JoinSorted(unmounted) + "], unattached volumes=[" +
+                               JoinSorted(unattached) + "]: ";
+    if (!dp.unresolved.empty()) {
+      const std::string msg = prefix + dp.unresolved.begin()->second;
+      if (msg != r.unresolved_reported) {
+        PodEvent(*dp.pod, "Warning", "FailedMount", msg);
+        r.unresolved_reported = msg;
+      }
+    } else {
+      r.unresolved_reported.clear();
+    }
+    if (!ready && now >= r.next_timeout_event) {
+      PodEvent(*dp.pod, "Warning", "FailedMount", prefix + "timed out waiting for the condition");
+      r.next_timeout_event = now + options_.mount_timeout;
+    }
+    if (!r.status_written || r.ready_written != ready) {
+      const std::string message = ready ? "" : "unmounted volumes=[" + JoinSorted(unmounted) + "]";
+      Status s = WritePodStatus(*dp.pod, ready, message);
+      if (s.ok()) {
+        r.status_written = true;
+        r.ready_written = ready;
+      } else {
+        log::Warn("pod " + PodKey(*dp.pod) + ": status not written: " + s.message());
+      }
+    }
+  }
+}
+
+Status VolumeManager::WritePodStatus(const api::Pod& pod, bool ready, const std::string& message) {
+  const api::Time now = api::Time::FromTimePoint(clock_.Now());
+  const std::string uid = pod.metadata.uid;
+  auto written = client::Mutate<api::Pod>(
+      client_.resource<api::Pod>(), pod.metadata.namespace_, pod.metadata.name,
+      [&](api::Pod& p) {
+        if (p.metadata.uid != uid) return false;  // another pod of that name
+        bool changed = false;
+        auto& st = p.status;
+        if (st.phase.empty()) {
+          st.phase = "Pending";
+          changed = true;
+        }
+        if (st.host_ip.empty() && !options_.host_ip.empty()) {
+          st.host_ip = options_.host_ip;
+          changed = true;
+        }
+        if (!st.start_time) {
+          st.start_time = api::Time::FromUnixSeconds(now.unix_seconds());
+          changed = true;
+        }
+        for (const auto& c : p.spec.containers) {
+          const bool known = std::any_of(st.container_statuses.begin(), st.container_statuses.end(),
+                                         [&](const auto& cs) { return cs.name == c.name; });
+          if (known) continue;
+          api::ContainerStatus cs;
+          cs.name = c.name;
+          cs.image = c.image;
+          cs.state.waiting.emplace().reason = "ContainerCreating";
+          st.container_statuses.push_back(std::move(cs));
+          changed = true;
+        }
+        api::PodCondition cond;
+        cond.type = std::string(kVolumesReady);
+        cond.status = ready ? "True" : "False";
+        if (!ready) {
+          cond.reason = "VolumesNotReady";
+          cond.message = message;
+        }
+        changed = api::UpdatePodCondition(st, cond, now) || changed;
+        return changed;
+      },
+      /*status=*/true);
+  if (!written.ok()) {
+    if (api::IsNotFound(written.error())) return OkStatus();  // gone meanwhile
+    return UnavailableError(written.error().message);
+  }
+  return OkStatus();
+}
+
+void VolumeManager::PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                             std::string message) {
+  if (events_) events_(client::ReferenceTo(pod), type, reason, std::move(message));
+}
+
+}  // namespace kvol::node::volumemanager

@@ -1,0 +1,123 @@
+// The node agent's volume manager: makes every volume the pods on this node need exist under
+// <root>/pods/<uid>/volumes/<plugin>/<name>, and tears down what no pod needs.
+//
+// One reconciler thread compares the desired state (populated from the agent's caches) with
+// the actual state and starts operations through the OperationExecutor: unmounts first, then
+// set-ups. It runs when something changes (Kick: a pod, claim, volume, ConfigMap or Secret
+// event, or a finished operation), when a backoff or mount deadline passes, and at a slow
+// resync; with nothing changing it does no work. On start it reconstructs the actual state
+// from the pod directories, so a restart remounts nothing that is already right and removes
+// only what no pod needs.
+//
+// Pods it serves get status: phase Pending and containers waiting with ContainerCreating
+// while volumes are not ready, and condition kvol.io/VolumesReady (True once every volume is
+// set up), which tells the pod runtime it may start containers. Failures are events on the pod
+// in kubelet's words.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/core.h"
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "node/volumemanager/operation_executor.h"
+#include "node/volumemanager/populator.h"
+#include "node/volumemanager/state.h"
+#include "os/clock.h"
+#include "volume/plugin.h"
+
+namespace kvol::node::volumemanager {
+
+inline constexpr std::string_view kVolumesReady = "kvol.io/VolumesReady";
+
+struct Options {
+  std::string root_dir;  // <root>/pods/<uid>/volumes/...
+  std::string host_ip;   // status.hostIP of the pods it serves
+  std::chrono::milliseconds resync{60'000};
+  // After this long without every volume ready, the pod gets kubelet's "Unable to attach or
+  // mount volumes ... timed out waiting for the condition" event (again each period).
+  std::chrono::milliseconds mount_timeout{123'000};
+  ExecutorOptions executor;
+};
+
+// Where the volume manager reads the cluster: the agent's caches.
+struct Sources {
+  // The pods bound to this node.
+  std::function<std::vector<std::shared_ptr<const api::Pod>>()> pods;
+  Lookups lookups;
+};
+
+class VolumeManager {
+ public:
+  VolumeManager(client::Client& client, volume::PluginManager& plugins, Sources sources,
+                client::EventSink events, const os::Clock& clock, Options options);
+  ~VolumeManager();
+  VolumeManager(const VolumeManager&) = delete;
+  VolumeManager& operator=(const VolumeManager&) = delete;
+
+  // Reconstructs the actual state from disk, then starts the reconciler. Call once the
+  // sources are synced.
+  Status Start();
+  void Stop();
+  // Something changed: reconcile soon. Thread-safe, cheap, never blocks on I/O.
+  void Kick();
+
+  // The desired volumes not yet set up, by pod key; for status and tests. Thread-safe.
+  std::map<std::string, std::vector<std::string>> UnmountedVolumes() const;
+  // Mounted volumes' keys (VolumeKey). Thread-safe.
+  std::set<std::string> MountedVolumeKeys() const;
+
+ private:
+  void Loop();
+  void ReconcileOnce();
+  void Reconstruct();
+  // Starts set-ups and tear-downs; returns the pods' readiness to write.
+  void StartOperations(const std::map<std::string, DesiredPod>& desired);
+  void SetUp(const std::string& key, const DesiredPod& pod, const DesiredVolume& v);
+  void TearDown(const std::string& key, const ActualVolume& v);
+  void RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired);
+  void ReportPods(const std::map<std::string, DesiredPod>& desired);
+  Status WritePodStatus(const api::Pod& pod, bool ready, const std::string& message);
+  void PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
+                std::string message);
+
+  // Constant after construction.
+  client::Client& client_;
+  volume::PluginManager& plugins_;
+  const Sources sources_;
+  const client::EventSink events_;
+  const os::Clock& clock_;
+  const Options options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool kicked_ = false;                         // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
+  std::map<std::string, ActualVolume> actual_;  // guarded by mu_, by VolumeKey
+  std::map<std::string, DesiredPod> desired_;   // guarded by mu_, by pod uid (last populated)
+  std::set<std::string> orphan_candidates_;     // guarded by mu_: pod uids whose dir may go
+
+  // Reconciler thread only.
+  struct PodReport {
+    os::MonoTime first_seen;
+    os::MonoTime next_timeout_event;
+    std::string unresolved_reported;  // last "Unable to attach or mount" message for unresolved
+    bool ready_written = false;
+    bool status_written = false;
+  };
+  std::map<std::string, PodReport> reports_;  // by pod uid
+
+  std::unique_ptr<OperationExecutor> executor_;
+  std::thread thread_;
+};
+
+}  // namespace kvol::node::volumemanager

@@ -1,0 +1,405 @@
+// The volume manager against fakes: plugins on a FakeHost (FakeMounter, temp directories), pod
+// status through FakeClient, the caches as maps the test edits, time on a FakeClock.
+#include "node/volumemanager/volume_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "client/testing/eventually.h"
+#include "client/testing/fake_client.h"
+#include "volume/plugins/plugins.h"
+#include "volume/testing/fake_host.h"
+#include "volume/testing/temp_dir.h"
+
+namespace kvol::node::volumemanager {
+namespace {
+
+namespace fs = std::filesystem;
+using client::testing::Eventually;
+using namespace std::chrono_literals;
+namespace plugins = volume::plugins;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class VolumeManagerTest : public ::testing::Test {
+ protected:
+  VolumeManagerTest() : host_(tmp_.path() + "/agent"), plugins_(host_) {
+    for (auto& p : plugins::InTreePlugins(host_)) EXPECT_TRUE(plugins_.Register(std::move(p)).ok());
+  }
+  ~VolumeManagerTest() override {
+    if (vm_) vm_->Stop();
+  }
+
+  void StartManager(Options o = {}) {
+    o.root_dir = host_.root();
+    o.host_ip = "10.0.0.7";
+    o.executor.threads = 2;
+    Sources s;
+    s.pods = [this] {
+      std::lock_guard lock(mu_);
+      std::vector<std::shared_ptr<const api::Pod>> out;
+      for (const auto& [k, p] : pods_) out.push_back(std::make_shared<const api::Pod>(p));
+      return out;
+    };
+    s.lookups.claim = [this](const std::string& ns, const std::string& name) {
+      std::lock_guard lock(mu_);
+      auto it = claims_.find(ns + "/" + name);
+      return it == claims_.end() ? nullptr
+                                 : std::make_shared<const api::PersistentVolumeClaim>(it->second);
+    };
+    s.lookups.volume = [this](const std::string& name) {
+      std::lock_guard lock(mu_);
+      auto it = volumes_.find(name);
+      return it == volumes_.end() ? nullptr
+                                  : std::make_shared<const api::PersistentVolume>(it->second);
+    };
+    s.lookups.config_map_version = [this](const std::string& ns, const std::string& name) {
+      std::lock_guard lock(mu_);
+      auto it = cm_versions_.find(ns + "/" + name);
+      return it == cm_versions_.end() ? std::string() : it->second;
+    };
+    s.lookups.secret_version = [](const std::string&, const std::string&) { return std::string(); };
+    vm_ = std::make_unique<VolumeManager>(
+        api_, plugins_, std::move(s),
+        [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
+               std::string msg) {
+          std::lock_guard lock(mu_);
+          events_.push_back(ref.name + " " + std::string(type) + " " + std::string(reason) + " " +
+                            msg);
+        },
+        clock_, o);
+    ASSERT_TRUE(vm_->Start().ok());
+  }
+
+  void PutPod(api::Pod p) {
+    if (p.metadata.namespace_.empty()) p.metadata.namespace_ = "default";
+    if (p.metadata.uid.empty()) p.metadata.uid = "uid-" + p.metadata.name;
+    p.spec.node_name = "node-1";
+    api_.fake<api::Pod>().Seed(p);
+    {
+      std::lock_guard lock(mu_);
+      pods_[p.metadata.name] = p;
+    }
+    if (vm_) vm_->Kick();
+  }
+  void RemovePod(const std::string& name) {
+    {
+      std::lock_guard lock(mu_);
+      pods_.erase(name);
+    }
+    vm_->Kick();
+  }
+  void PutConfigMap(const std::string& name, const std::string& value, const std::string& rv) {
+    api::ConfigMap cm;
+    cm.metadata.namespace_ = "default";
+    cm.metadata.name = name;
+    cm.metadata.resource_version = rv;
+    cm.data = {{"log_level", value}};
+    host_.PutConfigMap(cm);
+    {
+      std::lock_guard lock(mu_);
+      cm_versions_["default/" + name] = rv;
+    }
+    if (vm_) vm_->Kick();
+  }
+  api::Pod StoredPod(const std::string& name) {
+    return api_.fake<api::Pod>().Objects().at("default/" + name);
+  }
+  std::string VolumesReady(const std::string& name) {
+    for (const auto& c : StoredPod(name).status.conditions) {
+      if (c.type == kVolumesReady) return c.status;
+    }
+    return "";
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  bool HasEvent(const std::string& e) {
+    auto ev = Events();
+    return std::find(ev.begin(), ev.end(), e) != ev.end();
+  }
+  std::string Dir(const std::string& pod, std::string_view plugin, const std::string& name) {
+    return host_.PodVolumeDir("uid-" + pod, plugin, name);
+  }
+  static api::Pod PodWith(const std::string& name, std::vector<api::Volume> volumes) {
+    api::Pod p;
+    p.metadata.name = name;
+    p.spec.volumes = std::move(volumes);
+    api::Container c;
+    c.name = "busybox";
+    c.image = "busybox";
+    p.spec.containers.push_back(c);
+    return p;
+  }
+  static api::Volume EmptyDir(const std::string& name, const std::string& medium = "") {
+    api::Volume v;
+    v.name = name;
+    v.empty_dir.emplace().medium = medium;
+    return v;
+  }
+  static api::Volume ConfigMapVolume(const std::string& name, const std::string& cm) {
+    api::Volume v;
+    v.name = name;
+    v.config_map.emplace().name = cm;
+    return v;
+  }
+  static api::Volume ClaimVolume(const std::string& name, const std::string& claim) {
+    api::Volume v;
+    v.name = name;
+    v.persistent_volume_claim.emplace().claim_name = claim;
+    return v;
+  }
+
+  volume::testing::TempDir tmp_;
+  volume::testing::FakeHost host_;
+  volume::PluginManager plugins_;
+  client::testing::FakeClient api_;
+  os::testing::FakeClock clock_;
+  std::mutex mu_;
+  std::map<std::string, api::Pod> pods_;
+  std::map<std::string, api::PersistentVolumeClaim> claims_;
+  std::map<std::string, api::PersistentVolume> volumes_;
+  std::map<std::string, std::string> cm_versions_;
+  std::vector<std::string> events_;
+  std::unique_ptr<VolumeManager> vm_;
+};
+
+TEST_F(VolumeManagerTest, SetsUpVolumesThenMarksThePodVolumesReady) {
+  PutConfigMap("log-config", "INFO", "5");
+  PutPod(PodWith("web", {EmptyDir("cache"), EmptyDir("shm", "Memory"),
+                         ConfigMapVolume("config-vol", "log-config")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  EXPECT_TRUE(fs::is_directory(Dir("web", plugins::kEmptyDir, "cache")));
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(Dir("web", plugins::kEmptyDir, "shm")));
+  EXPECT_EQ(Read(Dir("web", plugins::kConfigMap, "config-vol") + "/log_level"), "INFO");
+  api::Pod pod = StoredPod("web");
+  EXPECT_EQ(pod.status.phase, "Pending");
+  EXPECT_EQ(pod.status.host_ip, "10.0.0.7");
+  EXPECT_TRUE(pod.status.start_time.has_value());
+  ASSERT_EQ(pod.status.container_statuses.size(), 1u);
+  EXPECT_EQ(pod.status.container_statuses[0].state.waiting->reason, "ContainerCreating");
+  EXPECT_EQ(pod.status.container_statuses[0].image, "busybox");
+  EXPECT_TRUE(Events().empty());
+  EXPECT_EQ(vm_->MountedVolumeKeys().size(), 3u);
+}
+
+TEST_F(VolumeManagerTest, NothingChangingMeansNoWork) {
+  PutPod(PodWith("web", {EmptyDir("cache", "Memory")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  host_.fake_mounter().ClearCalls();
+  api_.state().ClearActions();
+  for (int i = 0; i < 5; ++i) vm_->Kick();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(host_.fake_mounter().calls().empty());
+  EXPECT_TRUE(api_.state().actions().empty()) << "no status rewrites";
+}
+
+TEST_F(VolumeManagerTest, ConfigMapAndLabelChangesReachTheFiles) {
+  PutConfigMap("log-config", "INFO", "5");
+  api::Volume dw;
+  dw.name = "podinfo";
+  dw.downward_api.emplace().items.push_back(
+      {"labels", api::ObjectFieldSelector{"", "metadata.labels"}, std::nullopt, std::nullopt});
+  api::Pod pod = PodWith("web", {ConfigMapVolume("config-vol", "log-config"), dw});
+  pod.metadata.labels = {{"app", "web"}};
+  PutPod(pod);
+  StartManager();
+  const std::string file = Dir("web", plugins::kConfigMap, "config-vol") + "/log_level";
+  const std::string labels = Dir("web", plugins::kDownwardApi, "podinfo") + "/labels";
+  ASSERT_TRUE(Eventually([&] { return Read(file) == "INFO"; }));
+  PutConfigMap("log-config", "DEBUG", "6");
+  EXPECT_TRUE(Eventually([&] { return Read(file) == "DEBUG"; }));
+  pod.metadata.labels["version"] = "1.1";
+  PutPod(pod);
+  EXPECT_TRUE(Eventually([&] { return Read(labels) == "app=\"web\"\nversion=\"1.1\""; }))
+      << Read(labels);
+}
+
+TEST_F(VolumeManagerTest, PodGoneMeansVolumesAndItsDirectoryGo) {
+  PutPod(PodWith("web", {EmptyDir("cache"), EmptyDir("shm", "Memory")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  const std::string pod_dir = host_.root() + "/pods/uid-web";
+  ASSERT_TRUE(fs::exists(pod_dir));
+  RemovePod("web");
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(pod_dir); }));
+  EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(Dir("web", plugins::kEmptyDir, "shm")));
+  EXPECT_TRUE(vm_->MountedVolumeKeys().empty());
+}
+
+TEST_F(VolumeManagerTest, FinishedPodsGiveTheirVolumesBack) {
+  api::Pod pod = PodWith("job", {EmptyDir("shm", "Memory")});
+  PutPod(pod);
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return vm_->MountedVolumeKeys().size() == 1; }));
+  pod.status.phase = "Succeeded";
+  PutPod(pod);
+  EXPECT_TRUE(Eventually([&] { return vm_->MountedVolumeKeys().empty(); }));
+}
+
+TEST_F(VolumeManagerTest, UnboundClaimWaitsWithAnEventThenMounts) {
+  PutPod(PodWith("web", {ClaimVolume("data", "nginx-pvc")}));
+  {
+    std::lock_guard lock(mu_);
+    api::PersistentVolumeClaim c;
+    c.metadata.namespace_ = "default";
+    c.metadata.name = "nginx-pvc";
+    c.metadata.uid = "claim-uid";
+    c.status.phase = "Pending";
+    claims_["default/nginx-pvc"] = c;
+  }
+  StartManager();
+  const std::string msg =
+      "web Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data], "
+      "unattached volumes=[data]: error processing PVC default/nginx-pvc: PVC is not bound";
+  ASSERT_TRUE(Eventually([&] { return HasEvent(msg); }));
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "False"; }));
+  for (const auto& c : StoredPod("web").status.conditions) {
+    if (c.type == kVolumesReady) EXPECT_EQ(c.message, "unmounted volumes=[data]");
+  }
+
+  const std::string src = tmp_.path() + "/disks/ssd1";
+  fs::create_directories(src);
+  {
+    std::lock_guard lock(mu_);
+    api::PersistentVolume pv;
+    pv.metadata.name = "nginx-pv";
+    pv.spec.local.emplace().path = src;
+    pv.spec.claim_ref.emplace().uid = "claim-uid";
+    volumes_["nginx-pv"] = pv;
+    claims_["default/nginx-pvc"].spec.volume_name = "nginx-pv";
+    claims_["default/nginx-pvc"].status.phase = "Bound";
+  }
+  vm_->Kick();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  // Named after the PV, as kubelet does.
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(Dir("web", plugins::kLocal, "nginx-pv")));
+  EXPECT_EQ(Events().size(), 1u) << "the unbound claim was reported once";
+}
+
+TEST_F(VolumeManagerTest, FailedMountIsAnEventAndRetriedWithBackoff) {
+  api::Volume nfs;
+  nfs.name = "data";
+  nfs.nfs.emplace();
+  nfs.nfs->server = "192.168.3.103";
+  nfs.nfs->path = "/mnt/nfs_share";
+  PutPod(PodWith("web", {nfs, EmptyDir("cache")}));
+  const std::string dir = Dir("web", plugins::kNfs, "data");
+  host_.fake_mounter().FailMountAt(dir, InternalError("mount failed: exit status 32"));
+  Options o;
+  o.executor.initial_backoff = 500ms;
+  StartManager(o);
+  const std::string msg =
+      "web Warning FailedMount MountVolume.SetUp failed for volume \"data\" : mount failed: exit "
+      "status 32";
+  ASSERT_TRUE(Eventually([&] { return HasEvent(msg); }));
+  // The rest of the pod's volumes carry on.
+  ASSERT_TRUE(
+      Eventually([&] { return fs::is_directory(Dir("web", plugins::kEmptyDir, "cache")); }));
+  EXPECT_EQ(VolumesReady("web"), "False");
+  // No retry before the backoff passes, however often the reconciler runs.
+  const size_t attempts = host_.fake_mounter().calls().size();
+  for (int i = 0; i < 5; ++i) vm_->Kick();
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(host_.fake_mounter().calls().size(), attempts);
+  host_.fake_mounter().FailMountAt(dir, OkStatus());
+  clock_.Advance(600ms);
+  EXPECT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+}
+
+TEST_F(VolumeManagerTest, TimeoutEventAfterTheMountDeadline) {
+  api::Volume hp;
+  hp.name = "missing";
+  hp.host_path.emplace().path = tmp_.path() + "/nope";
+  hp.host_path->type = "Directory";
+  PutPod(PodWith("web", {hp}));
+  Options o;
+  o.mount_timeout = 123s;
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Warning FailedMount MountVolume.SetUp failed for volume \"missing\" : "
+        "hostPath type check failed: " +
+        tmp_.path() + "/nope is not a directory");
+  }));
+  clock_.Advance(124s);
+  EXPECT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Warning FailedMount Unable to attach or mount volumes: unmounted "
+        "volumes=[missing], unattached volumes=[]: timed out waiting for the condition");
+  }));
+}
+
+TEST_F(VolumeManagerTest, RestartKeepsWhatIsRightAndCleansTheRest) {
+  // On disk before start: a pod that still exists (its tmpfs still mounted) and one that is gone.
+  const std::string keep = Dir("web", plugins::kEmptyDir, "shm");
+  const std::string gone = Dir("old", plugins::kEmptyDir, "shm");
+  fs::create_directories(keep);
+  fs::create_directories(gone);
+  std::ofstream(keep + "/state") << "kept";
+  for (const auto& path : {keep, gone}) {
+    os::MountPoint m;
+    m.path = path;
+    m.type = "tmpfs";
+    host_.fake_mounter().AddMountForTest(m);
+  }
+  PutPod(PodWith("web", {EmptyDir("shm", "Memory")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return !fs::exists(host_.root() + "/pods/uid-old"); }));
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  for (const auto& c : host_.fake_mounter().calls()) {
+    EXPECT_NE(c.op, "mount") << "nothing is mounted again: " << c.target;
+  }
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(keep));
+  EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(gone));
+  EXPECT_EQ(Read(keep + "/state"), "kept");
+}
+
+TEST(OperationExecutor, OneOperationPerKeyAndBackoffAfterFailure) {
+  os::testing::FakeClock clock;
+  OperationExecutor ex(clock, {.threads = 2, .initial_backoff = 500ms, .max_backoff = 2s});
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+  ASSERT_TRUE(ex.Run(
+      "k",
+      [&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+        ++ran;
+        return InternalError("boom");
+      },
+      nullptr));
+  EXPECT_TRUE(ex.IsPending("k"));
+  EXPECT_FALSE(ex.Run(
+      "k", [] { return OkStatus(); }, nullptr))
+      << "one in flight per key";
+  EXPECT_TRUE(ex.Run(
+      "other", [] { return OkStatus(); }, nullptr));
+  release = true;
+  ASSERT_TRUE(Eventually([&] { return !ex.IsPending("k"); }));
+  EXPECT_FALSE(ex.Run(
+      "k", [] { return OkStatus(); }, nullptr))
+      << "in backoff";
+  ASSERT_TRUE(ex.NextRetry().has_value());
+  EXPECT_EQ(*ex.NextRetry() - clock.Monotonic(), 500ms);
+  clock.Advance(500ms);
+  std::atomic<bool> done{false};
+  EXPECT_TRUE(ex.Run(
+      "k", [] { return OkStatus(); }, [&](Status s) { done = s.ok(); }));
+  EXPECT_TRUE(Eventually([&] { return done.load(); }));
+  EXPECT_EQ(ran.load(), 1);
+}
+
+}  // namespace
+}  // namespace kvol::node::volumemanager
