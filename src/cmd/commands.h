@@ -18,12 +18,31 @@ struct ProvisionerOptions {
   std::string shared_nfs;       // SERVER:PATH when shared_dir is that export
 };
 
+// The node agent's flags, shared by `kvol server` (the agent for this machine) and `kvol agent`.
+struct NodeAgentOptions {
+  std::string node_name;    // default: the hostname
+  std::string root_dir;     // default: <data-dir>/agent
+  std::string node_labels;  // "k=v,k2=v2", added to the node's well-known labels
+};
+
 struct ServerOptions {
   std::string data_dir = "./data";
   std::string listen = "127.0.0.1:6443";
   std::string store = "sqlite";  // or etcd://host:port[,host:port...]
   ProvisionerOptions provisioners;
   bool controllers = true;  // run the controllers and the scheduler in this process
+  bool agent = true;        // run the node agent for this machine in this process
+  NodeAgentOptions node;
+};
+
+struct AgentCommandOptions {
+  std::string kubeconfig;              // or:
+  std::string server;                  // https://HOST:PORT
+  std::string token;
+  std::string certificate_authority;   // CA file for the server's certificate
+  bool insecure_skip_tls_verify = false;
+  std::string data_dir = "/var/lib/kvol";  // root dir default: <data-dir>/agent
+  NodeAgentOptions node;
 };
 
 struct ControllerManagerOptions {
@@ -39,6 +58,10 @@ int RunServer(const ServerOptions& opts);
 // The controllers and the scheduler as their own process, on a remote API server (HTTPS from a
 // kubeconfig); runs until SIGINT/SIGTERM and returns the process exit code.
 int RunControllerManager(const ControllerManagerOptions& opts);
+
+// The node agent for this machine against a remote API server; runs until SIGINT/SIGTERM and
+// returns the process exit code.
+int RunAgent(const AgentCommandOptions& opts);
 
 // Prints one line per object ("Kind/name: valid" or one line per problem) and per unreadable
 // document; returns the process exit code: 0 when everything is valid.

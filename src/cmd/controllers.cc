@@ -3,7 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <map>
+
 #include "base/log.h"
+#include "volume/plugins/plugins.h"
 
 namespace kvol::cmd {
 namespace {
@@ -16,7 +20,45 @@ sigset_t StopSignals() {
   return s;
 }
 
+// "k=v,k2=v2" -> labels.
+StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text) {
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string pair = text.substr(start, end - start);
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError("--node-labels: \"" + pair + "\" is not KEY=VALUE");
+    }
+    out[pair.substr(0, eq)] = pair.substr(eq + 1);
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
+
+StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
+                                      const std::string& default_dir) {
+  node::AgentOptions ao;
+  ao.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
+  ao.root_dir = opts.root_dir.empty() ? default_dir + "/agent" : opts.root_dir;
+  KVOL_ASSIGN_OR_RETURN(ao.node_labels, ParseLabels(opts.node_labels));
+  std::error_code ec;
+  std::filesystem::create_directories(ao.root_dir, ec);
+  if (ec) return InternalError("mkdir " + ao.root_dir + ": " + ec.message());
+  ao.root_dir = std::filesystem::canonical(ao.root_dir).string();
+  RunningAgent r;
+  r.mounter = os::NewRealMounter();
+  r.agent = std::make_unique<node::Agent>(client, ao, *r.mounter);
+  for (auto& p : volume::plugins::InTreePlugins(r.agent->host())) {
+    KVOL_RETURN_IF_ERROR(r.agent->plugins().Register(std::move(p)));
+  }
+  KVOL_RETURN_IF_ERROR(r.agent->Start());
+  return r;
+}
 
 std::string Hostname() {
   char name[256] = {0};
@@ -24,7 +66,8 @@ std::string Hostname() {
   return "kvol";
 }
 
-StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts, const std::string& default_dir) {
+StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
+                                        const std::string& default_dir) {
   Provisioners p;
   p.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
   p.local_path = std::make_unique<volume::LocalPathProvisioner>(volume::LocalPathOptions{
@@ -34,7 +77,8 @@ StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts, const st
   if (!opts.shared_nfs.empty()) {
     size_t colon = opts.shared_nfs.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == opts.shared_nfs.size()) {
-      return InvalidArgumentError("--shared-nfs must be SERVER:PATH, got \"" + opts.shared_nfs + "\"");
+      return InvalidArgumentError("--shared-nfs must be SERVER:PATH, got \"" + opts.shared_nfs +
+                                  "\"");
     }
     so.nfs_server = opts.shared_nfs.substr(0, colon);
     so.nfs_path = opts.shared_nfs.substr(colon + 1);

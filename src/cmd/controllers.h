@@ -8,6 +8,8 @@
 #include "base/status.h"
 #include "client/client.h"
 #include "cmd/commands.h"
+#include "node/agent.h"
+#include "os/mounter.h"
 #include "volume/local_path.h"
 #include "volume/subdir.h"
 
@@ -22,7 +24,19 @@ struct Provisioners {
 
 // From the flags; directories default to `default_dir`/storage and `default_dir`/shared, the
 // node name to the hostname.
-StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts, const std::string& default_dir);
+StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
+                                        const std::string& default_dir);
+
+// A running node agent with the in-tree volume plugins and the mounter it uses.
+struct RunningAgent {
+  std::unique_ptr<os::Mounter> mounter;
+  std::unique_ptr<node::Agent> agent;
+};
+
+// Starts the node agent on `client`: node name from the flags (default the hostname), root
+// directory from the flags (default `default_dir`/agent).
+StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
+                                      const std::string& default_dir);
 
 // The machine's hostname, or "kvol".
 std::string Hostname();

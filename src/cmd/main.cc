@@ -1,7 +1,6 @@
 // The kvol binary: one executable whose subcommands run each part of the system.
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cmd/commands.h"
 
@@ -45,8 +44,8 @@ int main(int argc, char** argv) {
   kvol::cmd::ServerOptions server;
   CLI::App* s = app.add_subcommand(
       "server",
-      "Run the API server (and, as they arrive, the controllers, scheduler and node agent) on "
-      "this machine. Writes DATA_DIR/kubeconfig for kubectl.");
+      "Run the API server, the controllers, the scheduler and the node agent for this machine, "
+      "on an embedded store. Writes DATA_DIR/kubeconfig for kubectl.");
   s->add_option("--data-dir", server.data_dir, "State, certificates and kubeconfig live here.")
       ->capture_default_str();
   s->add_option("--listen", server.listen, "HTTPS address and port for the API.")
@@ -58,6 +57,15 @@ int main(int argc, char** argv) {
   s->add_flag("!--no-controllers", server.controllers,
               "Do not run the controllers and the scheduler here (a `kvol controller-manager` "
               "runs them).");
+
+  s->add_flag("!--no-agent", server.agent,
+              "Do not run the node agent for this machine here (no Node is registered and no "
+              "volumes are mounted by this process).");
+  s->add_option("--root-dir", server.node.root_dir,
+                "The node agent's directory: pods' volumes are mounted under ROOT_DIR/pods "
+                "(default: DATA_DIR/agent).");
+  s->add_option("--node-labels", server.node.node_labels,
+                "Labels for this machine's Node, KEY=VALUE[,KEY=VALUE...].");
 
   kvol::cmd::ControllerManagerOptions cm;
   CLI::App* c = app.add_subcommand(
@@ -72,11 +80,35 @@ int main(int argc, char** argv) {
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
   AddProvisionerOptions(c, cm.provisioners);
 
+  kvol::cmd::AgentCommandOptions agent;
+  CLI::App* a = app.add_subcommand(
+      "agent",
+      "Run the node agent on this machine against an API server reached over HTTPS: register "
+      "the Node, keep it Ready, and set up the volumes of the pods bound to it.");
+  a->add_option("--kubeconfig", agent.kubeconfig, "The API server's address and credentials.");
+  a->add_option("--server", agent.server,
+                "The API server, https://HOST:PORT (without --kubeconfig).");
+  a->add_option("--token", agent.token, "Bearer token for --server.");
+  a->add_option("--certificate-authority", agent.certificate_authority,
+                "CA certificate file that signed the server's certificate (DATA_DIR/pki/ca.crt "
+                "of `kvol server`).");
+  a->add_flag("--insecure-skip-tls-verify", agent.insecure_skip_tls_verify,
+              "Do not check the server's certificate.");
+  a->add_option("--data-dir", agent.data_dir, "Default home of the agent's directory.")
+      ->capture_default_str();
+  a->add_option("--node-name", agent.node.node_name,
+                "This machine's node name (default: the hostname).");
+  a->add_option("--root-dir", agent.node.root_dir,
+                "Pods' volumes go under ROOT_DIR/pods (default: DATA_DIR/agent).");
+  a->add_option("--node-labels", agent.node.node_labels,
+                "Labels for the Node, KEY=VALUE[,KEY=VALUE...].");
+
   CLI11_PARSE(app, argc, argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
   if (s->parsed()) return kvol::cmd::RunServer(server);
   if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
+  if (a->parsed()) return kvol::cmd::RunAgent(agent);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -1,6 +1,6 @@
 // `kvol server`: the API server on an embedded SQLite store (or etcd), reachable by kubectl over
-// HTTPS with the kubeconfig it writes. Later components (controllers, scheduler, node agent) join
-// the same process.
+// HTTPS with the kubeconfig it writes, with the controllers, the scheduler and the node agent for
+// this machine in the same process.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -10,11 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "api/well_known.h"
 #include "apiserver/api.h"
 #include "apiserver/http_server.h"
 #include "apiserver/rest.h"
-#include "api/well_known.h"
 #include "apiserver/tls.h"
 #include "base/log.h"
 #include "client/local/local_client.h"
@@ -145,7 +146,8 @@ int RunServer(const ServerOptions& opts) {
 
   apiserver::Api api(*store, os::RealClock());
   if (Status s = api.Start(); !s.ok()) return Fail(s.Annotate("starting the API"));
-  log::Info("api: watch caches filled, namespaces default, kube-system, kube-public, kube-node-lease");
+  log::Info(
+      "api: watch caches filled, namespaces default, kube-system, kube-public, kube-node-lease");
 
   const auto& [host, port] = *listen;
   std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
@@ -165,15 +167,14 @@ int RunServer(const ServerOptions& opts) {
   ho.port = port;
   ho.cert_pem = tls->server_cert_pem;
   ho.key_pem = tls->server_key_pem;
-  apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
-    rest.Handle(req, w);
-  });
+  apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req,
+                                     apiserver::ResponseWriter& w) { rest.Handle(req, w); });
   if (Status s = http.Start(); !s.ok()) return Fail(s);
   const std::string client_host = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host;
-  const std::string url = "https://" + (client_host.find(':') != std::string::npos
-                                            ? "[" + client_host + "]"
-                                            : client_host) +
-                          ":" + std::to_string(http.port());
+  const std::string url =
+      "https://" +
+      (client_host.find(':') != std::string::npos ? "[" + client_host + "]" : client_host) + ":" +
+      std::to_string(http.port());
   // RestOptions.server_address is informational; set after the port is known.
   if (Status s = apiserver::WriteKubeconfig(dir, url, tls->ca_cert_pem, *token); !s.ok()) {
     return Fail(s);
@@ -195,13 +196,27 @@ int RunServer(const ServerOptions& opts) {
     mo.identity = Hostname() + "_" + std::to_string(getpid());
     controllers = std::make_unique<controller::Manager>(local, mo);
     controllers->Start();
-    log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
+    log::Info("controllers: leader election on kube-system/kvol-controller-manager as " +
+              mo.identity);
   } else {
     log::Info("controllers: not run here (--no-controllers)");
+  }
+  std::optional<RunningAgent> agent;
+  if (opts.agent) {
+    NodeAgentOptions no = opts.node;
+    no.node_name = provisioners->node_name;
+    auto started = StartNodeAgent(local, no, dir);
+    if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
+    agent = *std::move(started);
+    log::Info("agent: node " + agent->agent->node_name() + " registered, pods' volumes under " +
+              (no.root_dir.empty() ? dir + "/agent" : no.root_dir));
+  } else {
+    log::Info("agent: not run here (--no-agent)");
   }
   log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
 
   WaitForSignal();
+  if (agent) agent->agent->Stop();
   if (controllers) controllers->Stop();
   rest.Shutdown();
   http.Stop();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "os/exec.h"
+#include "os/machine.h"
 #include "os/mounter.h"
 #include "os/testing/fake_mounter.h"
 
@@ -105,6 +106,15 @@ TEST(FakeMounter, KeepsATableAndFailsOnRequest) {
   EXPECT_TRUE(m.Unmount("/a").ok());
   EXPECT_EQ(m.Unmount("/a").code(), StatusCode::kNotFound);
   EXPECT_EQ(m.calls().size(), 4u);
+}
+
+TEST(Machine, ReadsThisMachine) {
+  MachineInfo m = ReadMachineInfo("/");
+  EXPECT_GE(m.cpus, 1);
+  EXPECT_GT(m.memory_bytes, 0);
+  EXPECT_GT(m.disk_bytes, 0);
+  EXPECT_FALSE(m.arch.empty());
+  EXPECT_FALSE(m.address.empty());
 }
 
 }  // namespace

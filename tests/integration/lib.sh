@@ -8,10 +8,18 @@ WORK=$(mktemp -d /tmp/kvol-it.XXXXXX)
 FAILURES=0
 PIDS=()
 
+# unmount_under DIR: unmounts everything mounted below DIR (node agents mount pods' volumes
+# there), deepest first.
+unmount_under() {
+  awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null; done
+}
+
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  unmount_under "$WORK"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -22,6 +30,7 @@ trap cleanup EXIT
   parent=$$
   while kill -0 "$parent" 2>/dev/null; do sleep 1; done
   [ -f "$WORK/pids" ] && xargs -r kill -9 <"$WORK/pids" 2>/dev/null
+  unmount_under "$WORK"
   rm -rf "$WORK"
 ) >/dev/null 2>&1 &
 disown
@@ -139,6 +148,29 @@ describe_until() {
     sleep 0.1
   done
   echo "$out"
+}
+
+# get_until TEXT ARGS...: `kubectl get ARGS` output (spaces squeezed) once it contains TEXT, or
+# the last one after 5 s.
+get_until() {
+  local text=$1 out i
+  shift
+  for i in $(seq 1 50); do
+    out=$(k get "$@")
+    grep -qF -- "$text" <<<"$out" && break
+    sleep 0.1
+  done
+  echo "$out"
+}
+
+# until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds; false after SECONDS.
+until_true() {
+  local deadline=$((SECONDS + $1))
+  shift
+  while ! "$@" >/dev/null 2>&1; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.05
+  done
 }
 
 # log_until TEXT: the server's log once it contains TEXT, or as it is after 10 s.

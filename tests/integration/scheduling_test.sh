@@ -10,7 +10,7 @@ TESTS=$(realpath "$2")
 source "$TESTS/integration/lib.sh"
 SEEDS=$TESTS/seeds
 
-kvol_start server
+kvol_start server --no-agent
 expect_contains "the scheduler starts" "pv-protection, default-scheduler running" "$(log_until "default-scheduler")"
 
 # pod_scheduled_message POD: the PodScheduled condition's message, once there is one (5 s).

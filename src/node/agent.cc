@@ -1,0 +1,158 @@
+// The node agent's wiring: host, caches, node status, volume manager.
+#include "node/agent.h"
+
+#include "api/api_error.h"
+#include "base/log.h"
+
+namespace kvol::node {
+
+// The Host the plugins run on: pod directories under the root, the real (or given) OS, and
+// ConfigMaps/Secrets from the caches (read from the API when the cache has not seen them yet).
+class Agent::AgentHost final : public volume::Host {
+ public:
+  AgentHost(Agent& agent, os::Mounter& mounter, os::Exec& exec, api::ResourceList allocatable)
+      : agent_(agent), mounter_(mounter), exec_(exec), allocatable_(std::move(allocatable)) {}
+
+  std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin,
+                           std::string_view volume) const override {
+    return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumes/" +
+           volume::EscapePluginName(plugin) + "/" + std::string(volume);
+  }
+  os::Mounter& mounter() override { return mounter_; }
+  os::Exec& exec() override { return exec_; }
+  const os::Clock& clock() const override { return agent_.clock_; }
+  std::string NodeName() const override { return agent_.options_.node_name; }
+  api::ResourceList NodeAllocatable() const override { return allocatable_; }
+
+  StatusOr<api::ConfigMap> GetConfigMap(std::string_view ns, std::string_view name) override {
+    return Fetch(agent_.config_maps_.get(), ns, name, "configmap");
+  }
+  StatusOr<api::Secret> GetSecret(std::string_view ns, std::string_view name) override {
+    return Fetch(agent_.secrets_.get(), ns, name, "secret");
+  }
+
+ private:
+  template <class T>
+  StatusOr<T> Fetch(client::Informer<T>* cache, std::string_view ns, std::string_view name,
+                    std::string_view what) {
+    if (cache) {
+      if (auto cached = cache->Get(ns, name)) return *cached;
+    }
+    auto got = agent_.client_.resource<T>().Get(ns, name);
+    if (got.ok()) return *std::move(got);
+    if (api::IsNotFound(got.error())) {
+      return NotFoundError(std::string(what) + " \"" + std::string(name) + "\" not found");
+    }
+    return UnavailableError(got.error().message);
+  }
+
+  Agent& agent_;
+  os::Mounter& mounter_;
+  os::Exec& exec_;
+  const api::ResourceList allocatable_;
+};
+
+namespace {
+
+api::ResourceList Allocatable(const os::MachineInfo& m) {
+  return {{"cpu", api::Quantity::FromUnits(m.cpus)},
+          {"memory", api::Quantity::FromUnits(m.memory_bytes)},
+          {"ephemeral-storage", api::Quantity::FromUnits(m.disk_bytes)}};
+}
+
+}  // namespace
+
+Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter, os::Exec& exec,
+             os::Clock& clock)
+    : client_(client),
+      options_(std::move(options)),
+      clock_(clock),
+      machine_(os::ReadMachineInfo(options_.root_dir)),
+      host_(std::make_unique<AgentHost>(*this, mounter, exec, Allocatable(machine_))),
+      plugins_(*host_) {}
+
+Agent::~Agent() { Stop(); }
+
+volume::Host& Agent::host() { return *host_; }
+
+Status Agent::Start(std::chrono::milliseconds sync_timeout) {
+  client::EventRecorderOptions ro;
+  ro.component = "kubelet";
+  ro.host = options_.node_name;
+  recorder_ = std::make_unique<client::EventRecorder>(client_.resource<api::Event>(), ro, clock_);
+
+  NodeStatusOptions so;
+  so.node_name = options_.node_name;
+  so.labels = options_.node_labels;
+  so.machine = machine_;
+  status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
+  if (Status s = status_->Start(); !s.ok()) return s;
+
+  client::InformerOptions pod_opts;
+  pod_opts.field_selector = "spec.nodeName=" + options_.node_name;
+  pods_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), pod_opts);
+  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
+      client_.resource<api::PersistentVolumeClaim>());
+  volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
+      client_.resource<api::PersistentVolume>());
+  config_maps_ =
+      std::make_unique<client::Informer<api::ConfigMap>>(client_.resource<api::ConfigMap>());
+  secrets_ = std::make_unique<client::Informer<api::Secret>>(client_.resource<api::Secret>());
+
+  volumemanager::Sources sources;
+  sources.pods = [this] { return pods_->List(); };
+  sources.lookups.claim = [this](const std::string& ns, const std::string& name) {
+    return claims_->Get(ns, name);
+  };
+  sources.lookups.volume = [this](const std::string& name) { return volumes_->Get("", name); };
+  sources.lookups.config_map_version = [this](const std::string& ns, const std::string& name) {
+    auto cm = config_maps_->Get(ns, name);
+    return cm ? cm->metadata.resource_version : std::string();
+  };
+  sources.lookups.secret_version = [this](const std::string& ns, const std::string& name) {
+    auto s = secrets_->Get(ns, name);
+    return s ? s->metadata.resource_version : std::string();
+  };
+  volumemanager::Options vo;
+  vo.root_dir = options_.root_dir;
+  vo.host_ip = machine_.address;
+  vo.resync = options_.resync;
+  volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
+      client_, plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
+
+  // Every change to what a pod's volumes are made of wakes the reconciler.
+  auto kick = [this](const auto&...) { volume_manager_->Kick(); };
+  pods_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  claims_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  volumes_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  config_maps_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  secrets_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  pods_->Start();
+  claims_->Start();
+  volumes_->Start();
+  config_maps_->Start();
+  secrets_->Start();
+  const bool synced = pods_->WaitForSync(sync_timeout) && claims_->WaitForSync(sync_timeout) &&
+                      volumes_->WaitForSync(sync_timeout) &&
+                      config_maps_->WaitForSync(sync_timeout) &&
+                      secrets_->WaitForSync(sync_timeout);
+  if (!synced) return UnavailableError("node agent: caches did not sync");
+  if (Status s = volume_manager_->Start(); !s.ok()) return s;
+  started_ = true;
+  return OkStatus();
+}
+
+void Agent::Stop() {
+  // Volume manager first (it reads the caches), then the caches, then status and events.
+  if (volume_manager_) volume_manager_->Stop();
+  if (pods_) pods_->Stop();
+  if (claims_) claims_->Stop();
+  if (volumes_) volumes_->Stop();
+  if (config_maps_) config_maps_->Stop();
+  if (secrets_) secrets_->Stop();
+  if (status_) status_->Stop();
+  if (recorder_) recorder_->Flush(std::chrono::seconds(5));
+  started_ = false;
+}
+
+}  // namespace kvol::node

@@ -1,0 +1,75 @@
+// The node agent: registers this machine's Node and keeps it Ready, watches the pods bound to
+// it and the objects their volumes name, and runs the volume manager over the plugins the
+// caller registers. Runs inside `kvol server` (in-process client) or as `kvol agent` (HTTPS).
+//
+//   node::Agent agent(client, {.node_name = "n1", .root_dir = "/var/lib/kvol/agent"}, mounter);
+//   for (auto& p : volume::plugins::InTreePlugins(agent.host()))
+//   agent.plugins().Register(std::move(p)); agent.Start();
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "client/informer.h"
+#include "node/node_status.h"
+#include "node/volumemanager/volume_manager.h"
+#include "os/clock.h"
+#include "os/exec.h"
+#include "os/machine.h"
+#include "os/mounter.h"
+#include "volume/plugin.h"
+
+namespace kvol::node {
+
+struct AgentOptions {
+  std::string node_name;
+  std::string root_dir;  // pods/<uid>/volumes/..., plugins/
+  std::map<std::string, std::string> node_labels;
+  std::chrono::milliseconds resync{60'000};
+};
+
+class Agent {
+ public:
+  Agent(client::Client& client, AgentOptions options, os::Mounter& mounter,
+        os::Exec& exec = os::RealExec(), os::Clock& clock = os::RealClock());
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // What plugins are made with, and where they are registered before Start.
+  volume::Host& host();
+  volume::PluginManager& plugins() { return plugins_; }
+
+  // Registers the node, fills the caches (Unavailable if they do not sync in time), and
+  // starts the volume manager.
+  Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(60));
+  void Stop();
+
+  const std::string& node_name() const { return options_.node_name; }
+  volumemanager::VolumeManager& volume_manager() { return *volume_manager_; }
+
+ private:
+  class AgentHost;
+
+  client::Client& client_;
+  const AgentOptions options_;
+  os::Clock& clock_;
+  const os::MachineInfo machine_;
+  std::unique_ptr<AgentHost> host_;
+  volume::PluginManager plugins_;
+  std::unique_ptr<client::EventRecorder> recorder_;
+  std::unique_ptr<client::Informer<api::Pod>> pods_;
+  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
+  std::unique_ptr<client::Informer<api::PersistentVolume>> volumes_;
+  std::unique_ptr<client::Informer<api::ConfigMap>> config_maps_;
+  std::unique_ptr<client::Informer<api::Secret>> secrets_;
+  std::unique_ptr<NodeStatusManager> status_;
+  std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
+  bool started_ = false;
+};
+
+}  // namespace kvol::node

@@ -1,0 +1,190 @@
+// Node registration, status heartbeat and Lease.
+#include "node/node_status.h"
+
+#include "api/api_error.h"
+#include "base/log.h"
+
+namespace kvol::node {
+namespace {
+
+Status FromApi(const api::ApiError& e) {
+  if (api::IsConflict(e)) return AbortedError(e.message);
+  if (api::IsNotFound(e)) return NotFoundError(e.message);
+  return UnavailableError(e.message);
+}
+
+}  // namespace
+
+NodeStatusManager::NodeStatusManager(client::Client& client, const os::Clock& clock,
+                                     NodeStatusOptions options)
+    : client_(client), clock_(clock), options_(std::move(options)) {}
+
+NodeStatusManager::~NodeStatusManager() { Stop(); }
+
+api::Node NodeStatusManager::Describe() const {
+  api::Node n;
+  n.metadata.name = options_.node_name;
+  n.metadata.labels = options_.labels;
+  n.metadata.labels["kubernetes.io/hostname"] = options_.node_name;
+  n.metadata.labels["kubernetes.io/os"] = options_.machine.os;
+  n.metadata.labels["kubernetes.io/arch"] = options_.machine.arch;
+  n.metadata.labels["beta.kubernetes.io/os"] = options_.machine.os;
+  n.metadata.labels["beta.kubernetes.io/arch"] = options_.machine.arch;
+  auto& st = n.status;
+  const auto& m = options_.machine;
+  st.capacity["cpu"] = api::Quantity::FromUnits(m.cpus);
+  st.capacity["memory"] = api::Quantity::MustParse(std::to_string(m.memory_bytes / 1024) + "Ki");
+  st.capacity["ephemeral-storage"] =
+      api::Quantity::MustParse(std::to_string(m.disk_bytes / 1024) + "Ki");
+  st.capacity["pods"] = api::Quantity::FromUnits(110);
+  st.allocatable = st.capacity;
+  st.addresses = {{"InternalIP", m.address}, {"Hostname", options_.node_name}};
+  std::lock_guard lock(mu_);
+  st.volumes_in_use = volumes_in_use_;
+  return n;
+}
+
+Status NodeStatusManager::Start() {
+  Status s = SyncOnce();
+  if (!s.ok()) return s.Annotate("registering node " + options_.node_name);
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+void NodeStatusManager::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void NodeStatusManager::SetVolumesInUse(std::vector<std::string> names) {
+  std::lock_guard lock(mu_);
+  if (names == volumes_in_use_) return;
+  volumes_in_use_ = std::move(names);
+  volumes_changed_ = true;
+  cv_.notify_all();
+}
+
+void NodeStatusManager::Loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    clock_.WaitFor(cv_, lock, options_.renew_interval);
+    if (stopping_) break;
+    lock.unlock();
+    if (Status s = SyncOnce(); !s.ok())
+      log::Warn("node " + options_.node_name + ": " + s.message());
+    lock.lock();
+  }
+}
+
+Status NodeStatusManager::SyncOnce() {
+  if (!registered_) {
+    KVOL_RETURN_IF_ERROR(Register());
+    registered_ = true;
+  }
+  bool changed;
+  {
+    std::lock_guard lock(mu_);
+    changed = volumes_changed_;
+    volumes_changed_ = false;
+  }
+  if (changed || clock_.Monotonic() >= next_status_) {
+    Status s = WriteStatus();
+    if (!s.ok()) {
+      std::lock_guard lock(mu_);
+      volumes_changed_ = volumes_changed_ || changed;
+      return s;
+    }
+    next_status_ = clock_.Monotonic() + options_.status_interval;
+  }
+  return RenewLease();
+}
+
+Status NodeStatusManager::Register() {
+  auto& nodes = client_.resource<api::Node>();
+  const api::Node want = Describe();
+  auto created = nodes.Create(want);
+  if (created.ok()) {
+    log::Info("node " + options_.node_name + " registered");
+    return OkStatus();
+  }
+  if (!api::IsAlreadyExists(created.error())) return FromApi(created.error());
+  // The node exists (made by hand, or by an earlier run): add the labels it should carry.
+  auto updated = client::Mutate<api::Node>(nodes, "", options_.node_name, [&](api::Node& n) {
+    bool changed = false;
+    for (const auto& [k, v] : want.metadata.labels) {
+      auto it = n.metadata.labels.find(k);
+      if (it == n.metadata.labels.end() || it->second != v) {
+        n.metadata.labels[k] = v;
+        changed = true;
+      }
+    }
+    return changed;
+  });
+  if (!updated.ok()) return FromApi(updated.error());
+  return OkStatus();
+}
+
+Status NodeStatusManager::WriteStatus() {
+  const api::Node want = Describe();
+  const api::Time now =
+      api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  auto written = client::Mutate<api::Node>(
+      client_.resource<api::Node>(), "", options_.node_name,
+      [&](api::Node& n) {
+        auto& st = n.status;
+        st.capacity = want.status.capacity;
+        st.allocatable = want.status.allocatable;
+        st.addresses = want.status.addresses;
+        st.volumes_in_use = want.status.volumes_in_use;
+        api::NodeCondition ready;
+        ready.type = "Ready";
+        ready.status = "True";
+        ready.reason = "KubeletReady";
+        ready.message = "kvol agent is posting ready status";
+        ready.last_heartbeat_time = now;
+        ready.last_transition_time = now;
+        bool found = false;
+        for (auto& c : st.conditions) {
+          if (c.type != "Ready") continue;
+          found = true;
+          if (c.status == ready.status) ready.last_transition_time = c.last_transition_time;
+          c = ready;
+        }
+        if (!found) st.conditions.push_back(ready);
+        return true;
+      },
+      /*status=*/true);
+  if (!written.ok()) return FromApi(written.error());
+  return OkStatus();
+}
+
+Status NodeStatusManager::RenewLease() {
+  auto& leases = client_.resource<api::Lease>();
+  const api::MicroTime now = api::Time::FromTimePoint(clock_.Now());
+  auto current = leases.Get("kube-node-lease", options_.node_name);
+  if (!current.ok()) {
+    if (!api::IsNotFound(current.error())) return FromApi(current.error());
+    api::Lease lease;
+    lease.metadata.namespace_ = "kube-node-lease";
+    lease.metadata.name = options_.node_name;
+    lease.spec.holder_identity = options_.node_name;
+    lease.spec.lease_duration_seconds = options_.lease_duration_seconds;
+    lease.spec.renew_time = now;
+    auto created = leases.Create(lease);
+    if (!created.ok() && !api::IsAlreadyExists(created.error())) return FromApi(created.error());
+    return OkStatus();
+  }
+  api::Lease next = *current;
+  next.spec.holder_identity = options_.node_name;
+  next.spec.lease_duration_seconds = options_.lease_duration_seconds;
+  next.spec.renew_time = now;
+  auto updated = leases.Update(next);
+  if (!updated.ok()) return FromApi(updated.error());
+  return OkStatus();
+}
+
+}  // namespace kvol::node

@@ -1,0 +1,68 @@
+// Reading the machine.
+#include "os/machine.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace kvol::os {
+namespace {
+
+std::string GoArch(const std::string& machine) {
+  if (machine == "x86_64") return "amd64";
+  if (machine == "aarch64") return "arm64";
+  if (machine == "i386" || machine == "i686") return "386";
+  if (machine.rfind("arm", 0) == 0) return "arm";
+  return machine;
+}
+
+}  // namespace
+
+MachineInfo ReadMachineInfo(const std::string& disk_dir) {
+  MachineInfo m;
+  if (long n = sysconf(_SC_NPROCESSORS_ONLN); n > 0) m.cpus = n;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemTotal:") {
+      m.memory_bytes = kib * 1024;
+      break;
+    }
+  }
+  struct statvfs vfs;
+  if (statvfs(disk_dir.c_str(), &vfs) == 0) {
+    m.disk_bytes = static_cast<int64_t>(vfs.f_blocks) * static_cast<int64_t>(vfs.f_frsize);
+  }
+  struct utsname u;
+  if (uname(&u) == 0) {
+    m.arch = GoArch(u.machine);
+    m.kernel = u.release;
+  }
+  m.address = "127.0.0.1";
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+      if ((i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP)) continue;
+      char buf[INET_ADDRSTRLEN];
+      auto* sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+      if (inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf)) {
+        m.address = buf;
+        break;
+      }
+    }
+    freeifaddrs(ifs);
+  }
+  return m;
+}
+
+}  // namespace kvol::os
