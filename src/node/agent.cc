@@ -18,6 +18,9 @@ class Agent::AgentHost final : public volume::Host {
     return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumes/" +
            volume::EscapePluginName(plugin) + "/" + std::string(volume);
   }
+  std::string PluginDir(std::string_view plugin) const override {
+    return agent_.options_.root_dir + "/plugins/" + std::string(plugin);
+  }
   os::Mounter& mounter() override { return mounter_; }
   os::Exec& exec() override { return exec_; }
   const os::Clock& clock() const override { return agent_.clock_; }
@@ -117,6 +120,9 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   vo.root_dir = options_.root_dir;
   vo.host_ip = machine_.address;
   vo.resync = options_.resync;
+  vo.on_volumes_in_use = [this](std::vector<std::string> names) {
+    status_->SetVolumesInUse(std::move(names));
+  };
   volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
       client_, plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
 

@@ -37,6 +37,9 @@ class Host {
   // <root>/pods/<uid>/volumes/<escaped plugin name>/<volume name>.
   virtual std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin_name,
                                    std::string_view volume_name) const = 0;
+  // <root>/plugins/<plugin name>: where a plugin keeps node-wide state, such as the global
+  // mounts of devices (".../kubernetes.io/local-volume/mounts/<volume>").
+  virtual std::string PluginDir(std::string_view plugin_name) const = 0;
   virtual os::Mounter& mounter() = 0;
   virtual os::Exec& exec() = 0;
   virtual const os::Clock& clock() const = 0;
@@ -76,6 +79,8 @@ class Unmounter {
   virtual Status TearDown() = 0;
 };
 
+class DeviceMountableVolumePlugin;
+
 class VolumePlugin {
  public:
   virtual ~VolumePlugin() = default;
@@ -90,6 +95,28 @@ class VolumePlugin {
   virtual StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) = 0;
   virtual StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
                                                             std::string_view pod_uid) = 0;
+  // Capabilities beyond set-up and tear-down; nullptr when the plugin lacks them.
+  virtual DeviceMountableVolumePlugin* AsDeviceMountable() { return nullptr; }
+};
+
+// Plugins whose volumes may be a device mounted once per node at a global path (formatted
+// first when it has no filesystem), and bind-mounted from there into each pod that uses it.
+// The volume manager mounts the device before any pod's SetUp and unmounts it after the last
+// pod's TearDown.
+class DeviceMountableVolumePlugin {
+ public:
+  virtual ~DeviceMountableVolumePlugin() = default;
+  // Whether this volume needs a device mount (a local volume does when its path is a block
+  // device and its volumeMode is Filesystem).
+  virtual bool NeedsDeviceMount(const Spec& spec) = 0;
+  // The global mount point: PluginDir(name)/mounts/<volume name>.
+  virtual std::string GetDeviceMountPath(const Spec& spec) = 0;
+  // Formats the device if it carries no filesystem (spec's fsType, ext4 by default; a device
+  // with another filesystem or a partition table is never formatted) and mounts it at
+  // GetDeviceMountPath. Idempotent.
+  virtual Status MountDevice(const Spec& spec) = 0;
+  // Unmounts a global mount point and removes it; nothing there is success.
+  virtual Status UnmountDevice(const std::string& device_mount_path) = 0;
 };
 
 // "kubernetes.io/empty-dir" -> "kubernetes.io~empty-dir".

@@ -4,8 +4,9 @@
 # and hostPath pods get their volumes on disk exactly as kubelet lays them out; secrets and
 # memory-backed emptyDirs are real tmpfs mounts; a local PV is a real bind mount; changes to a
 # ConfigMap or a pod's labels reach the files within 2 s; failures are FailedMount events in
-# kubelet's words; deleting a pod unmounts and removes everything; a server killed with -9
-# comes back without remounting what is right and cleans up what no pod needs.
+# kubelet's words; deleting a pod unmounts and removes everything; `kvol agent` serves a second
+# node over HTTPS; a server killed with -9 comes back without remounting what is right and
+# cleans up what no pod needs.
 # Usage: agent_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -171,6 +172,67 @@ expect_eq "local volume content through the bind mount" "hello from the local di
 expect_contains "local volume is mounted read-only" "ro" "$(awk -v p="$LP" '$5 == p { print $6 }' /proc/self/mountinfo)"
 touch "$LP/new" 2>/dev/null && fail "a read-only claim refuses writes"
 
+# ---- a local PV on a block device: formatted, mounted once for the node, bound into the pod --
+truncate -s 64M "$WORK/disk.img"
+loop_attach "$WORK/disk.img"
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: blk-pv
+spec:
+  capacity:
+    storage: 64Mi
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual-blk
+  local:
+    path: $LOOP
+    fsType: ext4
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - key: kubernetes.io/hostname
+          operator: In
+          values: [$NODE]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: blk-claim
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual-blk
+  resources:
+    requests:
+      storage: 64Mi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: blk-pod
+spec:
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - name: data
+    persistentVolumeClaim:
+      claimName: blk-claim
+YAML
+until_true 20 volumes_ready blk-pod || { fail "blk-pod volumes ready"; k describe pod blk-pod; }
+GLOBAL=$ROOT/plugins/kubernetes.io/local-volume/mounts/blk-pv
+expect_eq "the blank device was formatted ext4" "ext4" "$(blkid -s TYPE -o value "$LOOP")"
+expect_contains "the device is mounted once for the node" "ext4 $LOOP" "$(awk -v p="$GLOBAL" '$5 == p { for (i = 7; $i != "-"; i++); print $(i+1), $(i+2) }' /proc/self/mountinfo)"
+BLK=$(voldir blk-pod kubernetes.io~local-volume blk-pv)
+echo "on the disk" >"$BLK/file" || fail "the pod's volume is writable"
+expect_eq "the pod's volume is the device's filesystem" "on the disk" "$(cat "$GLOBAL/file" 2>&1)"
+until_true 15 sh -c "kubectl get node $NODE -o jsonpath='{.status.volumesInUse}' | grep -q kubernetes.io/local-volume/blk-pv" ||
+  fail "volumesInUse names the device-mounted volume: $(kubectl get node "$NODE" -o jsonpath='{.status.volumesInUse}')"
+kubectl delete pod blk-pod --wait=false >/dev/null
+until_true 10 test ! -e "$GLOBAL" || fail "the device is unmounted when no pod uses it"
+expect_eq "nothing of the device stays mounted" "" "$(awk -v d="$LOOP" '$0 ~ " "d" " { print $5 }' /proc/self/mountinfo)"
+
 # ---- a claim that is not bound: the pod waits with kubelet's event -------------------------
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: v1
@@ -255,6 +317,45 @@ TMPFS_UID=$(uid tmpfs-pod)
 kubectl delete pod tmpfs-pod --wait=false >/dev/null
 until_true 5 test ! -e "$ROOT/pods/$TMPFS_UID" || fail "tmpfs-pod's directory removed"
 [ -n "$(mount_of "$SHM")$(mount_of "$SEC")" ] && fail "tmpfs-pod's mounts are gone"
+
+# ---- kvol agent on another machine: a second node over HTTPS ----------------------------------
+REMOTE=$WORK/remote
+"$KVOL_BIN" agent --server "$KVOL_URL" --token "$(kvol_token)" \
+  --certificate-authority "$KVOL_DIR/pki/ca.crt" --node-name remote-node --root-dir "$REMOTE" \
+  >"$WORK/agent.log" 2>&1 &
+AGENT_PID=$!
+track "$AGENT_PID"
+until_true 10 grep -q "kvol agent is ready" "$WORK/agent.log" || { fail "kvol agent starts"; cat "$WORK/agent.log"; }
+expect_eq "remote node is Ready" "True" "$(kubectl get node remote-node -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')"
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata:
+  name: remote-pod
+spec:
+  nodeName: remote-node
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - name: shm
+    emptyDir:
+      medium: Memory
+  - name: config
+    configMap:
+      name: log-config
+YAML
+until_true 10 volumes_ready remote-pod || fail "remote-pod volumes ready through kvol agent"
+REMOTE_UID=$(uid remote-pod)
+expect_contains "remote agent mounts a tmpfs" "tmpfs" "$(mount_of "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~empty-dir/shm")"
+expect_eq "remote agent writes the ConfigMap" "DEBUG" "$(cat "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~configmap/config/log_level" 2>&1)"
+kubectl delete pod remote-pod --wait=false >/dev/null
+until_true 5 test ! -e "$REMOTE/pods/$REMOTE_UID" || fail "remote agent tears down"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null
+expect_contains "kvol agent stops on SIGTERM" "stopped" "$(cat "$WORK/agent.log")"
+# Nothing marks a stopped agent's node NotReady yet; take it out of scheduling as an admin would.
+kubectl delete node remote-node >/dev/null
 
 # ---- kill -9 and restart: nothing right is remounted, what no pod needs is cleaned up --------
 cat <<'YAML' | kubectl create -f - >/dev/null

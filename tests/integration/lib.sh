@@ -7,6 +7,7 @@ KVOL_BIN=${KVOL_BIN:?set KVOL_BIN to the kvol binary}
 WORK=$(mktemp -d /tmp/kvol-it.XXXXXX)
 FAILURES=0
 PIDS=()
+LOOPS=()
 
 # unmount_under DIR: unmounts everything mounted below DIR (node agents mount pods' volumes
 # there), deepest first.
@@ -20,6 +21,7 @@ cleanup() {
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   unmount_under "$WORK"
+  for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -31,6 +33,7 @@ trap cleanup EXIT
   while kill -0 "$parent" 2>/dev/null; do sleep 1; done
   [ -f "$WORK/pids" ] && xargs -r kill -9 <"$WORK/pids" 2>/dev/null
   unmount_under "$WORK"
+  [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   rm -rf "$WORK"
 ) >/dev/null 2>&1 &
 disown
@@ -39,6 +42,13 @@ disown
 track() {
   PIDS+=("$1")
   echo "$1" >>"$WORK/pids"
+}
+
+# loop_attach FILE: a loop device backed by FILE, detached at the end; sets LOOP.
+loop_attach() {
+  LOOP=$(losetup -f --show "$1") || { echo "losetup failed"; exit 1; }
+  LOOPS+=("$LOOP")
+  echo "$LOOP" >>"$WORK/loops"
 }
 
 fail() {

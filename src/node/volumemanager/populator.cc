@@ -88,6 +88,8 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     d.outer_name = v.name;
     d.plugin = *plugin;
     if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
+    d.unique_name = std::string(d.plugin->Name()) + "/" + spec.Name();
+    if (auto* dm = d.plugin->AsDeviceMountable()) d.device_mount = dm->NeedsDeviceMount(spec);
     d.spec = std::move(spec);
     out.volumes[VolumeKey(pod->metadata.uid, d.plugin->Name(), d.spec.Name())] = std::move(d);
   }

@@ -1,6 +1,7 @@
 // The desired-state populator: what one pod on this node needs, resolved against the API's
 // objects (a claim to its bound PersistentVolume, configMap and secret sources to their
-// versions) and matched to a plugin. Pure: the lookups come from the agent's caches.
+// versions) and matched to a plugin. The lookups come from the agent's caches; the only look
+// at the node is whether a local volume's path is a block device.
 #pragma once
 
 #include <functional>

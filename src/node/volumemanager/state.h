@@ -18,12 +18,15 @@ namespace kvol::node::volumemanager {
 std::string VolumeKey(std::string_view pod_uid, std::string_view plugin, std::string_view dir_name);
 
 struct DesiredVolume {
-  std::string outer_name;  // the pod's name for it (spec.volumes[].name)
+  std::string outer_name;   // the pod's name for it (spec.volumes[].name)
+  std::string unique_name;  // "<plugin>/<spec.Name()>": the same volume in every pod
   volume::VolumePlugin* plugin = nullptr;
   volume::Spec spec;  // spec.Name() names its directory
   // For plugins that follow their sources (configMap, secret, downwardAPI, projected): what the
   // contents were computed from; a change means SetUp again. Empty for the others.
   std::string content_version;
+  // Set when the plugin mounts this volume's device once per node before any pod's SetUp.
+  bool device_mount = false;
 };
 
 struct DesiredPod {
@@ -43,9 +46,17 @@ struct ActualVolume {
   std::string pod_uid;
   std::string plugin_name;
   std::string dir_name;
-  std::string outer_name;  // empty when reconstructed from disk
+  std::string unique_name;  // as DesiredVolume's
+  std::string outer_name;   // empty when reconstructed from disk
   MountState state = MountState::kMounted;
   std::string content_version;  // as of the last SetUp
+};
+
+// A device mounted once for the node (DeviceMountableVolumePlugin), by unique name.
+struct ActualDevice {
+  std::string plugin_name;
+  std::string mount_path;
+  MountState state = MountState::kMounted;
 };
 
 }  // namespace kvol::node::volumemanager

@@ -96,6 +96,15 @@ std::set<std::string> VolumeManager::MountedVolumeKeys() const {
   return out;
 }
 
+std::set<std::string> VolumeManager::MountedDevices() const {
+  std::lock_guard lock(mu_);
+  std::set<std::string> out;
+  for (const auto& [name, d] : devices_) {
+    if (d.state == MountState::kMounted) out.insert(name);
+  }
+  return out;
+}
+
 // ---- the loop -------------------------------------------------------------------------------
 
 void VolumeManager::Loop() {
@@ -136,37 +145,111 @@ void VolumeManager::ReconcileOnce() {
   StartOperations(desired);
   RemoveOrphanedPodDirs(desired);
   ReportPods(desired);
+
+  std::vector<std::string> in_use;
+  for (const auto& [uid, dp] : desired) {
+    for (const auto& [key, v] : dp.volumes) {
+      if (v.device_mount) in_use.push_back(v.unique_name);
+    }
+  }
+  std::sort(in_use.begin(), in_use.end());
+  in_use.erase(std::unique(in_use.begin(), in_use.end()), in_use.end());
+  if (in_use != volumes_in_use_) {
+    volumes_in_use_ = in_use;
+    if (options_.on_volumes_in_use) options_.on_volumes_in_use(std::move(in_use));
+  }
 }
 
 void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& desired) {
-  std::set<std::string> wanted;
+  std::set<std::string> wanted, wanted_devices;
   for (const auto& [uid, dp] : desired) {
-    for (const auto& [key, v] : dp.volumes) wanted.insert(key);
+    for (const auto& [key, v] : dp.volumes) {
+      wanted.insert(key);
+      if (v.device_mount) wanted_devices.insert(v.unique_name);
+    }
   }
-  // Tear-downs first: what is mounted and no longer wanted.
+  // Tear-downs first: what is mounted and no longer wanted, then devices no pod uses.
   std::vector<std::pair<std::string, ActualVolume>> unwanted;
+  std::vector<std::pair<std::string, ActualDevice>> unused_devices;
   {
     std::lock_guard lock(mu_);
     for (const auto& [key, a] : actual_) {
       if (!wanted.count(key)) unwanted.emplace_back(key, a);
     }
-  }
-  for (const auto& [key, a] : unwanted) TearDown(key, a);
-
-  // Then set-ups: what is wanted and not (or no longer, or not surely) set up as asked.
-  for (const auto& [uid, dp] : desired) {
-    for (const auto& [key, v] : dp.volumes) {
-      {
-        std::lock_guard lock(mu_);
-        auto a = actual_.find(key);
-        if (a != actual_.end() && a->second.state == MountState::kMounted &&
-            a->second.content_version == v.content_version) {
-          continue;
-        }
-      }
-      SetUp(key, dp, v);
+    for (const auto& [name, d] : devices_) {
+      if (wanted_devices.count(name)) continue;
+      const bool used = std::any_of(actual_.begin(), actual_.end(),
+                                    [&](const auto& kv) { return kv.second.unique_name == name; });
+      if (!used) unused_devices.emplace_back(name, d);
     }
   }
+  for (const auto& [key, a] : unwanted) TearDown(key, a);
+  for (const auto& [name, d] : unused_devices) UnmountDevice(name, d);
+
+  // Then set-ups: a device before the pods that use it; a pod volume when it is not (or no
+  // longer, or not surely) set up as asked.
+  for (const auto& [uid, dp] : desired) {
+    for (const auto& [key, v] : dp.volumes) {
+      enum { kNothing, kDevice, kSetUp } action = kSetUp;
+      {
+        std::lock_guard lock(mu_);
+        auto d = devices_.find(v.unique_name);
+        auto a = actual_.find(key);
+        if (v.device_mount && (d == devices_.end() || d->second.state != MountState::kMounted)) {
+          action = kDevice;  // its operation finishing wakes the reconciler for the SetUp
+        } else if (a != actual_.end() && a->second.state == MountState::kMounted &&
+                   a->second.content_version == v.content_version) {
+          action = kNothing;
+        }
+      }
+      if (action == kDevice) MountDevice(dp, v);
+      if (action == kSetUp) SetUp(key, dp, v);
+    }
+  }
+}
+
+void VolumeManager::MountDevice(const DesiredPod& dp, const DesiredVolume& v) {
+  std::shared_ptr<const api::Pod> pod = dp.pod;
+  executor_->Run(
+      "device/" + v.unique_name,
+      [v]() -> Status { return v.plugin->AsDeviceMountable()->MountDevice(v.spec); },
+      [this, pod, v](Status s) {
+        {
+          std::lock_guard lock(mu_);
+          if (s.ok() || s.code() == StatusCode::kDeadlineExceeded) {
+            ActualDevice& d = devices_[v.unique_name];
+            d.plugin_name = std::string(v.plugin->Name());
+            d.mount_path = v.plugin->AsDeviceMountable()->GetDeviceMountPath(v.spec);
+            d.state = s.ok() ? MountState::kMounted : MountState::kUncertain;
+          }
+        }
+        if (!s.ok()) {
+          PodEvent(*pod, "Warning", "FailedMount",
+                   "MountVolume.MountDevice failed for volume \"" + v.spec.Name() +
+                       "\" : " + s.message());
+        }
+      });
+}
+
+void VolumeManager::UnmountDevice(const std::string& unique_name, const ActualDevice& d) {
+  executor_->Run(
+      "device/" + unique_name,
+      [this, d]() -> Status {
+        volume::VolumePlugin* plugin = plugins_.FindByName(d.plugin_name);
+        if (!plugin || !plugin->AsDeviceMountable()) {
+          return NotFoundError("no device-mountable volume plugin named " + d.plugin_name);
+        }
+        return plugin->AsDeviceMountable()->UnmountDevice(d.mount_path);
+      },
+      [this, unique_name, d](Status s) {
+        if (!s.ok()) {
+          log::Warn("UnmountDevice failed for volume \"" + unique_name + "\" at " + d.mount_path +
+                    ": " + s.message());
+          return;
+        }
+        std::lock_guard lock(mu_);
+        devices_.erase(unique_name);
+      });
 }
 
 void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const DesiredVolume& v) {
@@ -185,6 +268,7 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
             a.pod_uid = pod->metadata.uid;
             a.plugin_name = std::string(v.plugin->Name());
             a.dir_name = v.spec.Name();
+            a.unique_name = v.unique_name;
             a.outer_name = v.outer_name;
             a.state = s.ok() ? MountState::kMounted : MountState::kUncertain;
             a.content_version = s.ok() ? v.content_version : std::string();
@@ -271,11 +355,27 @@ void VolumeManager::Reconstruct() {
         a.pod_uid = uid;
         a.plugin_name = plugin_name;
         a.dir_name = v->path().filename().string();
+        a.unique_name = plugin_name + "/" + a.dir_name;
         a.state = MountState::kUncertain;  // SetUp again if wanted (idempotent), else TearDown
         actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
         ++found;
       }
     }
+  }
+  // Devices mounted for the node, under each device-mountable plugin's mounts/ directory.
+  ec.clear();
+  for (const auto& name : plugins_.Names()) {
+    if (!plugins_.FindByName(name)->AsDeviceMountable()) continue;
+    const fs::path mounts = fs::path(plugins_.host().PluginDir(name)) / "mounts";
+    for (fs::directory_iterator m(mounts, ec), end; !ec && m != end; m.increment(ec)) {
+      ActualDevice d;
+      d.plugin_name = name;
+      d.mount_path = m->path().string();
+      d.state = MountState::kUncertain;  // mounted again if wanted (idempotent), else unmounted
+      devices_[name + "/" + m->path().filename().string()] = d;
+      ++found;
+    }
+    ec.clear();
   }
   if (found > 0) log::Info("volume manager: found " + std::to_string(found) + " volume(s) on disk");
 }

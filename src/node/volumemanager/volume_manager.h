@@ -47,6 +47,9 @@ struct Options {
   // mount volumes ... timed out waiting for the condition" event (again each period).
   std::chrono::milliseconds mount_timeout{123'000};
   ExecutorOptions executor;
+  // Called (from the reconciler) with the sorted unique names of the volumes in use whose
+  // devices this node mounts, whenever that list changes: the node's status.volumesInUse.
+  std::function<void(std::vector<std::string>)> on_volumes_in_use;
 };
 
 // Where the volume manager reads the cluster: the agent's caches.
@@ -75,6 +78,8 @@ class VolumeManager {
   std::map<std::string, std::vector<std::string>> UnmountedVolumes() const;
   // Mounted volumes' keys (VolumeKey). Thread-safe.
   std::set<std::string> MountedVolumeKeys() const;
+  // Unique names of the devices mounted for the node. Thread-safe.
+  std::set<std::string> MountedDevices() const;
 
  private:
   void Loop();
@@ -84,6 +89,8 @@ class VolumeManager {
   void StartOperations(const std::map<std::string, DesiredPod>& desired);
   void SetUp(const std::string& key, const DesiredPod& pod, const DesiredVolume& v);
   void TearDown(const std::string& key, const ActualVolume& v);
+  void MountDevice(const DesiredPod& pod, const DesiredVolume& v);
+  void UnmountDevice(const std::string& unique_name, const ActualDevice& d);
   void RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired);
   void ReportPods(const std::map<std::string, DesiredPod>& desired);
   Status WritePodStatus(const api::Pod& pod, bool ready, const std::string& message);
@@ -100,11 +107,12 @@ class VolumeManager {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool kicked_ = false;                         // guarded by mu_
-  bool stopping_ = false;                       // guarded by mu_
-  std::map<std::string, ActualVolume> actual_;  // guarded by mu_, by VolumeKey
-  std::map<std::string, DesiredPod> desired_;   // guarded by mu_, by pod uid (last populated)
-  std::set<std::string> orphan_candidates_;     // guarded by mu_: pod uids whose dir may go
+  bool kicked_ = false;                          // guarded by mu_
+  bool stopping_ = false;                        // guarded by mu_
+  std::map<std::string, ActualVolume> actual_;   // guarded by mu_, by VolumeKey
+  std::map<std::string, ActualDevice> devices_;  // guarded by mu_, by unique name
+  std::map<std::string, DesiredPod> desired_;    // guarded by mu_, by pod uid (last populated)
+  std::set<std::string> orphan_candidates_;      // guarded by mu_: pod uids whose dir may go
 
   // Reconciler thread only.
   struct PodReport {
@@ -115,6 +123,7 @@ class VolumeManager {
     bool status_written = false;
   };
   std::map<std::string, PodReport> reports_;  // by pod uid
+  std::vector<std::string> volumes_in_use_;   // as last reported
 
   std::unique_ptr<OperationExecutor> executor_;
   std::thread thread_;

@@ -3,6 +3,8 @@
 #include "node/volumemanager/volume_manager.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <atomic>
 #include <filesystem>
@@ -68,6 +70,10 @@ class VolumeManagerTest : public ::testing::Test {
       return it == cm_versions_.end() ? std::string() : it->second;
     };
     s.lookups.secret_version = [](const std::string&, const std::string&) { return std::string(); };
+    o.on_volumes_in_use = [this](std::vector<std::string> names) {
+      std::lock_guard lock(mu_);
+      in_use_ = std::move(names);
+    };
     vm_ = std::make_unique<VolumeManager>(
         api_, plugins_, std::move(s),
         [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
@@ -171,6 +177,7 @@ class VolumeManagerTest : public ::testing::Test {
   std::map<std::string, api::PersistentVolume> volumes_;
   std::map<std::string, std::string> cm_versions_;
   std::vector<std::string> events_;
+  std::vector<std::string> in_use_;
   std::unique_ptr<VolumeManager> vm_;
 };
 
@@ -267,7 +274,9 @@ TEST_F(VolumeManagerTest, UnboundClaimWaitsWithAnEventThenMounts) {
   ASSERT_TRUE(Eventually([&] { return HasEvent(msg); }));
   ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "False"; }));
   for (const auto& c : StoredPod("web").status.conditions) {
-    if (c.type == kVolumesReady) EXPECT_EQ(c.message, "unmounted volumes=[data]");
+    if (c.type == kVolumesReady) {
+      EXPECT_EQ(c.message, "unmounted volumes=[data]");
+    }
   }
 
   const std::string src = tmp_.path() + "/disks/ssd1";
@@ -365,6 +374,79 @@ TEST_F(VolumeManagerTest, RestartKeepsWhatIsRightAndCleansTheRest) {
   EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(keep));
   EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(gone));
   EXPECT_EQ(Read(keep + "/state"), "kept");
+}
+
+TEST_F(VolumeManagerTest, BlockDeviceIsFormattedAndMountedOnceForTheNode) {
+  // A block device node (loop major 7); blkid and mkfs are scripted, mounts are fake.
+  const std::string dev = tmp_.path() + "/sdz";
+  ASSERT_EQ(mknod(dev.c_str(), S_IFBLK | 0600, makedev(7, 250)), 0) << "tests run as root";
+  host_.fake_exec().On("blkid", [](const auto&) -> StatusOr<os::ExecResult> {
+    return os::ExecResult{2, ""};
+  });
+  host_.fake_exec().On("mkfs.ext4", [](const auto&) -> StatusOr<os::ExecResult> {
+    return os::ExecResult{0, ""};
+  });
+  {
+    std::lock_guard lock(mu_);
+    api::PersistentVolume pv;
+    pv.metadata.name = "pv-blk";
+    pv.spec.local.emplace().path = dev;
+    pv.spec.claim_ref.emplace().uid = "claim-uid";
+    volumes_["pv-blk"] = pv;
+    api::PersistentVolumeClaim c;
+    c.metadata.uid = "claim-uid";
+    c.spec.volume_name = "pv-blk";
+    c.status.phase = "Bound";
+    claims_["default/data"] = c;
+  }
+  PutPod(PodWith("a", {ClaimVolume("data", "data")}));
+  PutPod(PodWith("b", {ClaimVolume("data", "data")}));
+  StartManager();
+  ASSERT_TRUE(
+      Eventually([&] { return VolumesReady("a") == "True" && VolumesReady("b") == "True"; }));
+  const std::string global = host_.root() + "/plugins/kubernetes.io/local-volume/mounts/pv-blk";
+  int device_mounts = 0;
+  for (const auto& c : host_.fake_mounter().calls()) {
+    if (c.op != "mount") continue;
+    if (c.source == dev) {
+      ++device_mounts;
+      EXPECT_EQ(c.target, global);
+      EXPECT_EQ(c.type, "ext4");
+    } else {
+      EXPECT_EQ(c.source, global) << "pods bind from the global mount";
+    }
+  }
+  EXPECT_EQ(device_mounts, 1);
+  EXPECT_EQ(vm_->MountedDevices(), std::set<std::string>{"kubernetes.io/local-volume/pv-blk"});
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return in_use_ == std::vector<std::string>{"kubernetes.io/local-volume/pv-blk"};
+  }));
+
+  // One pod goes: the device stays for the other. Both go: the device is unmounted.
+  RemovePod("a");
+  ASSERT_TRUE(Eventually([&] { return vm_->MountedVolumeKeys().size() == 1; }));
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(global));
+  RemovePod("b");
+  ASSERT_TRUE(Eventually([&] { return vm_->MountedDevices().empty(); }));
+  EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(global));
+  EXPECT_FALSE(fs::exists(global));
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return in_use_.empty();
+  }));
+}
+
+TEST_F(VolumeManagerTest, DeviceMountFoundOnDiskWithNoUserIsUnmounted) {
+  const std::string global = host_.root() + "/plugins/kubernetes.io/local-volume/mounts/stale";
+  fs::create_directories(global);
+  os::MountPoint m;
+  m.path = global;
+  m.type = "ext4";
+  host_.fake_mounter().AddMountForTest(m);
+  StartManager();
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(global); }));
+  EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(global));
 }
 
 TEST(OperationExecutor, OneOperationPerKeyAndBackoffAfterFailure) {

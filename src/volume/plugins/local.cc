@@ -3,14 +3,26 @@
 
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
+#include "volume/util/cleanup.h"
+#include "volume/util/format.h"
 
 namespace kvol::volume::plugins {
 namespace {
+
+bool IsBlockDevice(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+}
+
+std::string DeviceMountPath(Host& host, const std::string& volume) {
+  return host.PluginDir(kLocal) + "/mounts/" + volume;
+}
 
 class LocalMounter final : public Mounter, PodDirVolume {
  public:
   LocalMounter(Host& host, const api::Pod& pod, const Spec& spec)
       : PodDirVolume(host, kLocal, pod.metadata.uid, spec.Name()),
+        name_(spec.Name()),
         source_(spec.pv->spec.local->path),
         options_(spec.pv->spec.mount_options),
         read_only_(spec.read_only) {}
@@ -21,26 +33,36 @@ class LocalMounter final : public Mounter, PodDirVolume {
     if (stat(source_.c_str(), &st) != 0) {
       return NotFoundError("path \"" + source_ + "\" does not exist");
     }
-    if (!S_ISDIR(st.st_mode)) {
+    std::string from = source_;
+    if (S_ISBLK(st.st_mode)) {
+      // The device is mounted once for the node (MountDevice); pods bind from there.
+      from = DeviceMountPath(host_, name_);
+      auto global = host_.mounter().IsMountPoint(from);
+      if (!global.ok() || !*global) {
+        return FailedPreconditionError("local volume " + name_ + ": device " + source_ +
+                                       " is not mounted at " + from);
+      }
+    } else if (!S_ISDIR(st.st_mode)) {
       return FailedPreconditionError("local volume path \"" + source_ +
-                                     "\" is not a directory; only directories are supported");
+                                     "\" is neither a directory nor a block device");
     }
     auto mounted = host_.mounter().IsMountPoint(path());
     if (mounted.ok() && *mounted) return OkStatus();
     KVOL_RETURN_IF_ERROR(MakeDir(path(), 0750));
     std::vector<std::string> options = {"bind"};
     if (read_only_) options.push_back("ro");
-    options.insert(options.end(), options_.begin(), options_.end());
-    return host_.mounter().Mount(source_, path(), "", options);
+    if (!S_ISBLK(st.st_mode)) options.insert(options.end(), options_.begin(), options_.end());
+    return host_.mounter().Mount(from, path(), "", options);
   }
 
  private:
+  const std::string name_;
   const std::string source_;
   const std::vector<std::string> options_;
   const bool read_only_;
 };
 
-class LocalPlugin final : public VolumePlugin {
+class LocalPlugin final : public VolumePlugin, public DeviceMountableVolumePlugin {
  public:
   explicit LocalPlugin(Host& host) : host_(host) {}
   std::string_view Name() const override { return kLocal; }
@@ -59,6 +81,30 @@ class LocalPlugin final : public VolumePlugin {
                                                     std::string_view pod_uid) override {
     return std::unique_ptr<Unmounter>(
         std::make_unique<CleanupUnmounter>(host_, kLocal, pod_uid, name, false));
+  }
+  DeviceMountableVolumePlugin* AsDeviceMountable() override { return this; }
+
+  bool NeedsDeviceMount(const Spec& spec) override {
+    return spec.pv && spec.pv->spec.local &&
+           spec.pv->spec.volume_mode.value_or("Filesystem") == "Filesystem" &&
+           IsBlockDevice(spec.pv->spec.local->path);
+  }
+  std::string GetDeviceMountPath(const Spec& spec) override {
+    return DeviceMountPath(host_, spec.Name());
+  }
+  Status MountDevice(const Spec& spec) override {
+    const std::string target = GetDeviceMountPath(spec);
+    auto mounted = host_.mounter().IsMountPoint(target);
+    if (mounted.ok() && *mounted) return OkStatus();
+    KVOL_RETURN_IF_ERROR(MakeDir(target, 0750));
+    const auto& local = *spec.pv->spec.local;
+    Status s = util::FormatAndMount(host_.exec(), host_.mounter(), local.path, target,
+                                    local.fs_type.value_or(""), spec.pv->spec.mount_options);
+    if (!s.ok()) (void)util::CleanupDir(host_.mounter(), target, false);
+    return s;
+  }
+  Status UnmountDevice(const std::string& device_mount_path) override {
+    return util::CleanupDir(host_.mounter(), device_mount_path, false);
   }
 
  private:

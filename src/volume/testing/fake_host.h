@@ -22,6 +22,9 @@ class FakeHost final : public Host {
     return root_ + "/pods/" + std::string(pod_uid) + "/volumes/" + EscapePluginName(plugin) + "/" +
            std::string(volume);
   }
+  std::string PluginDir(std::string_view plugin) const override {
+    return root_ + "/plugins/" + std::string(plugin);
+  }
   os::Mounter& mounter() override { return mounter_; }
   os::Exec& exec() override { return exec_; }
   const os::Clock& clock() const override { return clock_; }
