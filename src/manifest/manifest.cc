@@ -2,20 +2,20 @@
 // with YAML 1.1 scalar resolution, bounded depth and bounded alias expansion.
 #include "manifest/manifest.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
-
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
 
 #include "base/strings.h"
 
@@ -32,10 +32,10 @@ bool IsNullScalar(std::string_view s) {
 }
 
 bool ResolveBool(std::string_view s, bool* out) {
-  static constexpr std::string_view kTrue[] = {"y",    "Y",    "yes", "Yes", "YES",
-                                               "true", "True", "TRUE", "on", "On", "ON"};
-  static constexpr std::string_view kFalse[] = {"n",     "N",     "no",    "No", "NO",
-                                                "false", "False", "FALSE", "off", "Off", "OFF"};
+  static constexpr std::string_view kTrue[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                               "True", "TRUE", "on",  "On",  "ON"};
+  static constexpr std::string_view kFalse[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                                "False", "FALSE", "off", "Off", "OFF"};
   for (auto t : kTrue) {
     if (s == t) return *out = true, true;
   }
@@ -85,8 +85,8 @@ bool ResolveInt(std::string s, Json* out) {
 
 // ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$, then .inf/.nan forms.
 bool ResolveFloat(std::string_view s, Json* out, std::string* err) {
-  static constexpr std::string_view kInf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-                                              "-.inf", "-.Inf", "-.INF"};
+  static constexpr std::string_view kInf[] = {".inf",  ".Inf",  ".INF",  "+.inf", "+.Inf",
+                                              "+.INF", "-.inf", "-.Inf", "-.INF"};
   static constexpr std::string_view kNan[] = {".nan", ".NaN", ".NAN"};
   for (auto v : kInf) {
     if (s == v) return *err = "infinity is not a JSON value", true;
@@ -198,8 +198,8 @@ class JsonBuilder : public YAML::EventHandler {
     if (!err.empty()) return Fail(mark, err);
     // yaml-cpp reads a bare word on a line of its own inside a block map as a key with no value;
     // YAML (and kubectl) require the ':' indicator.
-    if (!stack_.empty() && stack_.back().block_map && !stack_.back().have_key &&
-        mark.line >= 0 && static_cast<size_t>(mark.line) < lines_.size()) {
+    if (!stack_.empty() && stack_.back().block_map && !stack_.back().have_key && mark.line >= 0 &&
+        static_cast<size_t>(mark.line) < lines_.size()) {
       std::string_view l = lines_[mark.line];
       size_t col = static_cast<size_t>(std::max(mark.column, 0));
       bool explicit_key = l.substr(0, std::min(col, l.size())).find('?') != std::string_view::npos;
@@ -217,7 +217,8 @@ class JsonBuilder : public YAML::EventHandler {
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value style) override {
     Push(mark, Json::object(), anchor);
-    if (!stack_.empty() && !has_error()) stack_.back().block_map = style != YAML::EmitterStyle::Flow;
+    if (!stack_.empty() && !has_error())
+      stack_.back().block_map = style != YAML::EmitterStyle::Flow;
   }
   void OnMapEnd() override { Pop(); }
 
@@ -315,8 +316,8 @@ class JsonBuilder : public YAML::EventHandler {
       parent.have_key = true;
       auto [it, inserted] = parent.key_lines.emplace(parent.key, mark.line + 1);
       if (!inserted) {
-        return Fail(mark, "mapping key " + api::GoQuote(parent.key) +
-                              " already defined at line " + std::to_string(it->second));
+        return Fail(mark, "mapping key " + api::GoQuote(parent.key) + " already defined at line " +
+                              std::to_string(it->second));
       }
       return;
     }
@@ -327,7 +328,8 @@ class JsonBuilder : public YAML::EventHandler {
         parent.merges.push_back(std::move(v));
         return;
       }
-      if (v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_object(); })) {
+      if (v.is_array() &&
+          std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_object(); })) {
         for (auto& m : v) parent.merges.push_back(std::move(m));
         return;
       }
@@ -364,8 +366,8 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
     std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-    bool marker = l.substr(0, 3) == "---" &&
-                  (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    bool marker =
+        l.substr(0, 3) == "---" && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
     if (marker && !cur.text.empty()) {
       chunks.push_back(std::move(cur));
       cur = Chunk{"", line};
@@ -404,7 +406,8 @@ void ParseJsonStream(std::string_view text, std::string_view source, ReadResult*
     }
     int depth;
     size_t end = api::ScanJson(text, pos, &depth);
-    std::string_view value = text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
+    std::string_view value =
+        text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
     Json j;
     api::JsonParseError e;
     if (!api::ParseJson(value, &j, &e)) {
@@ -449,6 +452,43 @@ std::string ReadError::ToString() const {
   return s + ": " + message;
 }
 
+namespace {
+
+// The offset of the first character YAML does not allow in a stream (its "printable" set: TAB,
+// LF, CR, 0x20-0x7E, U+0085, U+00A0-U+D7FF, U+E000-U+FFFD, U+10000 and up), or npos. `text` is
+// valid UTF-8.
+size_t FirstDisallowedCharacter(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    uint32_t cp;
+    size_t len;
+    if (c < 0x80) {
+      cp = c;
+      len = 1;
+    } else if ((c >> 5) == 0x6) {
+      cp = c & 0x1F;
+      len = 2;
+    } else if ((c >> 4) == 0xE) {
+      cp = c & 0x0F;
+      len = 3;
+    } else {
+      cp = c & 0x07;
+      len = 4;
+    }
+    for (size_t k = 1; k < len && i + k < text.size(); ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    }
+    const bool allowed = cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) ||
+                         cp == 0x85 || (cp >= 0xA0 && cp <= 0xD7FF) ||
+                         (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
+    if (!allowed) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 ReadResult ParseText(std::string_view text, std::string_view source) {
   ReadResult result;
   if (LooksLikeJson(text)) {
@@ -467,6 +507,15 @@ ReadResult ParseText(std::string_view text, std::string_view source) {
       result.errors.push_back({std::string(source), chunk.first_line + line - 1, col, msg});
       continue;
     }
+    // Nor characters YAML does not allow in a stream (NUL and most other controls): the YAML
+    // library would turn some into other bytes.
+    if (size_t bad = FirstDisallowedCharacter(chunk.text); bad != std::string_view::npos) {
+      int line, col;
+      LineColumn(chunk.text, bad, &line, &col);
+      result.errors.push_back({std::string(source), chunk.first_line + line - 1, col,
+                               "control characters are not allowed"});
+      continue;
+    }
     std::istringstream in(chunk.text);
     JsonBuilder builder(chunk.text, kMinValueBudget + 10 * chunk.text.size());
     try {
@@ -474,8 +523,8 @@ ReadResult ParseText(std::string_view text, std::string_view source) {
       while (parser.HandleNextDocument(builder) && !builder.has_error()) {
       }
     } catch (const YAML::Exception& e) {
-      result.errors.push_back({std::string(source), chunk.first_line + e.mark.line,
-                               e.mark.column + 1, e.msg});
+      result.errors.push_back(
+          {std::string(source), chunk.first_line + e.mark.line, e.mark.column + 1, e.msg});
       continue;
     }
     if (builder.has_error()) {
@@ -485,7 +534,8 @@ ReadResult ParseText(std::string_view text, std::string_view source) {
     }
     for (auto& [doc, line] : builder.documents()) {
       if (doc.is_null()) continue;  // an empty document, e.g. only comments
-      result.documents.push_back({std::move(doc), std::string(source), chunk.first_line + line - 1});
+      result.documents.push_back(
+          {std::move(doc), std::string(source), chunk.first_line + line - 1});
     }
   }
   ExpandLists(&result);
@@ -519,9 +569,10 @@ ReadResult ReadPath(const std::string& path) {
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
     if (!in) {
-      result.errors.push_back({f, 0, 0, std::string("cannot read: ") +
-                                            (fs::exists(f, ec) ? "permission denied or not a file"
-                                                               : "no such file or directory")});
+      result.errors.push_back(
+          {f, 0, 0,
+           std::string("cannot read: ") + (fs::exists(f, ec) ? "permission denied or not a file"
+                                                             : "no such file or directory")});
       continue;
     }
     ReadResult one = ParseText(read_stream(in), f);

@@ -19,7 +19,7 @@ Json One(const char* yaml) {
   return r.documents.empty() ? Json() : r.documents[0].object;
 }
 
-ReadError OneError(const char* text) {
+ReadError OneError(std::string_view text) {
   ReadResult r = ParseText(text, "t.yaml");
   EXPECT_EQ(r.errors.size(), 1u) << text;
   return r.errors.empty() ? ReadError{} : r.errors[0];
@@ -93,7 +93,8 @@ two:
 quoted:
   "<<": literal
 )");
-  EXPECT_EQ(j["small"], Json::parse(R"({"accessModes":["ReadWriteOnce"],"capacity":{"storage":"2Gi"}})"));
+  EXPECT_EQ(j["small"],
+            Json::parse(R"({"accessModes":["ReadWriteOnce"],"capacity":{"storage":"2Gi"}})"));
   EXPECT_EQ(j["two"], Json::parse(R"({"a":1,"b":1,"c":2})"));
   EXPECT_EQ(j["quoted"], Json::parse(R"({"<<":"literal"})"));
   EXPECT_EQ(OneError("a:\n  <<: 5\n").message, "a merge key \"<<\" needs a map or a list of maps");
@@ -179,6 +180,15 @@ TEST(ManifestTest, InvalidUtf8IsAnError) {
   EXPECT_NE(e.message.find("syntax error"), std::string::npos) << e.message;
 }
 
+TEST(ManifestTest, ControlCharactersAreAnError) {
+  ReadError e = OneError(std::string_view("a: 1\nclaimName: x\nb: c\x11\x00Name\n", 29));
+  EXPECT_EQ(e.ToString(), "t.yaml:3:5: control characters are not allowed");
+  e = OneError("a: \x7f\n");
+  EXPECT_EQ(e.message, "control characters are not allowed");
+  ReadResult ok = ParseText("a: \"tab\there\"\r\nb: \xC2\xA0x\n", "t.yaml");
+  EXPECT_TRUE(ok.errors.empty());
+}
+
 TEST(ManifestTest, OneBadDocumentDoesNotHideTheOthers) {
   ReadResult r = ParseText("a: 1\n---\nb: [\n---\nc: 3\n", "t.yaml");
   ASSERT_EQ(r.errors.size(), 1u);
@@ -195,8 +205,7 @@ TEST(ManifestTest, AliasesExpandWithinABudget) {
   for (char c = 'b'; c <= 'j'; ++c) {
     std::string prev(1, c - 1);
     bomb += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" +
-            prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
-            "]\n";
+            prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
   }
   ReadError e = OneError(bomb.c_str());
   EXPECT_NE(e.message.find("too many values"), std::string::npos) << e.message;
