@@ -18,6 +18,11 @@ class Agent::AgentHost final : public volume::Host {
     return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumes/" +
            volume::EscapePluginName(plugin) + "/" + std::string(volume);
   }
+  std::string PodDeviceDir(std::string_view pod_uid, std::string_view plugin,
+                           std::string_view volume) const override {
+    return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumeDevices/" +
+           volume::EscapePluginName(plugin) + "/" + std::string(volume);
+  }
   std::string PluginDir(std::string_view plugin) const override {
     return agent_.options_.root_dir + "/plugins/" + std::string(plugin);
   }

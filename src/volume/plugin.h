@@ -37,6 +37,10 @@ class Host {
   // <root>/pods/<uid>/volumes/<escaped plugin name>/<volume name>.
   virtual std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin_name,
                                    std::string_view volume_name) const = 0;
+  // <root>/pods/<uid>/volumeDevices/<escaped plugin name>/<volume name>: where a block
+  // volume's device is made available to the pod.
+  virtual std::string PodDeviceDir(std::string_view pod_uid, std::string_view plugin_name,
+                                   std::string_view volume_name) const = 0;
   // <root>/plugins/<plugin name>: where a plugin keeps node-wide state, such as the global
   // mounts of devices (".../kubernetes.io/local-volume/mounts/<volume>").
   virtual std::string PluginDir(std::string_view plugin_name) const = 0;
@@ -80,6 +84,7 @@ class Unmounter {
 };
 
 class DeviceMountableVolumePlugin;
+class BlockVolumePlugin;
 
 class VolumePlugin {
  public:
@@ -97,6 +102,7 @@ class VolumePlugin {
                                                             std::string_view pod_uid) = 0;
   // Capabilities beyond set-up and tear-down; nullptr when the plugin lacks them.
   virtual DeviceMountableVolumePlugin* AsDeviceMountable() { return nullptr; }
+  virtual BlockVolumePlugin* AsBlock() { return nullptr; }
 };
 
 // Plugins whose volumes may be a device mounted once per node at a global path (formatted
@@ -140,6 +146,18 @@ class PluginManager {
  private:
   Host& host_;
   std::vector<std::unique_ptr<VolumePlugin>> plugins_;  // constant after start-up
+};
+
+// Plugins that can give a pod a raw block device (volumeMode Block) instead of a filesystem.
+class BlockVolumePlugin {
+ public:
+  virtual ~BlockVolumePlugin() = default;
+  // Makes the volume's device available at Host::PodDeviceDir (a symlink to the device, which
+  // the pod runtime gives containers at their volumeDevices' devicePath). Idempotent. The error
+  // says why the volume cannot be a block device.
+  virtual Status MapPodDevice(const Spec& spec, std::string_view pod_uid) = 0;
+  // Removes the pod's link; nothing there is success.
+  virtual Status UnmapPodDevice(std::string_view volume_name, std::string_view pod_uid) = 0;
 };
 
 }  // namespace kvol::volume

@@ -233,6 +233,66 @@ kubectl delete pod blk-pod --wait=false >/dev/null
 until_true 10 test ! -e "$GLOBAL" || fail "the device is unmounted when no pod uses it"
 expect_eq "nothing of the device stays mounted" "" "$(awk -v d="$LOOP" '$0 ~ " "d" " { print $5 }' /proc/self/mountinfo)"
 
+# ---- a local PV with volumeMode Block: the raw device is mapped for the pod, not mounted ---------
+truncate -s 16M "$WORK/raw.img"
+loop_attach "$WORK/raw.img"
+RAW=$LOOP
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: raw-pv
+spec:
+  capacity:
+    storage: 16Mi
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  storageClassName: manual-raw
+  local:
+    path: $RAW
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - key: kubernetes.io/hostname
+          operator: In
+          values: [$NODE]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: raw-claim
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  storageClassName: manual-raw
+  resources:
+    requests:
+      storage: 16Mi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: raw-pod
+spec:
+  containers:
+  - name: c
+    image: busybox
+    volumeDevices:
+    - name: disk
+      devicePath: /dev/xvda
+  volumes:
+  - name: disk
+    persistentVolumeClaim:
+      claimName: raw-claim
+YAML
+until_true 20 volumes_ready raw-pod || { fail "raw-pod volumes ready"; k describe pod raw-pod; }
+RAW_LINK=$ROOT/pods/$(uid raw-pod)/volumeDevices/kubernetes.io~local-volume/raw-pv
+expect_eq "the block volume is the device, mapped" "$RAW" "$(readlink "$RAW_LINK")"
+expect_eq "a block device is never formatted" "" "$(blkid -s TYPE -o value "$RAW")"
+kubectl delete pod raw-pod --wait=false >/dev/null
+until_true 5 test ! -e "$RAW_LINK" || fail "the mapping goes with the pod"
+
 # ---- a claim that is not bound: the pod waits with kubelet's event -------------------------
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: v1

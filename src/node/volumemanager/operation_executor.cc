@@ -1,37 +1,71 @@
-// The operation executor: a key-exclusive thread pool with per-key backoff.
+// The operation executor: workers on demand, one operation per key, per-key backoff.
 #include "node/volumemanager/operation_executor.h"
 
 namespace kvol::node::volumemanager {
 
 OperationExecutor::OperationExecutor(const os::Clock& clock, ExecutorOptions options)
-    : clock_(clock), options_(options) {
-  for (int i = 0; i < options_.threads; ++i) threads_.emplace_back([this] { Work(); });
-}
+    : clock_(clock), options_(std::move(options)) {}
 
 OperationExecutor::~OperationExecutor() {
+  std::map<uint64_t, std::thread> threads;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
     queue_.clear();
+    threads.swap(threads_);
+    finished_.clear();
   }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
+  for (auto& [id, t] : threads) t.join();
 }
 
 bool OperationExecutor::Run(const std::string& key, std::function<Status()> op,
                             std::function<void(Status)> done) {
+  JoinFinished();
+  std::lock_guard lock(mu_);
+  if (stopping_ || pending_.count(key)) return false;
+  if (auto b = backoff_.find(key);
+      b != backoff_.end() && clock_.Monotonic() < b->second.not_before) {
+    return false;
+  }
+  pending_[key] = true;
+  queue_.push_back(Job{key, std::move(op), std::move(done)});
+  // Each queued operation gets a worker, up to the limit; beyond it, workers take the queue's
+  // operations in turn as they finish theirs.
+  if (active_ < options_.max_threads) {
+    ++active_;
+    const uint64_t id = next_id_++;
+    threads_.emplace(id, std::thread([this, id] { Work(id); }));
+  }
+  return true;
+}
+
+void OperationExecutor::Work(uint64_t id) {
+  std::unique_lock lock(mu_);
+  while (!stopping_ && !queue_.empty()) {
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    Execute(job);
+    lock.lock();
+  }
+  // Decided under the lock that saw the queue empty: a Run after this starts a new worker.
+  --active_;
+  finished_.push_back(id);  // joined by the next Run or the destructor
+}
+
+void OperationExecutor::JoinFinished() {
+  std::vector<std::thread> joinable;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || pending_.count(key)) return false;
-    if (auto b = backoff_.find(key);
-        b != backoff_.end() && clock_.Monotonic() < b->second.not_before) {
-      return false;
+    for (uint64_t id : finished_) {
+      auto it = threads_.find(id);
+      if (it == threads_.end()) continue;
+      joinable.push_back(std::move(it->second));
+      threads_.erase(it);
     }
-    pending_[key] = true;
-    queue_.push_back(Job{key, std::move(op), std::move(done)});
+    finished_.clear();
   }
-  cv_.notify_one();
-  return true;
+  for (auto& t : joinable) t.join();
 }
 
 bool OperationExecutor::IsPending(const std::string& key) const {
@@ -50,40 +84,33 @@ std::optional<os::MonoTime> OperationExecutor::NextRetry() const {
   return next;
 }
 
-void OperationExecutor::Forget(const std::string& key) {
+void OperationExecutor::ForgetAllExcept(const std::set<std::string>& keep) {
   std::lock_guard lock(mu_);
-  if (!pending_.count(key)) backoff_.erase(key);
+  for (auto it = backoff_.begin(); it != backoff_.end();) {
+    const bool drop = !keep.count(it->first) && !pending_.count(it->first);
+    it = drop ? backoff_.erase(it) : std::next(it);
+  }
 }
 
-void OperationExecutor::Work() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+void OperationExecutor::Execute(Job& job) {
+  Status s = job.op();
+  {
+    std::lock_guard lock(mu_);
+    if (s.ok()) {
+      backoff_.erase(job.key);
+    } else {
+      auto& b = backoff_[job.key];
+      b.delay = b.delay.count() == 0 ? options_.initial_backoff
+                                     : std::min(b.delay * 2, options_.max_backoff);
+      b.not_before = clock_.Monotonic() + b.delay;
     }
-    Status s = job.op();
-    {
-      std::lock_guard lock(mu_);
-      if (s.ok()) {
-        backoff_.erase(job.key);
-      } else {
-        auto& b = backoff_[job.key];
-        b.delay = b.delay.count() == 0 ? options_.initial_backoff
-                                       : std::min(b.delay * 2, options_.max_backoff);
-        b.not_before = clock_.Monotonic() + b.delay;
-      }
-    }
-    if (job.done) job.done(s);
-    {
-      std::lock_guard lock(mu_);
-      pending_.erase(job.key);
-    }
-    if (options_.on_finished) options_.on_finished();
   }
+  if (job.done) job.done(s);
+  {
+    std::lock_guard lock(mu_);
+    pending_.erase(job.key);
+  }
+  if (options_.on_finished) options_.on_finished();
 }
 
 }  // namespace kvol::node::volumemanager

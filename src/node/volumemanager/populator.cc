@@ -84,12 +84,21 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
       out.unresolved[v.name] = plugin.status().message();
       continue;
     }
+    const bool block = spec.pv && spec.pv->spec.volume_mode.value_or("Filesystem") == "Block";
+    if (block && !(*plugin)->AsBlock()) {
+      out.unresolved[v.name] = "volume plugin " + std::string((*plugin)->Name()) +
+                               " cannot give volume " + spec.Name() + " as a block device";
+      continue;
+    }
     DesiredVolume d;
+    d.block = block;
     d.outer_name = v.name;
     d.plugin = *plugin;
     if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
     d.unique_name = std::string(d.plugin->Name()) + "/" + spec.Name();
-    if (auto* dm = d.plugin->AsDeviceMountable()) d.device_mount = dm->NeedsDeviceMount(spec);
+    if (auto* dm = d.plugin->AsDeviceMountable(); dm && !block) {
+      d.device_mount = dm->NeedsDeviceMount(spec);
+    }
     d.spec = std::move(spec);
     out.volumes[VolumeKey(pod->metadata.uid, d.plugin->Name(), d.spec.Name())] = std::move(d);
   }

@@ -27,6 +27,9 @@ struct DesiredVolume {
   std::string content_version;
   // Set when the plugin mounts this volume's device once per node before any pod's SetUp.
   bool device_mount = false;
+  // Set for volumeMode Block: the device is mapped for the pod (BlockVolumePlugin), not
+  // mounted.
+  bool block = false;
 };
 
 struct DesiredPod {
@@ -50,6 +53,9 @@ struct ActualVolume {
   std::string outer_name;   // empty when reconstructed from disk
   MountState state = MountState::kMounted;
   std::string content_version;  // as of the last SetUp
+  bool block = false;           // mapped (volumeDevices/), not mounted (volumes/)
+  std::string path;             // where SetUp put it ("" when reconstructed)
+  bool mount_point = false;     // whether `path` was a mount point after SetUp
 };
 
 // A device mounted once for the node (DeviceMountableVolumePlugin), by unique name.

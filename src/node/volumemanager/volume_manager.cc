@@ -7,6 +7,7 @@
 #include "api/pod_status.h"
 #include "base/log.h"
 #include "volume/util/cleanup.h"
+#include "volume/util/subpath.h"
 
 namespace kvol::node::volumemanager {
 namespace fs = std::filesystem;
@@ -115,7 +116,9 @@ void VolumeManager::Loop() {
     const os::MonoTime now = clock_.Monotonic();
     if (kicked_ || now >= next_deadline) {
       kicked_ = false;
+      const bool resync = now >= next_resync;
       lock.unlock();
+      if (resync) VerifyActualState();
       ReconcileOnce();
       lock.lock();
       if (now >= next_resync) next_resync = now + options_.resync;
@@ -129,6 +132,35 @@ void VolumeManager::Loop() {
       continue;
     }
     clock_.WaitUntil(cv_, lock, next_deadline);
+  }
+}
+
+void VolumeManager::VerifyActualState() {
+  // One read of the mount table for every volume: nothing per volume unless it drifted.
+  auto table = plugins_.host().mounter().List();
+  if (!table.ok()) {
+    log::Warn("volume manager: cannot read the mount table: " + table.status().message());
+    return;
+  }
+  std::set<std::string> mounted;
+  for (const auto& m : *table) mounted.insert(m.path);
+  std::lock_guard lock(mu_);
+  for (auto& [key, a] : actual_) {
+    if (a.state != MountState::kMounted || a.path.empty()) continue;
+    std::error_code ec;
+    const bool gone = a.mount_point
+                          ? !mounted.count(a.path)
+                          : !std::filesystem::exists(std::filesystem::symlink_status(a.path, ec));
+    if (!gone) continue;
+    log::Warn("volume " + a.dir_name + " of pod " + a.pod_uid + " is no longer " +
+              (a.mount_point ? "mounted at " : "at ") + a.path + "; setting it up again");
+    a.state = MountState::kUncertain;
+  }
+  for (auto& [name, d] : devices_) {
+    if (d.state != MountState::kMounted || mounted.count(d.mount_path)) continue;
+    log::Warn("device of volume " + name + " is no longer mounted at " + d.mount_path +
+              "; mounting it again");
+    d.state = MountState::kUncertain;
   }
 }
 
@@ -185,6 +217,15 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
   }
   for (const auto& [key, a] : unwanted) TearDown(key, a);
   for (const auto& [name, d] : unused_devices) UnmountDevice(name, d);
+  {
+    // Backoff is kept only for operations that may still run.
+    std::set<std::string> keep = wanted;
+    std::lock_guard lock(mu_);
+    for (const auto& [key, a] : actual_) keep.insert(key);
+    for (const auto& [name, d] : devices_) keep.insert("device/" + name);
+    for (const auto& name : wanted_devices) keep.insert("device/" + name);
+    executor_->ForgetAllExcept(keep);
+  }
 
   // Then set-ups: a device before the pods that use it; a pod volume when it is not (or no
   // longer, or not surely) set up as asked.
@@ -254,13 +295,28 @@ void VolumeManager::UnmountDevice(const std::string& unique_name, const ActualDe
 
 void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const DesiredVolume& v) {
   std::shared_ptr<const api::Pod> pod = dp.pod;
+  // Where the volume ended up, and whether it is a mount there: what resyncs check.
+  struct Result {
+    std::string path;
+    bool mount_point = false;
+  };
+  auto result = std::make_shared<Result>();
   executor_->Run(
       key,
-      [pod, v]() -> Status {
+      [this, pod, v, result]() -> Status {
+        if (v.block) {
+          result->path =
+              plugins_.host().PodDeviceDir(pod->metadata.uid, v.plugin->Name(), v.spec.Name());
+          return v.plugin->AsBlock()->MapPodDevice(v.spec, pod->metadata.uid);
+        }
         KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
-        return mounter->SetUp();
+        result->path = mounter->GetPath();
+        KVOL_RETURN_IF_ERROR(mounter->SetUp());
+        auto mounted = plugins_.host().mounter().IsMountPoint(result->path);
+        result->mount_point = mounted.ok() && *mounted;
+        return OkStatus();
       },
-      [this, key, pod, v](Status s) {
+      [this, key, pod, v, result](Status s) {
         {
           std::lock_guard lock(mu_);
           if (s.ok() || s.code() == StatusCode::kDeadlineExceeded) {
@@ -270,14 +326,17 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
             a.dir_name = v.spec.Name();
             a.unique_name = v.unique_name;
             a.outer_name = v.outer_name;
+            a.block = v.block;
+            a.path = result->path;
+            a.mount_point = result->mount_point;
             a.state = s.ok() ? MountState::kMounted : MountState::kUncertain;
             a.content_version = s.ok() ? v.content_version : std::string();
           }
         }
         if (!s.ok()) {
-          PodEvent(
-              *pod, "Warning", "FailedMount",
-              "MountVolume.SetUp failed for volume \"" + v.spec.Name() + "\" : " + s.message());
+          const std::string what = v.block ? "MapVolume.MapPodDevice" : "MountVolume.SetUp";
+          PodEvent(*pod, "Warning", v.block ? "FailedMapVolume" : "FailedMount",
+                   what + " failed for volume \"" + v.spec.Name() + "\" : " + s.message());
         }
       });
 }
@@ -288,6 +347,10 @@ void VolumeManager::TearDown(const std::string& key, const ActualVolume& a) {
       [this, a]() -> Status {
         volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
         if (!plugin) return NotFoundError("no volume plugin named " + a.plugin_name);
+        if (a.block) {
+          if (!plugin->AsBlock()) return NotFoundError(a.plugin_name + " maps no block volumes");
+          return plugin->AsBlock()->UnmapPodDevice(a.dir_name, a.pod_uid);
+        }
         KVOL_ASSIGN_OR_RETURN(auto unmounter, plugin->NewUnmounter(a.dir_name, a.pod_uid));
         return unmounter->TearDown();
       },
@@ -342,6 +405,26 @@ void VolumeManager::Reconstruct() {
   for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
     const std::string uid = p->path().filename().string();
     orphan_candidates_.insert(uid);
+    // Block volumes' links under volumeDevices/, by plugin.
+    std::error_code ecb;
+    for (fs::directory_iterator d(p->path() / "volumeDevices", ecb); !ecb && d != end;
+         d.increment(ecb)) {
+      const std::string plugin_name = volume::UnescapePluginName(d->path().filename().string());
+      volume::VolumePlugin* plugin = plugins_.FindByName(plugin_name);
+      if (!plugin || !plugin->AsBlock()) continue;
+      std::error_code ec3;
+      for (fs::directory_iterator v(d->path(), ec3); !ec3 && v != end; v.increment(ec3)) {
+        ActualVolume a;
+        a.pod_uid = uid;
+        a.plugin_name = plugin_name;
+        a.dir_name = v->path().filename().string();
+        a.unique_name = plugin_name + "/" + a.dir_name;
+        a.state = MountState::kUncertain;
+        a.block = true;
+        actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
+        ++found;
+      }
+    }
     std::error_code ec2;
     for (fs::directory_iterator d(p->path() / "volumes", ec2); !ec2 && d != end; d.increment(ec2)) {
       const std::string plugin_name = volume::UnescapePluginName(d->path().filename().string());
@@ -403,12 +486,24 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
       unmounted.push_back(name);
       unattached.push_back(name);
     }
-    const bool ready = unmounted.empty();
+    bool ready = unmounted.empty();
     auto [rit, added] = reports_.try_emplace(uid);
     PodReport& r = rit->second;
     if (added) {
       r.first_seen = now;
       r.next_timeout_event = now + options_.mount_timeout;
+    }
+    // Every volume is there: the containers' subPaths must resolve inside their volumes.
+    std::string subpath_error;
+    if (ready && !r.ready_written) {
+      subpath_error = PrepareSubPaths(dp);
+      if (!subpath_error.empty()) {
+        ready = false;
+        if (subpath_error != r.subpath_reported) {
+          PodEvent(*dp.pod, "Warning", "Failed", subpath_error);
+          r.subpath_reported = subpath_error;
+        }
+      }
     }
     const std::string prefix = "Unable to attach or mount volumes: unmounted volumes=[" +
                                JoinSorted(unmounted) + "], unattached volumes=[" +
@@ -422,21 +517,51 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
     } else {
       r.unresolved_reported.clear();
     }
-    if (!ready && now >= r.next_timeout_event) {
+    if (!unmounted.empty() && now >= r.next_timeout_event) {
       PodEvent(*dp.pod, "Warning", "FailedMount", prefix + "timed out waiting for the condition");
       r.next_timeout_event = now + options_.mount_timeout;
     }
-    if (!r.status_written || r.ready_written != ready) {
-      const std::string message = ready ? "" : "unmounted volumes=[" + JoinSorted(unmounted) + "]";
+    if (!r.status_written || r.ready_written != ready || r.message_written != subpath_error) {
+      const std::string message = ready ? ""
+                                  : !subpath_error.empty()
+                                      ? subpath_error
+                                      : "unmounted volumes=[" + JoinSorted(unmounted) + "]";
       Status s = WritePodStatus(*dp.pod, ready, message);
       if (s.ok()) {
         r.status_written = true;
         r.ready_written = ready;
+        r.message_written = subpath_error;
       } else {
         log::Warn("pod " + PodKey(*dp.pod) + ": status not written: " + s.message());
       }
     }
   }
+}
+
+std::string VolumeManager::PrepareSubPaths(const DesiredPod& dp) {
+  std::vector<const api::Container*> containers;
+  for (const auto& c : dp.pod->spec.init_containers) containers.push_back(&c);
+  for (const auto& c : dp.pod->spec.containers) containers.push_back(&c);
+  for (const api::Container* c : containers) {
+    for (const auto& m : c->volume_mounts) {
+      if (m.sub_path.empty()) continue;
+      std::string path;
+      {
+        std::lock_guard lock(mu_);
+        for (const auto& [key, v] : dp.volumes) {
+          if (v.outer_name != m.name) continue;
+          if (auto a = actual_.find(key); a != actual_.end()) path = a->second.path;
+        }
+      }
+      if (path.empty()) continue;  // not a volume of this pod: validation's concern
+      auto resolved = volume::util::PrepareSubPath(path, m.sub_path);
+      if (!resolved.ok()) {
+        return "Error: failed to prepare subPath for volumeMount \"" + m.name +
+               "\" of container \"" + c->name + "\": " + resolved.status().message();
+      }
+    }
+  }
+  return "";
 }
 
 Status VolumeManager::WritePodStatus(const api::Pod& pod, bool ready, const std::string& message) {

@@ -5,13 +5,18 @@
 // the actual state and starts operations through the OperationExecutor: unmounts first, then
 // set-ups. It runs when something changes (Kick: a pod, claim, volume, ConfigMap or Secret
 // event, or a finished operation), when a backoff or mount deadline passes, and at a slow
-// resync; with nothing changing it does no work. On start it reconstructs the actual state
+// resync, which also checks with one read of the mount table that what was set up is still
+// there (and sets up again what drifted); with nothing changing it does no other work. Block
+// volumes (volumeMode Block) are mapped for the pod instead of mounted, and devices a plugin
+// mounts once per node are mounted before, and unmounted after, the pods that use them. On
+// start it reconstructs the actual state
 // from the pod directories, so a restart remounts nothing that is already right and removes
 // only what no pod needs.
 //
 // Pods it serves get status: phase Pending and containers waiting with ContainerCreating
 // while volumes are not ready, and condition kvol.io/VolumesReady (True once every volume is
-// set up), which tells the pod runtime it may start containers. Failures are events on the pod
+// set up and every volumeMount's subPath resolves inside its volume), which tells the pod
+// runtime it may start containers. Failures are events on the pod
 // in kubelet's words.
 #pragma once
 
@@ -84,6 +89,9 @@ class VolumeManager {
  private:
   void Loop();
   void ReconcileOnce();
+  // At each resync: volumes and devices that are no longer where SetUp put them (unmounted
+  // behind the agent's back) become uncertain, so the reconciler sets them up again.
+  void VerifyActualState();
   void Reconstruct();
   // Starts set-ups and tear-downs; returns the pods' readiness to write.
   void StartOperations(const std::map<std::string, DesiredPod>& desired);
@@ -94,6 +102,9 @@ class VolumeManager {
   void RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired);
   void ReportPods(const std::map<std::string, DesiredPod>& desired);
   Status WritePodStatus(const api::Pod& pod, bool ready, const std::string& message);
+  // Resolves (and creates) every container's volumeMount subPath inside its volume; what is
+  // wrong, in kubelet's words, or "" when all are fine.
+  std::string PrepareSubPaths(const DesiredPod& pod);
   void PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                 std::string message);
 
@@ -119,8 +130,10 @@ class VolumeManager {
     os::MonoTime first_seen;
     os::MonoTime next_timeout_event;
     std::string unresolved_reported;  // last "Unable to attach or mount" message for unresolved
+    std::string subpath_reported;     // last subPath failure reported as an event
     bool ready_written = false;
     bool status_written = false;
+    std::string message_written;  // the subPath failure in the written condition, if any
   };
   std::map<std::string, PodReport> reports_;  // by pod uid
   std::vector<std::string> volumes_in_use_;   // as last reported

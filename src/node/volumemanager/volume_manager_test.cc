@@ -44,7 +44,6 @@ class VolumeManagerTest : public ::testing::Test {
   void StartManager(Options o = {}) {
     o.root_dir = host_.root();
     o.host_ip = "10.0.0.7";
-    o.executor.threads = 2;
     Sources s;
     s.pods = [this] {
       std::lock_guard lock(mu_);
@@ -449,9 +448,97 @@ TEST_F(VolumeManagerTest, DeviceMountFoundOnDiskWithNoUserIsUnmounted) {
   EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(global));
 }
 
+TEST_F(VolumeManagerTest, BlockVolumeIsMappedForThePod) {
+  const std::string dev = tmp_.path() + "/sdy";
+  ASSERT_EQ(mknod(dev.c_str(), S_IFBLK | 0600, makedev(7, 251)), 0) << "tests run as root";
+  const std::string not_a_device = tmp_.path() + "/plain";
+  fs::create_directories(not_a_device);
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, path] : {std::pair{"raw", dev}, std::pair{"wrong", not_a_device}}) {
+      api::PersistentVolume pv;
+      pv.metadata.name = std::string("pv-") + name;
+      pv.spec.local.emplace().path = path;
+      pv.spec.volume_mode = "Block";
+      pv.spec.claim_ref.emplace().uid = std::string("uid-") + name;
+      volumes_[pv.metadata.name] = pv;
+      api::PersistentVolumeClaim c;
+      c.metadata.uid = std::string("uid-") + name;
+      c.spec.volume_name = pv.metadata.name;
+      c.status.phase = "Bound";
+      claims_[std::string("default/") + name] = c;
+    }
+  }
+  PutPod(PodWith("db", {ClaimVolume("disk", "raw")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("db") == "True"; }));
+  const std::string link =
+      host_.root() + "/pods/uid-db/volumeDevices/kubernetes.io~local-volume/pv-raw";
+  ASSERT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link).string(), dev);
+  EXPECT_TRUE(host_.fake_mounter().calls().empty()) << "a block volume is mapped, not mounted";
+
+  PutPod(PodWith("bad", {ClaimVolume("disk", "wrong")}));
+  EXPECT_TRUE(Eventually([&] {
+    return HasEvent(
+        "bad Warning FailedMapVolume MapVolume.MapPodDevice failed for volume "
+        "\"pv-wrong\" : local volume pv-wrong: \"" +
+        not_a_device + "\" is not a block device; volumeMode Block needs one");
+  }));
+  RemovePod("db");
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(host_.root() + "/pods/uid-db"); }));
+}
+
+TEST_F(VolumeManagerTest, ResyncSetsUpAgainWhatWasUnmountedBehindItsBack) {
+  PutPod(PodWith("web", {EmptyDir("shm", "Memory"), EmptyDir("cache")}));
+  Options o;
+  o.resync = 60s;
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  const std::string shm = Dir("web", plugins::kEmptyDir, "shm");
+  const std::string cache = Dir("web", plugins::kEmptyDir, "cache");
+  ASSERT_TRUE(host_.fake_mounter().Unmount(shm).ok());
+  fs::remove_all(cache);
+  vm_->Kick();  // an event alone does not look at the disk
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(shm));
+  clock_.Advance(61s);  // the resync does
+  EXPECT_TRUE(Eventually([&] { return *host_.fake_mounter().IsMountPoint(shm); }));
+  EXPECT_TRUE(Eventually([&] { return fs::is_directory(cache); }));
+}
+
+TEST_F(VolumeManagerTest, SubPathsResolveInsideTheirVolumeOrThePodWaits) {
+  api::Pod ok = PodWith("ok", {EmptyDir("cache")});
+  ok.spec.containers[0].volume_mounts.push_back({"cache", false, "/var/cache", "nginx/tmp"});
+  PutPod(ok);
+  const std::string host = tmp_.path() + "/host";
+  fs::create_directories(host);
+  fs::create_directory_symlink("/", host + "/escape");
+  api::Volume hp;
+  hp.name = "shared";
+  hp.host_path.emplace().path = host;
+  api::Pod bad = PodWith("bad", {hp});
+  bad.spec.containers[0].volume_mounts.push_back({"shared", false, "/data", "escape"});
+  PutPod(bad);
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("ok") == "True"; }));
+  EXPECT_TRUE(fs::is_directory(Dir("ok", plugins::kEmptyDir, "cache") + "/nginx/tmp"));
+  const std::string msg =
+      "Error: failed to prepare subPath for volumeMount \"shared\" of container \"busybox\": "
+      "subpath \"/\" not within volume path \"" +
+      host + "\"";
+  ASSERT_TRUE(Eventually([&] { return HasEvent("bad Warning Failed " + msg); }));
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("bad") == "False"; }));
+  for (const auto& c : StoredPod("bad").status.conditions) {
+    if (c.type == kVolumesReady) {
+      EXPECT_EQ(c.message, msg);
+    }
+  }
+}
+
 TEST(OperationExecutor, OneOperationPerKeyAndBackoffAfterFailure) {
   os::testing::FakeClock clock;
-  OperationExecutor ex(clock, {.threads = 2, .initial_backoff = 500ms, .max_backoff = 2s});
+  OperationExecutor ex(clock, {.initial_backoff = 500ms, .max_backoff = 2s});
   std::atomic<bool> release{false};
   std::atomic<int> ran{0};
   ASSERT_TRUE(ex.Run(
@@ -481,6 +568,37 @@ TEST(OperationExecutor, OneOperationPerKeyAndBackoffAfterFailure) {
       "k", [] { return OkStatus(); }, [&](Status s) { done = s.ok(); }));
   EXPECT_TRUE(Eventually([&] { return done.load(); }));
   EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(OperationExecutor, AtMostMaxThreadsRunAndTheRestWait) {
+  os::testing::FakeClock clock;
+  OperationExecutor ex(clock, {.max_threads = 2});
+  std::atomic<bool> release{false};
+  std::atomic<int> running{0}, peak{0}, done{0};
+  auto op = [&] {
+    int now = ++running;
+    int p = peak;
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    while (!release) std::this_thread::sleep_for(1ms);
+    --running;
+    return OkStatus();
+  };
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(ex.Run("k" + std::to_string(i), op, [&](Status) { ++done; }));
+  }
+  ASSERT_TRUE(Eventually([&] { return running.load() == 2; }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(running.load(), 2) << "a hung operation holds one worker, and no more than two run";
+  EXPECT_TRUE(ex.IsPending("k4")) << "queued operations stay pending";
+  release = true;
+  ASSERT_TRUE(Eventually([&] { return done.load() == 5; }));
+  EXPECT_EQ(peak.load(), 2);
+  // Workers come back when work does.
+  std::atomic<bool> again{false};
+  EXPECT_TRUE(ex.Run(
+      "k0", [] { return OkStatus(); }, [&](Status) { again = true; }));
+  EXPECT_TRUE(Eventually([&] { return again.load(); }));
 }
 
 }  // namespace

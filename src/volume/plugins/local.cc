@@ -1,6 +1,8 @@
 // local PersistentVolumes: a directory on the node bind-mounted into the pod's directory.
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
@@ -8,6 +10,8 @@
 
 namespace kvol::volume::plugins {
 namespace {
+
+namespace fs = std::filesystem;
 
 bool IsBlockDevice(const std::string& path) {
   struct stat st;
@@ -62,7 +66,9 @@ class LocalMounter final : public Mounter, PodDirVolume {
   const bool read_only_;
 };
 
-class LocalPlugin final : public VolumePlugin, public DeviceMountableVolumePlugin {
+class LocalPlugin final : public VolumePlugin,
+                          public DeviceMountableVolumePlugin,
+                          public BlockVolumePlugin {
  public:
   explicit LocalPlugin(Host& host) : host_(host) {}
   std::string_view Name() const override { return kLocal; }
@@ -83,6 +89,32 @@ class LocalPlugin final : public VolumePlugin, public DeviceMountableVolumePlugi
         std::make_unique<CleanupUnmounter>(host_, kLocal, pod_uid, name, false));
   }
   DeviceMountableVolumePlugin* AsDeviceMountable() override { return this; }
+  BlockVolumePlugin* AsBlock() override { return this; }
+
+  Status MapPodDevice(const Spec& spec, std::string_view pod_uid) override {
+    const std::string& device = spec.pv->spec.local->path;
+    if (!IsBlockDevice(device)) {
+      return FailedPreconditionError("local volume " + spec.Name() + ": \"" + device +
+                                     "\" is not a block device; volumeMode Block needs one");
+    }
+    const std::string link = host_.PodDeviceDir(pod_uid, kLocal, spec.Name());
+    std::error_code ec;
+    if (fs::is_symlink(link, ec) && fs::read_symlink(link, ec).string() == device) {
+      return OkStatus();
+    }
+    KVOL_RETURN_IF_ERROR(MakeDir(fs::path(link).parent_path().string(), 0750));
+    fs::remove(link, ec);
+    fs::create_symlink(device, link, ec);
+    if (ec) return InternalError("symlink " + link + ": " + ec.message());
+    return OkStatus();
+  }
+  Status UnmapPodDevice(std::string_view volume_name, std::string_view pod_uid) override {
+    const std::string link = host_.PodDeviceDir(pod_uid, kLocal, volume_name);
+    std::error_code ec;
+    fs::remove(link, ec);
+    if (ec) return InternalError("remove " + link + ": " + ec.message());
+    return OkStatus();
+  }
 
   bool NeedsDeviceMount(const Spec& spec) override {
     return spec.pv && spec.pv->spec.local &&

@@ -22,6 +22,11 @@ class FakeHost final : public Host {
     return root_ + "/pods/" + std::string(pod_uid) + "/volumes/" + EscapePluginName(plugin) + "/" +
            std::string(volume);
   }
+  std::string PodDeviceDir(std::string_view pod_uid, std::string_view plugin,
+                           std::string_view volume) const override {
+    return root_ + "/pods/" + std::string(pod_uid) + "/volumeDevices/" + EscapePluginName(plugin) +
+           "/" + std::string(volume);
+  }
   std::string PluginDir(std::string_view plugin) const override {
     return root_ + "/plugins/" + std::string(plugin);
   }
