@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# kill -9 the node agent (its kvol server) while it mounts 200 pods' volumes, then restart it:
+# every pod ends with its volumes ready, and the mount table under the agent's root shows
+# exactly one mount per pod: none duplicated (stacked on the same path), none leaked. Deleting
+# the pods then leaves no mount and no pod directory.
+# Usage: agent_crash_test.sh KVOL_BINARY TESTS_DIR
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+source "$TESTS/integration/lib.sh"
+NODE=crash-node
+PODS=200
+
+# The pods are created while no agent runs, so that the restarted agent has all 200 to mount
+# and the kill lands in the middle of it.
+kvol_start server --node-name "$NODE" --no-controllers --no-agent
+ROOT=$KVOL_DIR/agent
+
+# mounts_under: mount points below the agent's root, one per line.
+mounts_under() { awk -v d="$ROOT/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo; }
+ready_count() {
+  kubectl get pods -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="kvol.io/VolumesReady")].status}{"\n"}{end}' |
+    grep -c True
+}
+all_ready() { [ "$(ready_count)" -eq "$PODS" ]; }
+no_pod_dirs() { [ -z "$(ls -A "$ROOT/pods")" ]; }
+
+kubectl create configmap settings --from-literal=mode=fast >/dev/null
+for i in $(seq 1 "$PODS"); do
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p$i
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - name: shm
+    emptyDir:
+      medium: Memory
+  - name: scratch
+    emptyDir: {}
+  - name: config
+    configMap:
+      name: settings
+YAML
+done >"$WORK/pods.yaml"
+kubectl create -f "$WORK/pods.yaml" >/dev/null
+kill -9 "$KVOL_PID"
+wait "$KVOL_PID" 2>/dev/null
+
+# Now with the agent: kill it as soon as some, not all, of the tmpfs mounts exist.
+kvol_start server --node-name "$NODE" --no-controllers
+for i in $(seq 1 4000); do
+  n=$(mounts_under | wc -l)
+  [ "$n" -ge 20 ] && break
+  sleep 0.002
+done
+kill -9 "$KVOL_PID"
+wait "$KVOL_PID" 2>/dev/null
+at_kill=$(mounts_under | wc -l)
+echo "killed with $at_kill of $PODS tmpfs mounts made"
+[ "$at_kill" -lt "$PODS" ] || fail "the kill landed in the middle of mounting (all $PODS were made)"
+
+kvol_start server --node-name "$NODE" --no-controllers
+until_true 60 all_ready || fail "every pod's volumes ready after the restart: $(ready_count) of $PODS"
+expect_eq "one tmpfs per pod under the root" "$PODS" "$(mounts_under | wc -l)"
+expect_eq "no mount duplicated" "" "$(mounts_under | sort | uniq -d)"
+expect_eq "every pod has its configMap file" "$PODS" \
+  "$(grep -lx fast "$ROOT"/pods/*/volumes/kubernetes.io~configmap/config/mode 2>/dev/null | wc -l)"
+
+kubectl delete pods --all --wait=false >/dev/null
+until_true 60 no_pod_dirs || fail "every pod directory removed: $(ls "$ROOT/pods" | wc -l) left"
+expect_eq "no mount leaked" "0" "$(mounts_under | wc -l)"
+
+finish
