@@ -1,0 +1,313 @@
+// How fast the node agent sets up pods' volumes, with real mounts (run as root), the API in the
+// same process on durable SQLite and the agent on the in-process client. Prints one figure per
+// line; bench/RESULTS.md records them with the command.
+//
+//   mount_bench pods [--n N]
+//       N pods bound to the node, each with an emptyDir, a configMap volume and a claim bound
+//       to its own local PV (a bind mount), created by 8 writers: the time from the first pod
+//       created until every pod has kvol.io/VolumesReady=True. Default N = 1,000.
+//   mount_bench latency [--n N]
+//       N such pods created one at a time, each waited for: p50 and p99 of created-to-ready.
+//   mount_bench configmaps [--n N]
+//       One pod with N configMap volumes: created-to-ready. Default N = 100.
+//   mount_bench idle [--volumes V] [--seconds S]
+//       Pods holding V volumes (3 per pod) set up, then S seconds with nothing changing: the
+//       process's CPU time over that span (API server and agent together, so an upper bound
+//       for the agent). Defaults V = 5,000, S = 30.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/log.h"
+#include "client/informer.h"
+#include "client/testing/parallel.h"
+#include "client/testing/test_server.h"
+#include "node/agent.h"
+#include "os/mounter.h"
+#include "volume/plugins/plugins.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+namespace api = kvol::api;
+namespace fs = std::filesystem;
+using kvol::client::testing::Parallel;
+
+constexpr const char* kNode = "bench-node";
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::fprintf(stderr, "mount_bench: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+// Counts pods whose volumes are ready and remembers when each got there.
+class ReadyWatch {
+ public:
+  explicit ReadyWatch(kvol::client::Client& c) : informer_(c.resource<api::Pod>()) {
+    informer_.AddHandlers({.on_add = [this](const auto& p) { See(*p); },
+                           .on_update = [this](const auto&, const auto& p) { See(*p); }});
+    informer_.Start();
+    if (!informer_.WaitForSync(60s)) Die("pod informer did not sync");
+  }
+  bool WaitFor(size_t n, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return ready_.size() >= n; });
+  }
+  bool WaitForName(const std::string& name, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return ready_.count(name) > 0; });
+  }
+  Clock::time_point last() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  void See(const api::Pod& p) {
+    for (const auto& c : p.status.conditions) {
+      if (c.type != "kvol.io/VolumesReady" || c.status != "True") continue;
+      std::lock_guard lock(mu_);
+      if (ready_.insert(p.metadata.name).second) last_ = Clock::now();
+      cv_.notify_all();
+    }
+  }
+  kvol::client::Informer<api::Pod> informer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> ready_;
+  Clock::time_point last_;
+};
+
+// A server, the node agent with the in-tree plugins, and a directory for local volumes.
+struct Setup {
+  std::unique_ptr<kvol::client::testing::TestServer> server;
+  std::unique_ptr<kvol::os::Mounter> mounter;
+  std::unique_ptr<kvol::node::Agent> agent;
+  std::string root;
+  std::string disks;
+
+  Setup() {
+    kvol::client::testing::TestServerOptions o;
+    o.http = false;
+    auto s = kvol::client::testing::TestServer::Start(o);
+    if (!s.ok()) Die(s.status().ToString());
+    server = std::move(*s);
+    root = server->dir() + "/agent";
+    disks = server->dir() + "/disks";
+    fs::create_directories(root);
+    fs::create_directories(disks);
+    mounter = kvol::os::NewRealMounter();
+    kvol::node::AgentOptions ao;
+    ao.node_name = kNode;
+    ao.root_dir = root;
+    agent = std::make_unique<kvol::node::Agent>(server->local(), ao, *mounter);
+    for (auto& p : kvol::volume::plugins::InTreePlugins(agent->host())) {
+      if (!agent->plugins().Register(std::move(p)).ok()) Die("register plugin");
+    }
+    if (auto st = agent->Start(); !st.ok()) Die(st.ToString());
+    api::ConfigMap cm;
+    cm.metadata.namespace_ = "default";
+    cm.metadata.name = "settings";
+    cm.data = {{"mode", "fast"}, {"level", "info"}};
+    if (!server->local().resource<api::ConfigMap>().Create(cm).ok()) Die("create configmap");
+  }
+
+  // Tears every pod down through the agent, so no mount outlives the benchmark.
+  ~Setup() {
+    auto& pods = server->local().resource<api::Pod>();
+    auto list = pods.List("default");
+    if (list.ok()) {
+      Parallel(static_cast<int>(list->items.size()), 8,
+               [&](int i) { (void)pods.Delete("default", list->items[i].metadata.name); });
+    }
+    const auto deadline = Clock::now() + 300s;
+    while (Clock::now() < deadline) {
+      std::error_code ec;
+      if (fs::is_empty(root + "/pods", ec) || ec) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    agent->Stop();
+    // Whatever is left mounted (an interrupted teardown) comes off before the directory goes.
+    if (auto table = mounter->List(); table.ok()) {
+      for (auto it = table->rbegin(); it != table->rend(); ++it) {
+        if (it->path.rfind(root + "/", 0) == 0) (void)mounter->Unmount(it->path);
+      }
+    }
+  }
+
+  // A claim Bound to its own local PV (a directory), written as the PV controller would.
+  void MakeClaim(const std::string& name) {
+    auto& c = server->local();
+    const std::string dir = disks + "/" + name;
+    fs::create_directories(dir);
+    api::PersistentVolumeClaim claim;
+    claim.metadata.namespace_ = "default";
+    claim.metadata.name = name;
+    claim.spec.access_modes = {"ReadWriteOnce"};
+    claim.spec.storage_class_name = "bench";
+    claim.spec.volume_name = "pv-" + name;
+    claim.spec.resources.requests["storage"] = api::Quantity::MustParse("1Gi");
+    auto made = c.resource<api::PersistentVolumeClaim>().Create(claim);
+    if (!made.ok()) Die("create claim: " + made.error().message);
+    api::PersistentVolume pv;
+    pv.metadata.name = "pv-" + name;
+    pv.spec.capacity["storage"] = api::Quantity::MustParse("1Gi");
+    pv.spec.access_modes = {"ReadWriteOnce"};
+    pv.spec.storage_class_name = "bench";
+    pv.spec.local.emplace().path = dir;
+    pv.spec.claim_ref.emplace();
+    pv.spec.claim_ref->kind = "PersistentVolumeClaim";
+    pv.spec.claim_ref->namespace_ = "default";
+    pv.spec.claim_ref->name = name;
+    pv.spec.claim_ref->uid = made->metadata.uid;
+    api::VolumeNodeAffinity aff;
+    api::NodeSelectorTerm term;
+    term.match_expressions.push_back({"kubernetes.io/hostname", "In", {kNode}});
+    aff.required.emplace().node_selector_terms.push_back(term);
+    pv.spec.node_affinity = aff;
+    if (!c.resource<api::PersistentVolume>().Create(pv).ok()) Die("create pv");
+    api::PersistentVolumeClaim bound = *made;
+    bound.status.phase = "Bound";
+    if (!c.resource<api::PersistentVolumeClaim>().UpdateStatus(bound).ok()) Die("claim status");
+  }
+
+  static api::Pod Pod(const std::string& name, const std::string& claim) {
+    api::Pod p;
+    p.metadata.namespace_ = "default";
+    p.metadata.name = name;
+    p.spec.node_name = kNode;
+    api::Container c;
+    c.name = "app";
+    c.image = "busybox";
+    p.spec.containers.push_back(c);
+    api::Volume scratch;
+    scratch.name = "scratch";
+    scratch.empty_dir.emplace();
+    api::Volume config;
+    config.name = "config";
+    config.config_map.emplace().name = "settings";
+    api::Volume data;
+    data.name = "data";
+    data.persistent_volume_claim.emplace().claim_name = claim;
+    p.spec.volumes = {scratch, config, data};
+    return p;
+  }
+  void CreatePod(const api::Pod& p) {
+    auto r = server->local().resource<api::Pod>().Create(p);
+    if (!r.ok()) Die("create pod: " + r.error().message);
+  }
+};
+
+int Flag(int argc, char** argv, const std::string& name, int def) {
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (argv[i] == name) return std::atoi(argv[i + 1]);
+  }
+  return def;
+}
+
+void Pods(int n) {
+  Setup s;
+  Parallel(n, 8, [&](int i) { s.MakeClaim("c" + std::to_string(i)); });
+  ReadyWatch ready(s.server->local());
+  const auto start = Clock::now();
+  Parallel(n, 8, [&](int i) {
+    s.CreatePod(Setup::Pod("p" + std::to_string(i), "c" + std::to_string(i)));
+  });
+  if (!ready.WaitFor(n, 600s)) Die("pods did not all get their volumes");
+  const double secs = std::chrono::duration<double>(ready.last() - start).count();
+  std::printf("pods=%d volumes=%d all_ready_seconds=%.3f\n", n, 3 * n, secs);
+  std::printf("pods=%d volumes=%d pods_per_second=%.0f\n", n, 3 * n, n / secs);
+  std::fflush(stdout);
+}
+
+void Latency(int n) {
+  Setup s;
+  Parallel(n, 8, [&](int i) { s.MakeClaim("c" + std::to_string(i)); });
+  ReadyWatch ready(s.server->local());
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    const auto t0 = Clock::now();
+    s.CreatePod(Setup::Pod(name, "c" + std::to_string(i)));
+    if (!ready.WaitForName(name, 60s)) Die("pod " + name + " did not get its volumes");
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("single_pod_count=%d p50_ms=%.2f\n", n, ms[ms.size() / 2]);
+  std::printf("single_pod_count=%d p99_ms=%.2f\n", n,
+              ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]);
+  std::fflush(stdout);
+}
+
+void ConfigMaps(int n) {
+  Setup s;
+  ReadyWatch ready(s.server->local());
+  api::Pod p = Setup::Pod("many", "unused");
+  p.spec.volumes.clear();
+  for (int i = 0; i < n; ++i) {
+    api::Volume v;
+    v.name = "cm" + std::to_string(i);
+    v.config_map.emplace().name = "settings";
+    p.spec.volumes.push_back(v);
+  }
+  const auto t0 = Clock::now();
+  s.CreatePod(p);
+  if (!ready.WaitForName("many", 60s)) Die("the pod did not get its volumes");
+  std::printf("configmap_volumes=%d ready_ms=%.1f\n", n,
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  std::fflush(stdout);
+}
+
+double CpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+void Idle(int volumes, int seconds) {
+  const int n = (volumes + 2) / 3;  // at least `volumes`
+  Setup s;
+  Parallel(n, 8, [&](int i) { s.MakeClaim("c" + std::to_string(i)); });
+  ReadyWatch ready(s.server->local());
+  Parallel(n, 8, [&](int i) {
+    s.CreatePod(Setup::Pod("p" + std::to_string(i), "c" + std::to_string(i)));
+  });
+  if (!ready.WaitFor(n, 600s)) Die("pods did not all get their volumes");
+  std::this_thread::sleep_for(2s);  // status writes and events of the set-up settle
+  const double cpu0 = CpuSeconds();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const double cpu = CpuSeconds() - cpu0;
+  std::printf("idle_volumes=%d idle_seconds=%d cpu_seconds=%.3f\n", 3 * n, seconds, cpu);
+  std::printf("idle_volumes=%d cpu_percent_of_a_core=%.2f\n", 3 * n, 100.0 * cpu / seconds);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kvol::log::SetQuiet(true);
+  const std::string mode = argc > 1 ? argv[1] : "pods";
+  if (mode == "pods") {
+    Pods(Flag(argc, argv, "--n", 1000));
+  } else if (mode == "latency") {
+    Latency(Flag(argc, argv, "--n", 200));
+  } else if (mode == "configmaps") {
+    ConfigMaps(Flag(argc, argv, "--n", 100));
+  } else if (mode == "idle") {
+    Idle(Flag(argc, argv, "--volumes", 5000), Flag(argc, argv, "--seconds", 30));
+  } else {
+    Die("usage: mount_bench pods|latency|configmaps|idle [--n N] [--volumes V] [--seconds S]");
+  }
+  return 0;
+}
