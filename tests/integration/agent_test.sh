@@ -49,6 +49,8 @@ expect_eq "ls -l /etc/config as the seed shows" "total 0
 lrwxrwxrwx log_level -> ..data/log_level
 lrwxrwxrwx ui.properties -> ..data/ui.properties" "$listing"
 expect_eq "log_level" "INFO" "$(cat "$CM/log_level")"
+expect_eq "configMap files are 0644" "644" "$(stat -L -c %a "$CM/log_level")"
+readlink "$CM/..data" | grep -qE '^\.\.[0-9]{4}(_[0-9]{2}){5}\.' || fail "..data names a timestamped directory: $(readlink "$CM/..data")"
 expect_eq "ui.properties" "color.good=purple
 color.bad=yellow
 allow.textmode=true
@@ -98,6 +100,21 @@ spec:
     secret:
       secretName: creds
       defaultMode: 0400
+  - name: all-in-one
+    projected:
+      sources:
+      - configMap:
+          name: log-config
+          items:
+          - key: log_level
+            path: config/log_level
+      - secret:
+          name: creds
+      - downwardAPI:
+          items:
+          - path: name
+            fieldRef:
+              fieldPath: metadata.name
 YAML
 until_true 5 volumes_ready tmpfs-pod || fail "tmpfs-pod volumes ready"
 SHM=$(voldir tmpfs-pod kubernetes.io~empty-dir shm)
@@ -106,6 +123,14 @@ expect_contains "memory emptyDir is a 16Mi tmpfs" "tmpfs rw,size=16384k" "$(moun
 expect_contains "secret volume is a tmpfs" "tmpfs" "$(mount_of "$SEC")"
 expect_eq "secret value" "s3cr3t" "$(cat "$SEC/password")"
 expect_eq "secret mode" "400" "$(stat -L -c %a "$SEC/password")"
+PROJ=$(voldir tmpfs-pod kubernetes.io~projected all-in-one)
+expect_contains "projected volume is a tmpfs" "tmpfs" "$(mount_of "$PROJ")"
+expect_eq "projected configMap item" "DEBUG" "$(cat "$PROJ/config/log_level" 2>&1)"
+expect_eq "projected secret" "s3cr3t" "$(cat "$PROJ/password" 2>&1)"
+expect_eq "projected downwardAPI" "tmpfs-pod" "$(cat "$PROJ/name" 2>&1)"
+expect_eq "projected default mode" "644" "$(stat -L -c %a "$PROJ/name")"
+expect_eq "visible names are links into ..data" "..data/config ..data/name ..data/password" \
+  "$(cd "$PROJ" && for f in *; do readlink "$f"; done | sort | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- hostPath: the seed's type Directory, missing and then present ---------------------------
 HP=$WORK/node-data
@@ -116,6 +141,51 @@ expect_contains "hostPath event message" "MountVolume.SetUp failed for volume \"
 volumes_ready hostpath-pod && fail "hostpath-pod must not be ready without its directory"
 mkdir -p "$HP"
 until_true 5 volumes_ready hostpath-pod || fail "hostpath-pod ready once the directory exists (retried)"
+
+# ---- hostPath of each type the node can offer here ---------------------------------------------
+mkdir -p "$WORK/hp/dir"
+echo "file" >"$WORK/hp/file"
+cat <<YAML | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hostpath-types
+spec:
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - {name: any, hostPath: {path: $WORK/hp/whatever}}
+  - {name: dir, hostPath: {path: $WORK/hp/dir, type: Directory}}
+  - {name: dir-or-create, hostPath: {path: $WORK/hp/made/dir, type: DirectoryOrCreate}}
+  - {name: file, hostPath: {path: $WORK/hp/file, type: File}}
+  - {name: file-or-create, hostPath: {path: $WORK/hp/made-file, type: FileOrCreate}}
+  - {name: char, hostPath: {path: /dev/null, type: CharDevice}}
+YAML
+until_true 10 volumes_ready hostpath-types || { fail "hostpath-types volumes ready"; k describe pod hostpath-types; }
+expect_eq "DirectoryOrCreate makes a 0755 directory" "755 directory" "$(stat -c '%a %F' "$WORK/hp/made/dir")"
+expect_eq "FileOrCreate makes a 0644 file" "644 regular empty file" "$(stat -c '%a %F' "$WORK/hp/made-file")"
+[ -e "$WORK/hp/whatever" ] && fail "type \"\" checks nothing and makes nothing"
+cat <<YAML | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hostpath-wrong
+spec:
+  containers:
+  - name: c
+    image: busybox
+  volumes:
+  - {name: not-a-socket, hostPath: {path: $WORK/hp/file, type: Socket}}
+  - {name: not-a-block-device, hostPath: {path: /dev/null, type: BlockDevice}}
+  - {name: not-a-file, hostPath: {path: $WORK/hp/dir, type: File}}
+YAML
+out=$(describe_until "is not a file" pod hostpath-wrong)
+for want in "volume \"not-a-socket\" : hostPath type check failed: $WORK/hp/file is not a socket file" \
+            "volume \"not-a-block-device\" : hostPath type check failed: /dev/null is not a block device" \
+            "volume \"not-a-file\" : hostPath type check failed: $WORK/hp/dir is not a file"; do
+  expect_contains "hostPath type event" "$want" "$(describe_until "$want" pod hostpath-wrong)"
+done
 
 # ---- a local PV, claimed: a real bind mount, read-only when the claim says so ----------------
 DISK=$WORK/disks/ssd1

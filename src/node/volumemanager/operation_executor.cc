@@ -19,16 +19,16 @@ OperationExecutor::~OperationExecutor() {
 }
 
 bool OperationExecutor::Run(const std::string& key, std::function<Status()> op,
-                            std::function<void(Status)> done) {
+                            std::function<void(Status)> done, std::string_view operation) {
   JoinFinished();
   std::lock_guard lock(mu_);
   if (stopping_ || pending_.count(key)) return false;
-  if (auto b = backoff_.find(key);
+  if (auto b = backoff_.find({key, std::string(operation)});
       b != backoff_.end() && clock_.Monotonic() < b->second.not_before) {
     return false;
   }
   pending_[key] = true;
-  queue_.push_back(Job{key, std::move(op), std::move(done)});
+  queue_.push_back(Job{key, std::string(operation), std::move(op), std::move(done)});
   // Each queued operation gets a worker, up to the limit; beyond it, workers take the queue's
   // operations in turn as they finish theirs.
   if (active_ < options_.max_threads) {
@@ -78,7 +78,7 @@ std::optional<os::MonoTime> OperationExecutor::NextRetry() const {
   std::optional<os::MonoTime> next;
   const auto now = clock_.Monotonic();
   for (const auto& [key, b] : backoff_) {
-    if (b.not_before <= now || pending_.count(key)) continue;
+    if (b.not_before <= now || pending_.count(key.first)) continue;
     if (!next || b.not_before < *next) next = b.not_before;
   }
   return next;
@@ -87,7 +87,7 @@ std::optional<os::MonoTime> OperationExecutor::NextRetry() const {
 void OperationExecutor::ForgetAllExcept(const std::set<std::string>& keep) {
   std::lock_guard lock(mu_);
   for (auto it = backoff_.begin(); it != backoff_.end();) {
-    const bool drop = !keep.count(it->first) && !pending_.count(it->first);
+    const bool drop = !keep.count(it->first.first) && !pending_.count(it->first.first);
     it = drop ? backoff_.erase(it) : std::next(it);
   }
 }
@@ -97,9 +97,9 @@ void OperationExecutor::Execute(Job& job) {
   {
     std::lock_guard lock(mu_);
     if (s.ok()) {
-      backoff_.erase(job.key);
+      backoff_.erase({job.key, job.operation});
     } else {
-      auto& b = backoff_[job.key];
+      auto& b = backoff_[{job.key, job.operation}];
       b.delay = b.delay.count() == 0 ? options_.initial_backoff
                                      : std::min(b.delay * 2, options_.max_backoff);
       b.not_before = clock_.Monotonic() + b.delay;

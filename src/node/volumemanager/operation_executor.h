@@ -14,7 +14,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -42,7 +44,10 @@ class OperationExecutor {
   // false then, and nothing is queued. `done` runs on the operation's thread with op's result,
   // after the key's backoff is updated and before the key is free again (so what it records
   // is in place before another operation for the key can start). Thread-safe.
-  bool Run(const std::string& key, std::function<Status()> op, std::function<void(Status)> done);
+  // Backoff is kept per key and `operation`, so that a failing mount does not hold up the
+  // unmount of the same volume.
+  bool Run(const std::string& key, std::function<Status()> op, std::function<void(Status)> done,
+           std::string_view operation = "");
   bool IsPending(const std::string& key) const;
   // The earliest time a key in backoff may run again; nullopt when none is waiting.
   std::optional<os::MonoTime> NextRetry() const;
@@ -57,6 +62,7 @@ class OperationExecutor {
   };
   struct Job {
     std::string key;
+    std::string operation;
     std::function<Status()> op;
     std::function<void(Status)> done;
   };
@@ -67,9 +73,10 @@ class OperationExecutor {
   const os::Clock& clock_;
   const ExecutorOptions options_;
   mutable std::mutex mu_;
-  std::deque<Job> queue_;                    // guarded by mu_
-  std::map<std::string, bool> pending_;      // guarded by mu_: queued or running
-  std::map<std::string, Backoff> backoff_;   // guarded by mu_
+  std::deque<Job> queue_;                // guarded by mu_
+  std::map<std::string, bool> pending_;  // guarded by mu_: queued or running
+  // guarded by mu_, by (key, operation)
+  std::map<std::pair<std::string, std::string>, Backoff> backoff_;
   bool stopping_ = false;                    // guarded by mu_
   uint64_t next_id_ = 0;                     // guarded by mu_
   std::map<uint64_t, std::thread> threads_;  // guarded by mu_: workers, until joined

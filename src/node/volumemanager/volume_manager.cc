@@ -269,7 +269,8 @@ void VolumeManager::MountDevice(const DesiredPod& dp, const DesiredVolume& v) {
                    "MountVolume.MountDevice failed for volume \"" + v.spec.Name() +
                        "\" : " + s.message());
         }
-      });
+      },
+      "mount-device");
 }
 
 void VolumeManager::UnmountDevice(const std::string& unique_name, const ActualDevice& d) {
@@ -290,7 +291,8 @@ void VolumeManager::UnmountDevice(const std::string& unique_name, const ActualDe
         }
         std::lock_guard lock(mu_);
         devices_.erase(unique_name);
-      });
+      },
+      "unmount-device");
 }
 
 void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const DesiredVolume& v) {
@@ -338,7 +340,8 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
           PodEvent(*pod, "Warning", v.block ? "FailedMapVolume" : "FailedMount",
                    what + " failed for volume \"" + v.spec.Name() + "\" : " + s.message());
         }
-      });
+      },
+      "set-up");
 }
 
 void VolumeManager::TearDown(const std::string& key, const ActualVolume& a) {
@@ -363,7 +366,8 @@ void VolumeManager::TearDown(const std::string& key, const ActualVolume& a) {
         std::lock_guard lock(mu_);
         actual_.erase(key);
         orphan_candidates_.insert(a.pod_uid);
-      });
+      },
+      "tear-down");
 }
 
 void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired) {

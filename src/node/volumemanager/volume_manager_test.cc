@@ -327,6 +327,39 @@ TEST_F(VolumeManagerTest, FailedMountIsAnEventAndRetriedWithBackoff) {
   EXPECT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
 }
 
+TEST_F(VolumeManagerTest, TimedOutMountIsUncertainRetriedAndTornDown) {
+  PutPod(PodWith("web", {EmptyDir("shm", "Memory")}));
+  const std::string dir = Dir("web", plugins::kEmptyDir, "shm");
+  host_.fake_mounter().FailMountAt(
+      dir, DeadlineExceededError("exec: \"mount\" still running after 120000ms; killed"));
+  Options o;
+  o.executor.initial_backoff = 500ms;
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Warning FailedMount MountVolume.SetUp failed for volume \"shm\" : exec: "
+        "\"mount\" still running after 120000ms; killed");
+  }));
+  EXPECT_EQ(VolumesReady("web"), "False");
+  EXPECT_TRUE(vm_->MountedVolumeKeys().empty()) << "an uncertain mount is not a mounted one";
+  // Still wanted: tried again after the backoff, and then it works.
+  host_.fake_mounter().FailMountAt(dir, OkStatus());
+  clock_.Advance(600ms);
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+
+  // An uncertain mount of a pod that goes is torn down all the same.
+  PutPod(PodWith("api", {EmptyDir("shm", "Memory")}));
+  const std::string api_dir = Dir("api", plugins::kEmptyDir, "shm");
+  host_.fake_mounter().FailMountAt(api_dir, DeadlineExceededError("timed out"));
+  ASSERT_TRUE(Eventually([&] { return fs::exists(api_dir); }));
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "api Warning FailedMount MountVolume.SetUp failed for volume \"shm\" : timed out");
+  }));
+  RemovePod("api");
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(host_.root() + "/pods/uid-api"); }));
+}
+
 TEST_F(VolumeManagerTest, TimeoutEventAfterTheMountDeadline) {
   api::Volume hp;
   hp.name = "missing";
