@@ -188,7 +188,59 @@ std::vector<Column> Columns(std::string_view kind) {
             {"Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", 0},
             {"Age", "string", "", kAgeDesc, 0}};
   }
+  if (kind == "Deployment") {
+    return {{"Name", "string", "name", kNameDesc, 0},
+            {"Ready", "string", "", "Number of the pod with ready state", 0},
+            {"Up-to-date", "integer", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
+            {"Available", "integer", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
+            {"Age", "string", "", kAgeDesc, 0},
+            {"Containers", "string", "", "Names of each container in the template.", 1},
+            {"Images", "string", "", "Images referenced by each container in the template.", 1},
+            {"Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", 1}};
+  }
+  if (kind == "StatefulSet") {
+    return {{"Name", "string", "name", kNameDesc, 0},
+            {"Ready", "string", "", "Number of the pod with ready state", 0},
+            {"Age", "string", "", kAgeDesc, 0},
+            {"Containers", "string", "", "Names of each container in the template.", 1},
+            {"Images", "string", "", "Images referenced by each container in the template.", 1}};
+  }
   return {{"Name", "string", "name", kNameDesc, 0}, {"Age", "string", "", kAgeDesc, 0}};
+}
+
+// A workload's desired replicas (spec.replicas, 1 when unset) and a status count (0 when unset).
+int64_t SpecReplicas(const Json& o) {
+  const Json& r = At(o, {"spec", "replicas"});
+  return r.is_number_integer() ? r.get<int64_t>() : 1;
+}
+int64_t StatusCount(const Json& o, std::string_view field) {
+  const Json& v = At(o, {"status", field});
+  return v.is_number_integer() ? v.get<int64_t>() : 0;
+}
+
+// "a,b" of the template's containers' names (or images).
+std::string TemplateContainers(const Json& o, const char* field) {
+  std::string out;
+  const Json& cs = At(o, {"spec", "template", "spec", "containers"});
+  if (!cs.is_array()) return out;
+  for (const auto& c : cs) {
+    if (!out.empty()) out += ",";
+    out += Str(c, {field});
+  }
+  return out;
+}
+
+// The selector's matchLabels as "k=v,..."; "<none>" when there are none.
+std::string SelectorText(const Json& o) {
+  std::string out;
+  const Json& ml = At(o, {"spec", "selector", "matchLabels"});
+  if (ml.is_object()) {
+    for (auto it = ml.begin(); it != ml.end(); ++it) {
+      if (!out.empty()) out += ",";
+      out += it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : "");
+    }
+  }
+  return out.empty() ? "<none>" : out;
 }
 
 std::string PodStatus(const Json& pod, int* ready, int* total, int* restarts) {
@@ -396,6 +448,17 @@ Json Cells(std::string_view kind, const Json& o, os::WallTime now) {
   if (kind == "Lease") {
     std::string holder = Str(o, {"spec", "holderIdentity"});
     return {name, holder.empty() ? "<none>" : holder, age};
+  }
+  if (kind == "Deployment") {
+    return {name,
+            std::to_string(StatusCount(o, "readyReplicas")) + "/" + std::to_string(SpecReplicas(o)),
+            StatusCount(o, "updatedReplicas"), StatusCount(o, "availableReplicas"), age,
+            TemplateContainers(o, "name"), TemplateContainers(o, "image"), SelectorText(o)};
+  }
+  if (kind == "StatefulSet") {
+    return {name,
+            std::to_string(StatusCount(o, "readyReplicas")) + "/" + std::to_string(SpecReplicas(o)),
+            age, TemplateContainers(o, "name"), TemplateContainers(o, "image")};
   }
   return {name, age};
 }

@@ -75,5 +75,20 @@ TEST(TablesTest, ClaimsClassesAndPods) {
   EXPECT_TRUE(t["columnDefinitions"].empty());
 }
 
+TEST(TablesTest, DeploymentsAndStatefulSets) {
+  Json d = Json::parse(R"({"metadata":{"name":"nginx","creationTimestamp":"2022-02-18T13:00:00Z"},
+      "spec":{"replicas":3,"selector":{"matchLabels":{"app":"nginx"}},
+        "template":{"spec":{"containers":[{"name":"nginx","image":"nginx"}]}}},
+      "status":{"replicas":3,"updatedReplicas":3,"readyReplicas":2,"availableReplicas":2}})");
+  Json t = MakeTable("Deployment", {d}, "1", "", "None", At(1645189200 + 247), true);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["nginx","2/3",3,2,"4m7s","nginx","nginx","app=nginx"])"));
+  EXPECT_EQ(t["columnDefinitions"][2]["name"], "Up-to-date");
+
+  Json s = Json::parse(R"({"metadata":{"name":"web","creationTimestamp":"2022-02-18T13:00:00Z"},
+      "spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:latest"}]}}}})");
+  t = MakeTable("StatefulSet", {s}, "1", "", "None", At(1645189200 + 30), true);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["web","0/1","30s","nginx","nginx:latest"])"));
+}
+
 }  // namespace
 }  // namespace kvol::apiserver

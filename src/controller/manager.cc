@@ -8,7 +8,9 @@ Manager::Manager(client::Client& client, ManagerOptions options)
     : client_(client),
       options_(std::move(options)),
       pv_events_(client.resource<api::Event>(), {.component = "persistentvolume-controller"}),
-      scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}) {}
+      scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}),
+      replicaset_events_(client.resource<api::Event>(), {.component = "replicaset-controller"}),
+      statefulset_events_(client.resource<api::Event>(), {.component = "statefulset-controller"}) {}
 
 Manager::~Manager() { Stop(); }
 
@@ -48,12 +50,22 @@ void Manager::Lead() {
       ctrl->Stop();
       return;
     }
+    auto work = std::make_unique<workload::Controller>(client_, SinkTo(replicaset_events_),
+                                                       SinkTo(statefulset_events_));
+    s = work->Start();
+    if (!s.ok()) {
+      log::Error("workload controllers did not start: " + s.message());
+      prot->Stop();
+      ctrl->Stop();
+      return;
+    }
     std::unique_ptr<scheduler::Scheduler> sched;
     if (options_.scheduler) {
       sched = std::make_unique<scheduler::Scheduler>(client_, SinkTo(scheduler_events_));
       s = sched->Start();
       if (!s.ok()) {
         log::Error("scheduler did not start: " + s.message());
+        work->Stop();
         prot->Stop();
         ctrl->Stop();
         return;
@@ -63,8 +75,11 @@ void Manager::Lead() {
     pv_ = std::move(ctrl);
     protection_ = std::move(prot);
     scheduler_ = std::move(sched);
-    log::Info(std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection") +
-              (scheduler_ ? ", default-scheduler" : "") + " running");
+    workload_ = std::move(work);
+    log::Info(
+        std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection, "
+                    "deployment, statefulset") +
+        (scheduler_ ? ", default-scheduler" : "") + " running");
   });
 }
 
@@ -78,13 +93,16 @@ void Manager::Follow() {
   std::unique_ptr<pv::Controller> pv;
   std::unique_ptr<protection::Controller> prot;
   std::unique_ptr<scheduler::Scheduler> sched;
+  std::unique_ptr<workload::Controller> work;
   {
     std::lock_guard lock(mu_);
     pv = std::move(pv_);
     prot = std::move(protection_);
     sched = std::move(scheduler_);
+    work = std::move(workload_);
   }
   if (sched) sched->Stop();
+  if (work) work->Stop();
   if (prot) prot->Stop();
   if (pv) {
     pv->Stop();
@@ -98,6 +116,8 @@ void Manager::Stop() {
   Follow();
   pv_events_.Flush(std::chrono::seconds(2));
   scheduler_events_.Flush(std::chrono::seconds(2));
+  replicaset_events_.Flush(std::chrono::seconds(2));
+  statefulset_events_.Flush(std::chrono::seconds(2));
 }
 
 }  // namespace kvol::controller

@@ -14,6 +14,7 @@
 #include "client/leader_election.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
+#include "controller/workload/controller.h"
 #include "scheduler/scheduler.h"
 #include "volume/provisioner.h"
 
@@ -21,9 +22,9 @@ namespace kvol::controller {
 
 struct ManagerOptions {
   std::string identity;  // unique per server
-  int workers = 16;  // per queue; binds are write-bound, so more workers help up to the store
+  int workers = 16;      // per queue; binds are write-bound, so more workers help up to the store
   std::vector<volume::Provisioner*> provisioners;  // the PV controller's in-process ones
-  bool scheduler = true;  // also place pods (default-scheduler)
+  bool scheduler = true;                           // also place pods (default-scheduler)
 };
 
 class Manager {
@@ -42,12 +43,15 @@ class Manager {
   ManagerOptions options_;
   client::EventRecorder pv_events_;
   client::EventRecorder scheduler_events_;
+  client::EventRecorder replicaset_events_;
+  client::EventRecorder statefulset_events_;
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;
   std::unique_ptr<pv::Controller> pv_;
   std::unique_ptr<protection::Controller> protection_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
+  std::unique_ptr<workload::Controller> workload_;
   std::thread starter_;
 };
 

@@ -1,0 +1,62 @@
+// The workload controllers: apps/v1 Deployments and StatefulSets turned into pods (and a
+// StatefulSet's claims), following plan.h's decisions. Level-triggered: any change to a
+// workload or to a pod it owns brings the workload back to its worker, which compares what
+// exists with what should and writes the difference. Pods whose controlling workload is gone
+// are deleted (the part of Kubernetes' garbage collector these kinds need); a StatefulSet's
+// claims are kept.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/generic.h"
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "client/informer.h"
+#include "client/workqueue.h"
+#include "controller/workload/plan.h"
+#include "os/clock.h"
+
+namespace kvol::controller::workload {
+
+struct Options {
+  int workers = 2;
+  os::Clock* clock = &os::RealClock();
+};
+
+class Controller {
+ public:
+  // Events about Deployments go to `deployment_events` (as the replicaset-controller words
+  // them), about StatefulSets to `statefulset_events`.
+  Controller(client::Client& client, client::EventSink deployment_events,
+             client::EventSink statefulset_events, Options options = {});
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(60));
+  void Stop();
+
+  // One pass for "Deployment/<ns>/<name>" or "StatefulSet/<ns>/<name>".
+  Status Sync(const std::string& key);
+
+ private:
+  std::vector<PodPtr> PodsOf(const std::string& owner_key) const;
+  Status DeleteOrphans(const std::string& owner_key, const std::string& uid);
+  template <class T>
+  Status Apply(const T& owner, const Plan& plan, const client::EventSink& events);
+
+  client::Client& client_;
+  const client::EventSink deployment_events_, statefulset_events_;
+  const Options options_;
+  std::unique_ptr<client::WorkQueue> queue_;
+  std::unique_ptr<client::Informer<api::Deployment>> deployments_;
+  std::unique_ptr<client::Informer<api::StatefulSet>> statefulsets_;
+  std::unique_ptr<client::Informer<api::Pod>> pods_;
+  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kvol::controller::workload
