@@ -28,6 +28,46 @@ volumes_ready() {
 mount_of() { awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); print $(i+1), $(i+3) }' /proc/self/mountinfo; }
 mount_id() { awk -v p="$1" '$5 == p { print $1 }' /proc/self/mountinfo; }
 
+# local_volume PREFIX SIZE PATH [VOLUME_MODE] [FS_TYPE]: a local PV PREFIX-pv at PATH on this
+# node and a claim PREFIX-claim that binds it, in a class of their own (manual-PREFIX).
+local_volume() {
+  local prefix=$1 size=$2 path=$3 mode=${4:-Filesystem} fstype=${5:-}
+  cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: $prefix-pv
+spec:
+  capacity:
+    storage: $size
+  accessModes: [ReadWriteOnce]
+  volumeMode: $mode
+  storageClassName: manual-$prefix
+  local:
+    path: $path
+${fstype:+    fsType: $fstype}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - key: kubernetes.io/hostname
+          operator: In
+          values: [$NODE]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: $prefix-claim
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: $mode
+  storageClassName: manual-$prefix
+  resources:
+    requests:
+      storage: $size
+YAML
+}
+
 # ---- the node --------------------------------------------------------------------------------
 until_true 5 kubectl get node "$NODE" || fail "node $NODE registered"
 expect_eq "node is Ready" "True" "$(kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')"
@@ -191,37 +231,8 @@ done
 DISK=$WORK/disks/ssd1
 mkdir -p "$DISK"
 echo "hello from the local disk" >"$DISK/index.html"
+local_volume local 1Gi "$DISK"
 cat <<YAML | kubectl apply -f - >/dev/null
-apiVersion: v1
-kind: PersistentVolume
-metadata:
-  name: local-pv
-spec:
-  capacity:
-    storage: 1Gi
-  accessModes: [ReadWriteOnce]
-  storageClassName: manual
-  local:
-    path: $DISK
-  nodeAffinity:
-    required:
-      nodeSelectorTerms:
-      - matchExpressions:
-        - key: kubernetes.io/hostname
-          operator: In
-          values: [$NODE]
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: local-claim
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: manual
-  resources:
-    requests:
-      storage: 1Gi
----
 apiVersion: v1
 kind: Pod
 metadata:
@@ -245,38 +256,8 @@ touch "$LP/new" 2>/dev/null && fail "a read-only claim refuses writes"
 # ---- a local PV on a block device: formatted, mounted once for the node, bound into the pod --
 truncate -s 64M "$WORK/disk.img"
 loop_attach "$WORK/disk.img"
+local_volume blk 64Mi "$LOOP" Filesystem ext4
 cat <<YAML | kubectl apply -f - >/dev/null
-apiVersion: v1
-kind: PersistentVolume
-metadata:
-  name: blk-pv
-spec:
-  capacity:
-    storage: 64Mi
-  accessModes: [ReadWriteOnce]
-  storageClassName: manual-blk
-  local:
-    path: $LOOP
-    fsType: ext4
-  nodeAffinity:
-    required:
-      nodeSelectorTerms:
-      - matchExpressions:
-        - key: kubernetes.io/hostname
-          operator: In
-          values: [$NODE]
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: blk-claim
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: manual-blk
-  resources:
-    requests:
-      storage: 64Mi
----
 apiVersion: v1
 kind: Pod
 metadata:
@@ -307,39 +288,8 @@ expect_eq "nothing of the device stays mounted" "" "$(awk -v d="$LOOP" '$0 ~ " "
 truncate -s 16M "$WORK/raw.img"
 loop_attach "$WORK/raw.img"
 RAW=$LOOP
+local_volume raw 16Mi "$RAW" Block
 cat <<YAML | kubectl apply -f - >/dev/null
-apiVersion: v1
-kind: PersistentVolume
-metadata:
-  name: raw-pv
-spec:
-  capacity:
-    storage: 16Mi
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  storageClassName: manual-raw
-  local:
-    path: $RAW
-  nodeAffinity:
-    required:
-      nodeSelectorTerms:
-      - matchExpressions:
-        - key: kubernetes.io/hostname
-          operator: In
-          values: [$NODE]
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: raw-claim
-spec:
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  storageClassName: manual-raw
-  resources:
-    requests:
-      storage: 16Mi
----
 apiVersion: v1
 kind: Pod
 metadata:

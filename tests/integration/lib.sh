@@ -147,30 +147,28 @@ expect_contains() {
   fi
 }
 
-# describe_until TEXT KIND NAME: `kubectl describe` output (spaces squeezed) once it contains
-# TEXT (an event a controller writes soon), or the last one after 5 s.
-describe_until() {
+# k_until TEXT ARGS...: `kubectl ARGS` output (spaces squeezed) once it contains TEXT (something
+# a controller writes soon), or the last one after 5 s.
+k_until() {
   local text=$1 out i
   shift
   for i in $(seq 1 50); do
-    out=$(k describe "$@")
+    out=$(k "$@")
     grep -qF -- "$text" <<<"$out" && break
     sleep 0.1
   done
   echo "$out"
 }
-
-# get_until TEXT ARGS...: `kubectl get ARGS` output (spaces squeezed) once it contains TEXT, or
-# the last one after 5 s.
-get_until() {
-  local text=$1 out i
+# describe_until TEXT KIND NAME / get_until TEXT ARGS...: k_until for describe / get.
+describe_until() {
+  local text=$1
   shift
-  for i in $(seq 1 50); do
-    out=$(k get "$@")
-    grep -qF -- "$text" <<<"$out" && break
-    sleep 0.1
-  done
-  echo "$out"
+  k_until "$text" describe "$@"
+}
+get_until() {
+  local text=$1
+  shift
+  k_until "$text" get "$@"
 }
 
 # until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds; false after SECONDS.
