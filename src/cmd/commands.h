@@ -6,6 +6,9 @@
 
 namespace kvol::cmd {
 
+// kvol's version (`kvol --version`, and the version its nodes report).
+inline constexpr const char* kVersion = "0.1.0";
+
 struct ValidateOptions {
   std::vector<std::string> files;  // files, directories, or "-" for standard input
 };

@@ -45,6 +45,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   node::AgentOptions ao;
   ao.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
   ao.root_dir = opts.root_dir.empty() ? default_dir + "/agent" : opts.root_dir;
+  ao.version = kVersion;
   KVOL_ASSIGN_OR_RETURN(ao.node_labels, ParseLabels(opts.node_labels));
   std::error_code ec;
   std::filesystem::create_directories(ao.root_dir, ec);

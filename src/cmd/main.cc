@@ -6,8 +6,6 @@
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
-
 void AddProvisionerOptions(CLI::App* app, kvol::cmd::ProvisionerOptions& o) {
   app->add_option("--node-name", o.node_name, "This machine's node name (default: the hostname).");
   app->add_option("--local-path-root", o.local_path_root,
@@ -28,7 +26,7 @@ int main(int argc, char** argv) {
       "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
       "as one standalone program that unmodified kubectl can drive."};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", kVersion);
+  app.set_version_flag("--version", kvol::cmd::kVersion);
 
   kvol::cmd::ValidateOptions validate;
   CLI::App* v = app.add_subcommand(

@@ -93,6 +93,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   so.node_name = options_.node_name;
   so.labels = options_.node_labels;
   so.machine = machine_;
+  so.version = options_.version;
   status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
   if (Status s = status_->Start(); !s.ok()) return s;
 

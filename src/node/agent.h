@@ -29,6 +29,7 @@ struct AgentOptions {
   std::string node_name;
   std::string root_dir;  // pods/<uid>/volumes/..., plugins/
   std::map<std::string, std::string> node_labels;
+  std::string version = "0.0.0";  // kvol's, shown as the node's kubelet and runtime version
   std::chrono::milliseconds resync{60'000};
 };
 

@@ -39,6 +39,15 @@ api::Node NodeStatusManager::Describe() const {
   st.capacity["pods"] = api::Quantity::FromUnits(110);
   st.allocatable = st.capacity;
   st.addresses = {{"InternalIP", m.address}, {"Hostname", options_.node_name}};
+  // nodeInfo is kept as a field the object model does not type.
+  st.unknown_fields = api::Json::object();
+  st.unknown_fields["nodeInfo"] = {
+      {"machineID", m.machine_id},      {"systemUUID", m.machine_id},
+      {"bootID", m.boot_id},            {"kernelVersion", m.kernel},
+      {"osImage", m.os_image},          {"containerRuntimeVersion", "kvol://" + options_.version},
+      {"kubeletVersion", "v" + options_.version + "-kvol"},
+      {"kubeProxyVersion", ""},         {"operatingSystem", m.os},
+      {"architecture", m.arch}};
   std::lock_guard lock(mu_);
   st.volumes_in_use = volumes_in_use_;
   return n;
@@ -140,6 +149,8 @@ Status NodeStatusManager::WriteStatus() {
         st.allocatable = want.status.allocatable;
         st.addresses = want.status.addresses;
         st.volumes_in_use = want.status.volumes_in_use;
+        if (!st.unknown_fields.is_object()) st.unknown_fields = api::Json::object();
+        st.unknown_fields["nodeInfo"] = want.status.unknown_fields["nodeInfo"];
         api::NodeCondition ready;
         ready.type = "Ready";
         ready.status = "True";

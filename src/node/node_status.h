@@ -24,6 +24,7 @@ struct NodeStatusOptions {
   std::string node_name;
   std::map<std::string, std::string> labels;  // --node-labels, on top of the well-known ones
   os::MachineInfo machine;
+  std::string version;  // kvol's, reported as the node's kubelet and runtime version
   int32_t lease_duration_seconds = 40;
   std::chrono::milliseconds renew_interval{10'000};
   std::chrono::milliseconds status_interval{60'000};  // heartbeat when nothing changed

@@ -23,6 +23,26 @@ std::string GoArch(const std::string& machine) {
   return machine;
 }
 
+// The first line of a small file, "" when it cannot be read.
+std::string FirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string OsImage() {
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("PRETTY_NAME=", 0) != 0) continue;
+    std::string v = line.substr(12);
+    if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  return "Linux";
+}
+
 }  // namespace
 
 MachineInfo ReadMachineInfo(const std::string& disk_dir) {
@@ -47,6 +67,9 @@ MachineInfo ReadMachineInfo(const std::string& disk_dir) {
     m.arch = GoArch(u.machine);
     m.kernel = u.release;
   }
+  m.os_image = OsImage();
+  m.machine_id = FirstLine("/etc/machine-id");
+  m.boot_id = FirstLine("/proc/sys/kernel/random/boot_id");
   m.address = "127.0.0.1";
   ifaddrs* ifs = nullptr;
   if (getifaddrs(&ifs) == 0) {

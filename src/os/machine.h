@@ -14,7 +14,10 @@ struct MachineInfo {
   std::string address;     // first non-loopback IPv4 address, else 127.0.0.1
   std::string arch;        // Go's names: amd64, arm64, ...
   std::string os = "linux";
-  std::string kernel;  // uname -r
+  std::string kernel;      // uname -r
+  std::string os_image;    // PRETTY_NAME of /etc/os-release ("Debian GNU/Linux 12 (bookworm)")
+  std::string machine_id;  // /etc/machine-id
+  std::string boot_id;     // /proc/sys/kernel/random/boot_id
 };
 
 // Reads the machine; `disk_dir` names the filesystem whose size is reported. Never fails:

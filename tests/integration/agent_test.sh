@@ -79,6 +79,8 @@ done
 expect_contains "capacity" '"pods":"110"' "$(kubectl get node "$NODE" -o jsonpath='{.status.capacity}')"
 expect_eq "node Lease held by the node" "$NODE" "$(kubectl get lease -n kube-node-lease "$NODE" -o jsonpath='{.spec.holderIdentity}')"
 expect_contains "get nodes" "$NODE Ready" "$(k get nodes)"
+expect_contains "get nodes -o wide shows the node's system" "kvol://$("$KVOL_BIN" --version)" "$(k get nodes -o wide)"
+expect_eq "node's kernel" "$(uname -r)" "$(kubectl get node "$NODE" -o jsonpath='{.status.nodeInfo.kernelVersion}')"
 
 # ---- configMap, as seed 002 shows it ----------------------------------------------------------
 kubectl apply -f "$SEEDS/volume-configmap.yml" >/dev/null
