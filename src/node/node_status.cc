@@ -41,13 +41,16 @@ api::Node NodeStatusManager::Describe() const {
   st.addresses = {{"InternalIP", m.address}, {"Hostname", options_.node_name}};
   // nodeInfo is kept as a field the object model does not type.
   st.unknown_fields = api::Json::object();
-  st.unknown_fields["nodeInfo"] = {
-      {"machineID", m.machine_id},      {"systemUUID", m.machine_id},
-      {"bootID", m.boot_id},            {"kernelVersion", m.kernel},
-      {"osImage", m.os_image},          {"containerRuntimeVersion", "kvol://" + options_.version},
-      {"kubeletVersion", "v" + options_.version + "-kvol"},
-      {"kubeProxyVersion", ""},         {"operatingSystem", m.os},
-      {"architecture", m.arch}};
+  st.unknown_fields["nodeInfo"] = {{"machineID", m.machine_id},
+                                   {"systemUUID", m.machine_id},
+                                   {"bootID", m.boot_id},
+                                   {"kernelVersion", m.kernel},
+                                   {"osImage", m.os_image},
+                                   {"containerRuntimeVersion", "kvol://" + options_.version},
+                                   {"kubeletVersion", "v" + options_.version + "-kvol"},
+                                   {"kubeProxyVersion", ""},
+                                   {"operatingSystem", m.os},
+                                   {"architecture", m.arch}};
   std::lock_guard lock(mu_);
   st.volumes_in_use = volumes_in_use_;
   return n;
@@ -102,6 +105,7 @@ Status NodeStatusManager::SyncOnce() {
   }
   if (changed || clock_.Monotonic() >= next_status_) {
     Status s = WriteStatus();
+    if (s.code() == StatusCode::kNotFound) registered_ = false;  // deleted: register again
     if (!s.ok()) {
       std::lock_guard lock(mu_);
       volumes_changed_ = volumes_changed_ || changed;

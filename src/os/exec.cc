@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,10 @@ extern char** environ;
 
 namespace kvol::os {
 namespace {
+
+// A descriptor that becomes readable when `pid` exits; -1 when the kernel has none (before
+// 5.3), and the caller then waits without a deadline.
+int PidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
 class RealExecImpl final : public Exec {
  public:
@@ -29,13 +34,19 @@ class RealExecImpl final : public Exec {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    // The caller's threads may block signals; the child starts with none blocked.
+    // The child starts with no signal blocked or ignored (the caller's threads block some and
+    // ignore SIGPIPE), in a process group of its own so that a timeout kills its helpers too
+    // (mount runs mount.nfs, for one).
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    sigset_t none;
+    sigset_t none, defaults;
     sigemptyset(&none);
+    sigfillset(&defaults);
     posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -49,31 +60,47 @@ class RealExecImpl final : public Exec {
       return NotFoundError("exec: \"" + argv[0] + "\": " + strerror(rc));
     }
 
+    // Read until the program exits (then take what is left in the pipe: a helper it left
+    // running may hold the pipe open) or the deadline passes.
     ExecResult result;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool timed_out = false;
+    const int pidfd = PidFd(pid);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    bool timed_out = false, exited = false, eof = false;
     char buf[4096];
-    for (;;) {
+    auto drain = [&] {
+      for (;;) {
+        ssize_t got = read(fds[0], buf, sizeof buf);
+        if (got > 0) {
+          result.output.append(buf, static_cast<size_t>(got));
+          continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        if (got == 0) eof = true;
+        return;
+      }
+    };
+    while (!exited && !(eof && pidfd < 0)) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         timed_out = true;
         break;
       }
-      pollfd p{fds[0], POLLIN, 0};
-      int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) continue;  // the loop re-checks the deadline
-      ssize_t got = read(fds[0], buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;  // EOF: every writer (the child and its children) closed it
-      result.output.append(buf, static_cast<size_t>(got));
+      pollfd p[2] = {{eof ? -1 : fds[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
+      int n = poll(p, 2, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+      if (n < 0 && errno != EINTR) break;
+      if (n <= 0) continue;
+      if (p[0].revents) drain();
+      if (p[1].revents) exited = true;
     }
+    if (!timed_out) drain();
     close(fds[0]);
-    if (timed_out) kill(pid, SIGKILL);
+    if (timed_out) kill(-pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (pidfd >= 0) close(pidfd);
     if (timed_out) {
       return DeadlineExceededError("exec: \"" + argv[0] + "\" still running after " +
                                    std::to_string(timeout.count()) + "ms; killed");

@@ -66,6 +66,26 @@ TEST(Exec, KillsWhatOverrunsItsTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
+TEST(Exec, AHelperLeftRunningDoesNotHoldTheResult) {
+  // The program exits at once; a background child keeps the pipe open for 30 s.
+  auto start = std::chrono::steady_clock::now();
+  auto r = RealExec().Run({"sh", "-c", "echo started; sleep 30 & exit 0"}, 10s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->output, "started\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  (void)RealExec().Run({"pkill", "-f", "^sleep 30$"}, 5s);
+}
+
+TEST(Exec, ATimeoutKillsTheProgramsHelpersToo) {
+  auto r = RealExec().Run({"sh", "-c", "sleep 31 & sleep 31; echo never"}, 100ms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  auto left = RealExec().Run({"pgrep", "-f", "^sleep 31$"}, 5s);
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(left->exit_code, 1) << "no helper survives: " << left->output;
+}
+
 TEST(Exec, SignalledProgramReportsTheSignal) {
   auto r = RealExec().Run({"sh", "-c", "kill -9 $$"}, 10s);
   ASSERT_TRUE(r.ok());

@@ -1,6 +1,9 @@
 // The workload controllers' wiring: informers, one queue, workers, and writing a plan.
 #include "controller/workload/controller.h"
 
+#include <algorithm>
+#include <set>
+
 #include "base/log.h"
 #include "controller/util/worker.h"
 
@@ -108,36 +111,71 @@ Status Controller::DeleteOrphans(const std::string& owner_key, const std::string
 }
 
 template <class T>
-Status Controller::Apply(const T& owner, const Plan& plan, const client::EventSink& events) {
+StatusOr<Controller::Made> Controller::Apply(const T& owner, const Plan& plan,
+                                             const client::EventSink& events) {
   auto event = [&](const std::string& reason, const std::string& message) {
     if (events) events(client::ReferenceTo(owner), "Normal", reason, message);
   };
-  size_t next_event = 0;
+  Made made;
   for (const auto& c : plan.create_claims) {
-    auto made = client_.resource<api::PersistentVolumeClaim>().Create(c);
-    if (!made.ok() && !api::IsAlreadyExists(made.error())) return ApiStatus(made.error());
+    auto created = client_.resource<api::PersistentVolumeClaim>().Create(c);
+    if (!created.ok() && !api::IsAlreadyExists(created.error())) return ApiStatus(created.error());
   }
   for (const auto& p : plan.create_pods) {
-    auto made = client_.resource<api::Pod>().Create(p);
-    if (!made.ok() && !api::IsAlreadyExists(made.error())) return ApiStatus(made.error());
-    if (made.ok() && !p.metadata.generate_name.empty()) {
-      event("SuccessfulCreate", "Created pod: " + made->metadata.name);
+    auto created = client_.resource<api::Pod>().Create(p);
+    if (!created.ok() && !api::IsAlreadyExists(created.error())) return ApiStatus(created.error());
+    if (!created.ok()) continue;
+    made.created.push_back(created->metadata.name);
+    if (!p.metadata.generate_name.empty()) {
+      event("SuccessfulCreate", "Created pod: " + created->metadata.name);
     }
   }
   for (const auto& name : plan.delete_pods) {
     auto deleted = client_.resource<api::Pod>().Delete(owner.metadata.namespace_, name);
     if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
+    made.deleted.push_back(name);
   }
-  for (; next_event < plan.events.size(); ++next_event) {
-    event(plan.events[next_event].first, plan.events[next_event].second);
-  }
+  for (const auto& [reason, message] : plan.events) event(reason, message);
   if (plan.status != owner.status) {
     T next = owner;
     next.status = plan.status;
     auto written = client_.resource<T>().UpdateStatus(next);
     if (!written.ok() && !api::IsNotFound(written.error())) return ApiStatus(written.error());
   }
-  return OkStatus();
+  return made;
+}
+
+int64_t Controller::ApplyExpectations(const std::string& owner_key, std::vector<PodPtr>& owned) {
+  const os::MonoTime now = options_.clock->Monotonic();
+  const os::MonoTime too_old = now - std::chrono::minutes(1);
+  std::lock_guard lock(expectations_mu_);
+  auto it = expectations_.find(owner_key);
+  if (it == expectations_.end()) return 0;
+  Expectations& e = it->second;
+  std::set<std::string> seen;
+  for (const auto& p : owned) seen.insert(p->metadata.name);
+  for (auto c = e.created.begin(); c != e.created.end();) {
+    c = seen.count(c->first) || c->second < too_old ? e.created.erase(c) : std::next(c);
+  }
+  for (auto d = e.deleted.begin(); d != e.deleted.end();) {
+    d = !seen.count(d->first) || d->second < too_old ? e.deleted.erase(d) : std::next(d);
+  }
+  owned.erase(
+      std::remove_if(owned.begin(), owned.end(),
+                     [&](const PodPtr& p) { return e.deleted.count(p->metadata.name) > 0; }),
+      owned.end());
+  const int64_t pending = static_cast<int64_t>(e.created.size());
+  if (e.created.empty() && e.deleted.empty()) expectations_.erase(it);
+  return pending;
+}
+
+void Controller::Expect(const std::string& owner_key, const Made& made) {
+  if (made.created.empty() && made.deleted.empty()) return;
+  const os::MonoTime now = options_.clock->Monotonic();
+  std::lock_guard lock(expectations_mu_);
+  Expectations& e = expectations_[owner_key];
+  for (const auto& n : made.created) e.created[n] = now;
+  for (const auto& n : made.deleted) e.deleted[n] = now;
 }
 
 Status Controller::Sync(const std::string& key) {
@@ -153,12 +191,15 @@ Status Controller::Sync(const std::string& key) {
     for (const auto& p : PodsOf(key)) {
       if (ControllerOf(*p)->uid == d->metadata.uid) owned.push_back(p);
     }
-    auto plan = PlanDeployment(*d, owned);
+    const int64_t pending = ApplyExpectations(key, owned);
+    auto plan = PlanDeployment(*d, owned, pending);
     if (!plan.ok()) {
       log::Warn("deployment " + ns + "/" + name + ": " + plan.status().message());
       return OkStatus();  // nothing to do until the spec changes, which brings it back
     }
-    return Apply(*d, *plan, deployment_events_);
+    KVOL_ASSIGN_OR_RETURN(Made made, Apply(*d, *plan, deployment_events_));
+    Expect(key, made);
+    return OkStatus();
   }
   if (kind == "StatefulSet") {
     auto s = statefulsets_->Get(ns, name);
@@ -174,7 +215,7 @@ Status Controller::Sync(const std::string& key) {
       log::Warn("statefulset " + ns + "/" + name + ": " + plan.status().message());
       return OkStatus();  // nothing to do until the spec changes, which brings it back
     }
-    return Apply(*s, *plan, statefulset_events_);
+    return Apply(*s, *plan, statefulset_events_).status();
   }
   return OkStatus();
 }

@@ -6,7 +6,9 @@
 // claims are kept.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,8 +47,16 @@ class Controller {
  private:
   std::vector<PodPtr> PodsOf(const std::string& owner_key) const;
   Status DeleteOrphans(const std::string& owner_key, const std::string& uid);
+  // What Apply made and removed, for `owner_key`'s next passes: see expectations_.
+  struct Made {
+    std::vector<std::string> created, deleted;
+  };
   template <class T>
-  Status Apply(const T& owner, const Plan& plan, const client::EventSink& events);
+  StatusOr<Made> Apply(const T& owner, const Plan& plan, const client::EventSink& events);
+  // Removes from `owned` the pods this controller deleted and the cache still shows, and
+  // returns how many pods it created that the cache does not show yet.
+  int64_t ApplyExpectations(const std::string& owner_key, std::vector<PodPtr>& owned);
+  void Expect(const std::string& owner_key, const Made& made);
 
   client::Client& client_;
   const client::EventSink deployment_events_, statefulset_events_;
@@ -57,6 +67,15 @@ class Controller {
   std::unique_ptr<client::Informer<api::Pod>> pods_;
   std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
   std::vector<std::thread> threads_;
+
+  // A Deployment's creations and deletions that the pod cache has not shown yet, by owner key
+  // and pod name, with when they were made; forgotten once seen or after a minute. Without
+  // them a pass running before the cache catches up would create (or delete) pods twice.
+  struct Expectations {
+    std::map<std::string, os::MonoTime> created, deleted;
+  };
+  std::mutex expectations_mu_;
+  std::map<std::string, Expectations> expectations_;  // guarded by expectations_mu_
 };
 
 }  // namespace kvol::controller::workload

@@ -59,13 +59,18 @@ api::Pod PodFrom(const api::PodTemplateSpec& t, std::string_view kind,
   return p;
 }
 
-// Deletion order when shrinking: unscheduled first, then not ready, then newest.
+// Deletion order when shrinking: unscheduled first, then not ready, then newest (by creation
+// time; names only break ties).
 void SortForDeletion(std::vector<PodPtr>& pods) {
   std::stable_sort(pods.begin(), pods.end(), [](const PodPtr& a, const PodPtr& b) {
     const bool as = !a->spec.node_name.empty(), bs = !b->spec.node_name.empty();
     if (as != bs) return !as;
     const bool ar = PodReady(*a), br = PodReady(*b);
     if (ar != br) return !ar;
+    const api::Time zero;
+    const api::Time at = a->metadata.creation_timestamp.value_or(zero);
+    const api::Time bt = b->metadata.creation_timestamp.value_or(zero);
+    if (at.unix_seconds() != bt.unix_seconds()) return at.unix_seconds() > bt.unix_seconds();
     return a->metadata.name > b->metadata.name;
   });
 }
@@ -114,7 +119,8 @@ const api::OwnerReference* ControllerOf(const api::Pod& pod) {
   return nullptr;
 }
 
-StatusOr<Plan> PlanDeployment(const api::Deployment& d, const std::vector<PodPtr>& owned) {
+StatusOr<Plan> PlanDeployment(const api::Deployment& d, const std::vector<PodPtr>& owned,
+                              int64_t pending_creates) {
   KVOL_ASSIGN_OR_RETURN(const int64_t replicas, Replicas(d.spec));
   KVOL_ASSIGN_OR_RETURN(const api::PodTemplateSpec tmpl, Template(d.spec));
   const std::string hash = TemplateHash(d.spec["template"]);
@@ -143,7 +149,7 @@ StatusOr<Plan> PlanDeployment(const api::Deployment& d, const std::vector<PodPtr
     }
   }
   for (const auto& p : current) ready += PodReady(*p);
-  for (int64_t i = static_cast<int64_t>(current.size()); i < replicas; ++i) {
+  for (int64_t i = static_cast<int64_t>(current.size()) + pending_creates; i < replicas; ++i) {
     api::Pod p = PodFrom(tmpl, "Deployment", d.metadata);
     p.metadata.generate_name = rs_name + "-";
     p.metadata.labels[std::string(kPodTemplateHash)] = hash;
@@ -284,12 +290,20 @@ StatusOr<Plan> PlanStatefulSet(const api::StatefulSet& s, const std::vector<PodP
   }
 
   // Scale down from the highest ordinal; OrderedReady only when the rest are ready.
-  bool all_ready = true;
-  for (const auto& [ord, p] : by_ordinal) {
-    if (ord < replicas && (!PodReady(*p) || p->metadata.deletion_timestamp)) all_ready = false;
+  // OrderedReady also waits for a pod on its way out, and does not shrink while it grows.
+  bool all_ready = plan.create_pods.empty();
+  for (int64_t i = 0; i < replicas; ++i) {
+    auto p = by_ordinal.find(static_cast<int>(i));
+    if (p == by_ordinal.end() || !PodReady(*p->second) || p->second->metadata.deletion_timestamp) {
+      all_ready = false;
+    }
   }
   for (auto it = by_ordinal.rbegin(); it != by_ordinal.rend(); ++it) {
-    if (it->first < replicas || it->second->metadata.deletion_timestamp) continue;
+    if (it->first < replicas) continue;
+    if (it->second->metadata.deletion_timestamp) {
+      if (!parallel) break;  // the next one waits until this one is gone
+      continue;
+    }
     if (!parallel && !all_ready) break;
     plan.delete_pods.push_back(it->second->metadata.name);
     plan.events.emplace_back("SuccessfulDelete", "delete Pod " + it->second->metadata.name +
@@ -298,7 +312,8 @@ StatusOr<Plan> PlanStatefulSet(const api::StatefulSet& s, const std::vector<PodP
   }
 
   // A changed template: the highest outdated pod goes (and comes back), one at a time.
-  if (plan.create_pods.empty() && plan.delete_pods.empty() && (parallel || all_ready)) {
+  // Whatever the pod management policy, each replaced pod must be Running and Ready first.
+  if (plan.create_pods.empty() && plan.delete_pods.empty() && all_ready) {
     for (auto it = by_ordinal.rbegin(); it != by_ordinal.rend(); ++it) {
       if (it->first >= replicas) continue;
       auto rev = it->second->metadata.labels.find(std::string(kControllerRevisionHash));

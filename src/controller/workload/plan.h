@@ -40,7 +40,10 @@ struct Plan {
 };
 
 // InvalidArgument when the spec cannot be read (no template, a replicas that is not a number).
-StatusOr<Plan> PlanDeployment(const api::Deployment& d, const std::vector<PodPtr>& owned);
+// `pending_creates` counts pods created by an earlier pass that `owned` (a cache) does not
+// show yet: they are not created again.
+StatusOr<Plan> PlanDeployment(const api::Deployment& d, const std::vector<PodPtr>& owned,
+                              int64_t pending_creates = 0);
 
 // `claim_exists` says whether a claim of that name exists in the set's namespace.
 StatusOr<Plan> PlanStatefulSet(const api::StatefulSet& s, const std::vector<PodPtr>& owned,

@@ -110,6 +110,13 @@ TEST(DeploymentPlan, FinishedPodsAreReplaced) {
   EXPECT_EQ(plan->create_pods.size(), 1u);
 }
 
+TEST(DeploymentPlan, PodsCreatedButNotYetSeenAreNotMadeTwice) {
+  auto plan = PlanDeployment(MakeDeployment(3), {}, /*pending_creates=*/2);
+  EXPECT_EQ(plan->create_pods.size(), 1u);
+  plan = PlanDeployment(MakeDeployment(3), {}, 3);
+  EXPECT_TRUE(plan->create_pods.empty());
+}
+
 TEST(DeploymentPlan, BadSpecIsAnError) {
   api::Deployment d = MakeDeployment(1);
   d.spec["replicas"] = "three";
@@ -173,6 +180,18 @@ TEST(StatefulSetPlan, ScalingDownRemovesTheHighestOrdinalAndKeepsClaims) {
   EXPECT_EQ(plan->delete_pods, std::vector<std::string>{"web-2"}) << "one at a time, highest first";
   EXPECT_TRUE(plan->create_claims.empty());
   EXPECT_EQ(plan->events.back().second, "delete Pod web-2 in StatefulSet web successful");
+}
+
+TEST(StatefulSetPlan, OrderedScaleDownWaitsForThePodOnItsWayOut) {
+  auto all = PlanStatefulSet(MakeSet(3, true), {}, [](const std::string&) { return false; });
+  std::vector<PodPtr> owned;
+  for (int i = 0; i < 3; ++i) {
+    api::Pod p = all->create_pods[i];
+    if (i == 2) p.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
+    owned.push_back(Stored(p, "web-" + std::to_string(i), true));
+  }
+  auto plan = PlanStatefulSet(MakeSet(1), owned, [](const std::string&) { return true; });
+  EXPECT_TRUE(plan->delete_pods.empty()) << "web-1 waits until web-2 is gone";
 }
 
 TEST(StatefulSetPlan, OrdinalsOfOtherNamesAreIgnored) {

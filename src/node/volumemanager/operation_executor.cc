@@ -73,6 +73,15 @@ bool OperationExecutor::IsPending(const std::string& key) const {
   return pending_.count(key) > 0;
 }
 
+bool OperationExecutor::AnyPending(std::string_view prefix) const {
+  std::lock_guard lock(mu_);
+  for (auto it = pending_.lower_bound(std::string(prefix)); it != pending_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    return true;
+  }
+  return false;
+}
+
 std::optional<os::MonoTime> OperationExecutor::NextRetry() const {
   std::lock_guard lock(mu_);
   std::optional<os::MonoTime> next;

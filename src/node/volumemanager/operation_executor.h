@@ -49,6 +49,8 @@ class OperationExecutor {
   bool Run(const std::string& key, std::function<Status()> op, std::function<void(Status)> done,
            std::string_view operation = "");
   bool IsPending(const std::string& key) const;
+  // Whether an operation is pending for a key that starts with `prefix`.
+  bool AnyPending(std::string_view prefix) const;
   // The earliest time a key in backoff may run again; nullopt when none is waiting.
   std::optional<os::MonoTime> NextRetry() const;
   // Drops the backoff of every key not in `keep` and not running, so that keys of volumes that

@@ -56,6 +56,9 @@ struct ActualVolume {
   bool block = false;           // mapped (volumeDevices/), not mounted (volumes/)
   std::string path;             // where SetUp put it ("" when reconstructed)
   bool mount_point = false;     // whether `path` was a mount point after SetUp
+  // Found on disk at start and not set up since: counted as there for the pod's status (a
+  // restart does not flap VolumesReady) while its idempotent SetUp confirms it.
+  bool reconstructed = false;
 };
 
 // A device mounted once for the node (DeviceMountableVolumePlugin), by unique name.

@@ -48,6 +48,9 @@ Status VolumeManager::Start() {
   std::error_code ec;
   fs::create_directories(options_.root_dir + "/pods", ec);
   if (ec) return InternalError("mkdir " + options_.root_dir + "/pods: " + ec.message());
+  // Only root walks in: volumes below hold other pods' secrets and world-writable directories.
+  fs::permissions(options_.root_dir, fs::perms(0750), ec);
+  fs::permissions(options_.root_dir + "/pods", fs::perms(0750), ec);
   Reconstruct();
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -127,7 +130,8 @@ void VolumeManager::Loop() {
       next_deadline = next_resync;
       if (auto retry = executor_->NextRetry()) next_deadline = std::min(next_deadline, *retry);
       for (const auto& [uid, r] : reports_) {
-        if (!r.ready_written) next_deadline = std::min(next_deadline, r.next_timeout_event);
+        if (r.awaiting_mounts) next_deadline = std::min(next_deadline, r.next_timeout_event);
+        if (r.retry_status_at) next_deadline = std::min(next_deadline, *r.retry_status_at);
       }
       continue;
     }
@@ -206,13 +210,23 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
   {
     std::lock_guard lock(mu_);
     for (const auto& [key, a] : actual_) {
-      if (!wanted.count(key)) unwanted.emplace_back(key, a);
+      if (wanted.count(key)) continue;
+      // A pod that still exists keeps what it has while one of its volumes cannot be resolved
+      // for a moment (a claim or volume missing from a cache): a pod's volumes only change
+      // when it goes.
+      auto pod = desired.find(a.pod_uid);
+      if (pod != desired.end() && !pod->second.unresolved.empty()) continue;
+      unwanted.emplace_back(key, a);
     }
-    for (const auto& [name, d] : devices_) {
+    for (auto& [name, d] : devices_) {
       if (wanted_devices.count(name)) continue;
       const bool used = std::any_of(actual_.begin(), actual_.end(),
                                     [&](const auto& kv) { return kv.second.unique_name == name; });
-      if (!used) unused_devices.emplace_back(name, d);
+      if (used) continue;
+      // Going away: no pod binds from it from now on (a new user waits for it to be mounted
+      // again).
+      d.state = MountState::kUncertain;
+      unused_devices.emplace_back(name, d);
     }
   }
   for (const auto& [key, a] : unwanted) TearDown(key, a);
@@ -236,7 +250,8 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
         std::lock_guard lock(mu_);
         auto d = devices_.find(v.unique_name);
         auto a = actual_.find(key);
-        if (v.device_mount && (d == devices_.end() || d->second.state != MountState::kMounted)) {
+        if (v.device_mount && (d == devices_.end() || d->second.state != MountState::kMounted ||
+                               executor_->IsPending("device/" + v.unique_name))) {
           action = kDevice;  // its operation finishing wakes the reconciler for the SetUp
         } else if (a != actual_.end() && a->second.state == MountState::kMounted &&
                    a->second.content_version == v.content_version) {
@@ -321,8 +336,19 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
       [this, key, pod, v, result](Status s) {
         {
           std::lock_guard lock(mu_);
-          if (s.ok() || s.code() == StatusCode::kDeadlineExceeded) {
+          auto it = actual_.find(key);
+          const bool was_mounted = it != actual_.end() && it->second.state == MountState::kMounted;
+          // A set-up that failed may still have made something (a tmpfs before its files):
+          // recorded as uncertain, so that it is torn down if the pod goes. A refresh that
+          // failed (a ConfigMap deleted) leaves the volume as it was.
+          std::error_code ec;
+          const bool left_something =
+              !result->path.empty() &&
+              std::filesystem::exists(std::filesystem::symlink_status(result->path, ec));
+          const bool timed_out = s.code() == StatusCode::kDeadlineExceeded;
+          if (s.ok() || timed_out || (!was_mounted && (left_something || it != actual_.end()))) {
             ActualVolume& a = actual_[key];
+            a.reconstructed = false;
             a.pod_uid = pod->metadata.uid;
             a.plugin_name = std::string(v.plugin->Name());
             a.dir_name = v.spec.Name();
@@ -380,8 +406,10 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
         it = orphan_candidates_.erase(it);  // a pod needs it after all
         continue;
       }
+      // Nothing of the pod's may still be recorded or in flight (a set-up still mounting).
       const bool busy = std::any_of(actual_.begin(), actual_.end(),
-                                    [&](const auto& kv) { return kv.second.pod_uid == uid; });
+                                    [&](const auto& kv) { return kv.second.pod_uid == uid; }) ||
+                        executor_->AnyPending(uid + "/");
       if (!busy) gone.push_back(uid);
       ++it;
     }
@@ -391,10 +419,8 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
     auto mounted = volume::util::HasMountsBelow(plugins_.host().mounter(), dir);
     if (!mounted.ok() || *mounted) {
       log::Warn("orphaned pod directory " + dir + " still has mounts; left in place");
-    } else {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      if (ec) log::Warn("removing orphaned pod directory " + dir + ": " + ec.message());
+    } else if (Status s = volume::util::RemoveAllOnOneDevice(dir); !s.ok()) {
+      log::Warn("removing orphaned pod directory " + dir + ": " + s.message());
     }
     std::lock_guard lock(mu_);
     orphan_candidates_.erase(uid);
@@ -424,6 +450,7 @@ void VolumeManager::Reconstruct() {
         a.dir_name = v->path().filename().string();
         a.unique_name = plugin_name + "/" + a.dir_name;
         a.state = MountState::kUncertain;
+        a.reconstructed = true;
         a.block = true;
         actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
         ++found;
@@ -444,6 +471,7 @@ void VolumeManager::Reconstruct() {
         a.dir_name = v->path().filename().string();
         a.unique_name = plugin_name + "/" + a.dir_name;
         a.state = MountState::kUncertain;  // SetUp again if wanted (idempotent), else TearDown
+        a.reconstructed = true;
         actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
         ++found;
       }
@@ -481,9 +509,9 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
       for (const auto& [key, v] : dp.volumes) {
         // A volume whose contents are only being refreshed is still there for the pod.
         auto a = actual_.find(key);
-        if (a == actual_.end() || a->second.state != MountState::kMounted) {
-          unmounted.push_back(v.outer_name);
-        }
+        const bool there = a != actual_.end() &&
+                           (a->second.state == MountState::kMounted || a->second.reconstructed);
+        if (!there) unmounted.push_back(v.outer_name);
       }
     }
     for (const auto& [name, why] : dp.unresolved) {
@@ -521,22 +549,27 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
     } else {
       r.unresolved_reported.clear();
     }
+    r.awaiting_mounts = !unmounted.empty();
     if (!unmounted.empty() && now >= r.next_timeout_event) {
       PodEvent(*dp.pod, "Warning", "FailedMount", prefix + "timed out waiting for the condition");
       r.next_timeout_event = now + options_.mount_timeout;
     }
-    if (!r.status_written || r.ready_written != ready || r.message_written != subpath_error) {
+    const bool retry_due = !r.retry_status_at || now >= *r.retry_status_at;
+    if (retry_due &&
+        (!r.status_written || r.ready_written != ready || r.message_written != subpath_error)) {
       const std::string message = ready ? ""
                                   : !subpath_error.empty()
                                       ? subpath_error
                                       : "unmounted volumes=[" + JoinSorted(unmounted) + "]";
       Status s = WritePodStatus(*dp.pod, ready, message);
       if (s.ok()) {
+        r.retry_status_at.reset();
         r.status_written = true;
         r.ready_written = ready;
         r.message_written = subpath_error;
       } else {
         log::Warn("pod " + PodKey(*dp.pod) + ": status not written: " + s.message());
+        r.retry_status_at = now + std::chrono::seconds(1);
       }
     }
   }

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -133,7 +134,9 @@ class VolumeManager {
     std::string subpath_reported;     // last subPath failure reported as an event
     bool ready_written = false;
     bool status_written = false;
-    std::string message_written;  // the subPath failure in the written condition, if any
+    std::string message_written;   // the subPath failure in the written condition, if any
+    bool awaiting_mounts = false;  // some volume is not set up: the timeout event is due
+    std::optional<os::MonoTime> retry_status_at;  // after a failed status write
   };
   std::map<std::string, PodReport> reports_;  // by pod uid
   std::vector<std::string> volumes_in_use_;   // as last reported

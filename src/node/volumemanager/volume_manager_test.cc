@@ -297,6 +297,37 @@ TEST_F(VolumeManagerTest, UnboundClaimWaitsWithAnEventThenMounts) {
   EXPECT_EQ(Events().size(), 1u) << "the unbound claim was reported once";
 }
 
+TEST_F(VolumeManagerTest, AClaimMissingFromTheCacheForAMomentKeepsItsVolume) {
+  const std::string src = tmp_.path() + "/disks/ssd2";
+  fs::create_directories(src);
+  {
+    std::lock_guard lock(mu_);
+    api::PersistentVolume pv;
+    pv.metadata.name = "pv-keep";
+    pv.spec.local.emplace().path = src;
+    pv.spec.claim_ref.emplace().uid = "keep-uid";
+    volumes_["pv-keep"] = pv;
+    api::PersistentVolumeClaim c;
+    c.metadata.uid = "keep-uid";
+    c.spec.volume_name = "pv-keep";
+    c.status.phase = "Bound";
+    claims_["default/keep"] = c;
+  }
+  PutPod(PodWith("web", {ClaimVolume("data", "keep")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  const std::string dir = Dir("web", plugins::kLocal, "pv-keep");
+  {
+    std::lock_guard lock(mu_);
+    claims_.erase("default/keep");
+  }
+  vm_->Kick();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(dir)) << "the pod still exists: its volume stays";
+  RemovePod("web");
+  EXPECT_TRUE(Eventually([&] { return !*host_.fake_mounter().IsMountPoint(dir); }));
+}
+
 TEST_F(VolumeManagerTest, FailedMountIsAnEventAndRetriedWithBackoff) {
   api::Volume nfs;
   nfs.name = "data";
@@ -397,9 +428,13 @@ TEST_F(VolumeManagerTest, RestartKeepsWhatIsRightAndCleansTheRest) {
     host_.fake_mounter().AddMountForTest(m);
   }
   PutPod(PodWith("web", {EmptyDir("shm", "Memory")}));
+  api_.state().ClearActions();
   StartManager();
   ASSERT_TRUE(Eventually([&] { return !fs::exists(host_.root() + "/pods/uid-old"); }));
   ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  int status_writes = 0;
+  for (const auto& a : api_.state().actions()) status_writes += a.verb == "update-status";
+  EXPECT_EQ(status_writes, 1) << "VolumesReady goes straight to True: no flap while confirming";
   for (const auto& c : host_.fake_mounter().calls()) {
     EXPECT_NE(c.op, "mount") << "nothing is mounted again: " << c.target;
   }

@@ -14,6 +14,11 @@ namespace kvol::volume::util {
 // FailedPrecondition when something below `dir` is still mounted. A missing `dir` is success.
 Status CleanupDir(os::Mounter& mounter, const std::string& dir, bool remove_contents);
 
+// Removes `dir` and everything below it without ever crossing into another filesystem: a
+// directory below it on another device (a mount that appeared meanwhile) stops the removal
+// with FailedPrecondition and is left alone. A missing `dir` is success.
+Status RemoveAllOnOneDevice(const std::string& dir);
+
 // Whether anything is mounted at or below `dir`, according to `mounter`'s table.
 StatusOr<bool> HasMountsBelow(os::Mounter& mounter, const std::string& dir);
 

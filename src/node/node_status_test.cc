@@ -1,0 +1,84 @@
+// The node's registration, status and Lease against FakeClient with a fake clock.
+#include "node/node_status.h"
+
+#include <gtest/gtest.h>
+
+#include "client/testing/fake_client.h"
+#include "os/testing/fake_clock.h"
+
+namespace kvol::node {
+namespace {
+
+using namespace std::chrono_literals;
+
+class NodeStatusTest : public ::testing::Test {
+ protected:
+  NodeStatusTest() : manager_(api_, clock_, Options()) {}
+  static NodeStatusOptions Options() {
+    NodeStatusOptions o;
+    o.node_name = "n1";
+    o.labels = {{"disk", "ssd"}};
+    o.machine.cpus = 2;
+    o.machine.memory_bytes = 4LL << 30;
+    o.machine.disk_bytes = 100LL << 30;
+    o.machine.arch = "amd64";
+    o.machine.address = "10.0.0.7";
+    o.version = "0.1.0";
+    return o;
+  }
+  api::Node Stored() { return api_.fake<api::Node>().Objects().at("n1"); }
+
+  client::testing::FakeClient api_;
+  os::testing::FakeClock clock_;
+  NodeStatusManager manager_;
+};
+
+TEST_F(NodeStatusTest, RegistersReportsAndRenews) {
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  api::Node n = Stored();
+  EXPECT_EQ(n.metadata.labels.at("kubernetes.io/hostname"), "n1");
+  EXPECT_EQ(n.metadata.labels.at("kubernetes.io/arch"), "amd64");
+  EXPECT_EQ(n.metadata.labels.at("disk"), "ssd");
+  ASSERT_EQ(n.status.conditions.size(), 1u);
+  EXPECT_EQ(n.status.conditions[0].type, "Ready");
+  EXPECT_EQ(n.status.conditions[0].reason, "KubeletReady");
+  EXPECT_EQ(n.status.capacity.at("cpu"), api::Quantity::MustParse("2"));
+  EXPECT_EQ(n.status.addresses[0].address, "10.0.0.7");
+  EXPECT_EQ(n.status.unknown_fields["nodeInfo"]["kubeletVersion"], "v0.1.0-kvol");
+  auto lease = api_.fake<api::Lease>().Objects().at("kube-node-lease/n1");
+  EXPECT_EQ(lease.spec.holder_identity.value_or(""), "n1");
+
+  // Between heartbeats only the Lease is written; volumesInUse changes are written at once.
+  api_.state().ClearActions();
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  for (const auto& a : api_.state().actions()) EXPECT_NE(a.resource, "nodes") << a.verb;
+  manager_.SetVolumesInUse({"kubernetes.io/local-volume/pv1"});
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  EXPECT_EQ(Stored().status.volumes_in_use,
+            std::vector<std::string>{"kubernetes.io/local-volume/pv1"});
+}
+
+TEST_F(NodeStatusTest, ADeletedNodeIsRegisteredAgain) {
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  ASSERT_TRUE(api_.resource<api::Node>().Delete("", "n1").ok());
+  clock_.Advance(61s);
+  EXPECT_FALSE(manager_.SyncOnce().ok()) << "the status write finds no node";
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  EXPECT_EQ(Stored().metadata.labels.at("kubernetes.io/hostname"), "n1");
+  EXPECT_EQ(Stored().status.conditions.size(), 1u);
+}
+
+TEST_F(NodeStatusTest, AnExistingNodeKeepsItsOwnLabelsAndGetsOurs) {
+  api::Node mine;
+  mine.metadata.name = "n1";
+  mine.metadata.labels = {{"team", "storage"}};
+  mine.spec.unschedulable = true;
+  api_.fake<api::Node>().Seed(mine);
+  ASSERT_TRUE(manager_.SyncOnce().ok());
+  EXPECT_EQ(Stored().metadata.labels.at("team"), "storage");
+  EXPECT_EQ(Stored().metadata.labels.at("disk"), "ssd");
+  EXPECT_TRUE(Stored().spec.unschedulable);
+}
+
+}  // namespace
+}  // namespace kvol::node
