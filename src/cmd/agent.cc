@@ -1,6 +1,7 @@
 // `kvol agent`: the node agent on a machine of its own, talking to the API server over HTTPS,
 // as kubelet does: it registers the machine's Node and sets up the volumes of the pods bound
 // to it.
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +9,7 @@
 #include "client/http.h"
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
+#include "node/runtime/container.h"
 
 namespace kvol::cmd {
 
@@ -59,6 +61,19 @@ int RunAgent(const AgentCommandOptions& opts) {
   agent->agent->Stop();
   log::Info("stopped");
   return 0;
+}
+
+int RunContainerInit(const std::string& spec_path) {
+  std::ifstream in(spec_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto spec = node::runtime::SpecFromJson(text.str());
+  if (!in || !spec.ok()) {
+    std::fprintf(stderr, "kvol: container init: cannot read %s: %s\n", spec_path.c_str(),
+                 spec.ok() ? "unreadable" : spec.status().message().c_str());
+    return 127;
+  }
+  return node::runtime::RunContainerInit(*spec);
 }
 
 }  // namespace kvol::cmd

@@ -66,6 +66,10 @@ int RunControllerManager(const ControllerManagerOptions& opts);
 // returns the process exit code.
 int RunAgent(const AgentCommandOptions& opts);
 
+// `kvol container-init SPEC`: becomes a container's first process (node/runtime); returns the
+// container's exit status.
+int RunContainerInit(const std::string& spec_path);
+
 // Prints one line per object ("Kind/name: valid" or one line per problem) and per unreadable
 // document; returns the process exit code: 0 when everything is valid.
 int RunValidate(const ValidateOptions& opts);

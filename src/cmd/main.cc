@@ -101,12 +101,19 @@ int main(int argc, char** argv) {
   a->add_option("--node-labels", agent.node.node_labels,
                 "Labels for the Node, KEY=VALUE[,KEY=VALUE...].");
 
+  // Internal: the first process of a container, started by the node agent (not for users).
+  std::string container_spec;
+  CLI::App* ci = app.add_subcommand("container-init", "Set a container up and run it.");
+  ci->group("");
+  ci->add_option("spec", container_spec, "The container's spec.json.")->required();
+
   CLI11_PARSE(app, argc, argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
   if (s->parsed()) return kvol::cmd::RunServer(server);
   if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
   if (a->parsed()) return kvol::cmd::RunAgent(agent);
+  if (ci->parsed()) return kvol::cmd::RunContainerInit(container_spec);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }
