@@ -34,19 +34,9 @@ class RealExecImpl final : public Exec {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    // The child starts with no signal blocked or ignored (the caller's threads block some and
-    // ignore SIGPIPE), in a process group of its own so that a timeout kills its helpers too
-    // (mount runs mount.nfs, for one).
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigfillset(&defaults);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(
-        &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    SetChildSpawnAttributes(&attr);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -119,6 +109,17 @@ class RealExecImpl final : public Exec {
 Exec& RealExec() {
   static RealExecImpl exec;
   return exec;
+}
+
+void SetChildSpawnAttributes(posix_spawnattr_t* attr) {
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigfillset(&defaults);
+  posix_spawnattr_setsigmask(attr, &none);
+  posix_spawnattr_setsigdefault(attr, &defaults);
+  posix_spawnattr_setpgroup(attr, 0);
+  posix_spawnattr_setflags(attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 }
 
 std::string DescribeExit(int exit_code) {

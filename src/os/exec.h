@@ -2,6 +2,8 @@
 // script the answers. The real one forks and execs with no shell in between.
 #pragma once
 
+#include <spawn.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -28,6 +30,12 @@ class Exec {
 
 // The real one. Thread-safe; one shared instance.
 Exec& RealExec();
+
+// Sets `attr` (initialised by the caller) so that a child starts as kvol's children should: no
+// signal blocked, every signal at its default disposition (the caller's threads block some and
+// ignore SIGPIPE), and a process group of its own, so that killing the group reaches whatever
+// helpers the child starts.
+void SetChildSpawnAttributes(posix_spawnattr_t* attr);
 
 // "exit status N" or "signal: killed", as Go's os/exec words it (users search for these).
 std::string DescribeExit(int exit_code);

@@ -17,6 +17,7 @@
 #include <fstream>
 
 #include "api/codec.h"
+#include "os/exec.h"
 
 extern char** environ;
 
@@ -175,14 +176,7 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigfillset(&defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  os::SetChildSpawnAttributes(&attr);
   std::vector<std::string> args = {init_binary, "container-init", spec_path};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -116,6 +116,22 @@ class VolumeManagerTest : public ::testing::Test {
     }
     if (vm_) vm_->Kick();
   }
+  // A local PV at `path` and the claim default/`claim` Bound to it, as the caches show them.
+  void BoundLocalClaim(const std::string& claim, const std::string& pv_name,
+                       const std::string& path, const std::string& mode = "Filesystem") {
+    std::lock_guard lock(mu_);
+    api::PersistentVolume pv;
+    pv.metadata.name = pv_name;
+    pv.spec.local.emplace().path = path;
+    pv.spec.volume_mode = mode;
+    pv.spec.claim_ref.emplace().uid = "uid-" + claim;
+    volumes_[pv_name] = pv;
+    api::PersistentVolumeClaim c;
+    c.metadata.uid = "uid-" + claim;
+    c.spec.volume_name = pv_name;
+    c.status.phase = "Bound";
+    claims_["default/" + claim] = c;
+  }
   api::Pod StoredPod(const std::string& name) {
     return api_.fake<api::Pod>().Objects().at("default/" + name);
   }
@@ -300,19 +316,7 @@ TEST_F(VolumeManagerTest, UnboundClaimWaitsWithAnEventThenMounts) {
 TEST_F(VolumeManagerTest, AClaimMissingFromTheCacheForAMomentKeepsItsVolume) {
   const std::string src = tmp_.path() + "/disks/ssd2";
   fs::create_directories(src);
-  {
-    std::lock_guard lock(mu_);
-    api::PersistentVolume pv;
-    pv.metadata.name = "pv-keep";
-    pv.spec.local.emplace().path = src;
-    pv.spec.claim_ref.emplace().uid = "keep-uid";
-    volumes_["pv-keep"] = pv;
-    api::PersistentVolumeClaim c;
-    c.metadata.uid = "keep-uid";
-    c.spec.volume_name = "pv-keep";
-    c.status.phase = "Bound";
-    claims_["default/keep"] = c;
-  }
+  BoundLocalClaim("keep", "pv-keep", src);
   PutPod(PodWith("web", {ClaimVolume("data", "keep")}));
   StartManager();
   ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
@@ -453,19 +457,7 @@ TEST_F(VolumeManagerTest, BlockDeviceIsFormattedAndMountedOnceForTheNode) {
   host_.fake_exec().On("mkfs.ext4", [](const auto&) -> StatusOr<os::ExecResult> {
     return os::ExecResult{0, ""};
   });
-  {
-    std::lock_guard lock(mu_);
-    api::PersistentVolume pv;
-    pv.metadata.name = "pv-blk";
-    pv.spec.local.emplace().path = dev;
-    pv.spec.claim_ref.emplace().uid = "claim-uid";
-    volumes_["pv-blk"] = pv;
-    api::PersistentVolumeClaim c;
-    c.metadata.uid = "claim-uid";
-    c.spec.volume_name = "pv-blk";
-    c.status.phase = "Bound";
-    claims_["default/data"] = c;
-  }
+  BoundLocalClaim("data", "pv-blk", dev);
   PutPod(PodWith("a", {ClaimVolume("data", "data")}));
   PutPod(PodWith("b", {ClaimVolume("data", "data")}));
   StartManager();
@@ -521,22 +513,8 @@ TEST_F(VolumeManagerTest, BlockVolumeIsMappedForThePod) {
   ASSERT_EQ(mknod(dev.c_str(), S_IFBLK | 0600, makedev(7, 251)), 0) << "tests run as root";
   const std::string not_a_device = tmp_.path() + "/plain";
   fs::create_directories(not_a_device);
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [name, path] : {std::pair{"raw", dev}, std::pair{"wrong", not_a_device}}) {
-      api::PersistentVolume pv;
-      pv.metadata.name = std::string("pv-") + name;
-      pv.spec.local.emplace().path = path;
-      pv.spec.volume_mode = "Block";
-      pv.spec.claim_ref.emplace().uid = std::string("uid-") + name;
-      volumes_[pv.metadata.name] = pv;
-      api::PersistentVolumeClaim c;
-      c.metadata.uid = std::string("uid-") + name;
-      c.spec.volume_name = pv.metadata.name;
-      c.status.phase = "Bound";
-      claims_[std::string("default/") + name] = c;
-    }
-  }
+  BoundLocalClaim("raw", "pv-raw", dev, "Block");
+  BoundLocalClaim("wrong", "pv-wrong", not_a_device, "Block");
   PutPod(PodWith("db", {ClaimVolume("disk", "raw")}));
   StartManager();
   ASSERT_TRUE(Eventually([&] { return VolumesReady("db") == "True"; }));

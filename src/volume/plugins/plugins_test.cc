@@ -184,7 +184,9 @@ TEST_F(PluginsTest, HostPathTypeTable) {
     auto m = SetUp(PodVolume(v));
     if (row.error.empty()) {
       EXPECT_TRUE(m.ok()) << row.path << " " << row.type << ": " << m.status().message();
-      if (m.ok()) EXPECT_EQ((*m)->GetPath(), row.path);
+      if (m.ok()) {
+        EXPECT_EQ((*m)->GetPath(), row.path);
+      }
     } else {
       EXPECT_EQ(m.status().message(), row.error) << row.type;
     }
