@@ -371,7 +371,10 @@ spec:
   resources:
     requests:
       storage: 1Gi
----
+YAML
+kubectl wait --for=jsonpath='{.status.phase}'=Bound pvc/nfs-claim --timeout=60s >/dev/null ||
+  fail "nfs-claim binds to nfs-pv"
+cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: v1
 kind: Pod
 metadata:

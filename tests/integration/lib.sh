@@ -148,11 +148,11 @@ expect_contains() {
 }
 
 # k_until TEXT ARGS...: `kubectl ARGS` output (spaces squeezed) once it contains TEXT (something
-# a controller writes soon), or the last one after 5 s.
+# a controller writes soon), or the last one after 20 s (a loaded machine is slow).
 k_until() {
   local text=$1 out i
   shift
-  for i in $(seq 1 50); do
+  for i in $(seq 1 200); do
     out=$(k "$@")
     grep -qF -- "$text" <<<"$out" && break
     sleep 0.1
