@@ -19,6 +19,16 @@ void AddProvisionerOptions(CLI::App* app, kvol::cmd::ProvisionerOptions& o) {
                   "volumes, hostPath ones otherwise.");
 }
 
+// --root-dir and --node-labels; --node-name is the provisioners' in `kvol server` (the same
+// machine) and added by `kvol agent` itself.
+void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
+  app->add_option("--root-dir", o.root_dir,
+                  "The node agent's directory: pods' volumes are mounted under ROOT_DIR/pods "
+                  "(default: DATA_DIR/agent).");
+  app->add_option("--node-labels", o.node_labels,
+                  "Labels for this machine's Node, KEY=VALUE[,KEY=VALUE...].");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,11 +69,7 @@ int main(int argc, char** argv) {
   s->add_flag("!--no-agent", server.agent,
               "Do not run the node agent for this machine here (no Node is registered and no "
               "volumes are mounted by this process).");
-  s->add_option("--root-dir", server.node.root_dir,
-                "The node agent's directory: pods' volumes are mounted under ROOT_DIR/pods "
-                "(default: DATA_DIR/agent).");
-  s->add_option("--node-labels", server.node.node_labels,
-                "Labels for this machine's Node, KEY=VALUE[,KEY=VALUE...].");
+  AddNodeAgentOptions(s, server.node);
 
   kvol::cmd::ControllerManagerOptions cm;
   CLI::App* c = app.add_subcommand(
@@ -96,10 +102,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   a->add_option("--node-name", agent.node.node_name,
                 "This machine's node name (default: the hostname).");
-  a->add_option("--root-dir", agent.node.root_dir,
-                "Pods' volumes go under ROOT_DIR/pods (default: DATA_DIR/agent).");
-  a->add_option("--node-labels", agent.node.node_labels,
-                "Labels for the Node, KEY=VALUE[,KEY=VALUE...].");
+  AddNodeAgentOptions(a, agent.node);
 
   // Internal: the first process of a container, started by the node agent (not for users).
   std::string container_spec;

@@ -15,16 +15,14 @@ class Agent::AgentHost final : public volume::Host {
 
   std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin,
                            std::string_view volume) const override {
-    return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumes/" +
-           volume::EscapePluginName(plugin) + "/" + std::string(volume);
+    return volume::layout::PodVolumeDir(agent_.options_.root_dir, pod_uid, plugin, volume);
   }
   std::string PodDeviceDir(std::string_view pod_uid, std::string_view plugin,
                            std::string_view volume) const override {
-    return agent_.options_.root_dir + "/pods/" + std::string(pod_uid) + "/volumeDevices/" +
-           volume::EscapePluginName(plugin) + "/" + std::string(volume);
+    return volume::layout::PodDeviceDir(agent_.options_.root_dir, pod_uid, plugin, volume);
   }
   std::string PluginDir(std::string_view plugin) const override {
-    return agent_.options_.root_dir + "/plugins/" + std::string(plugin);
+    return volume::layout::PluginDir(agent_.options_.root_dir, plugin);
   }
   os::Mounter& mounter() override { return mounter_; }
   os::Exec& exec() override { return exec_; }
@@ -149,9 +147,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
                       config_maps_->WaitForSync(sync_timeout) &&
                       secrets_->WaitForSync(sync_timeout);
   if (!synced) return UnavailableError("node agent: caches did not sync");
-  if (Status s = volume_manager_->Start(); !s.ok()) return s;
-  started_ = true;
-  return OkStatus();
+  return volume_manager_->Start();
 }
 
 void Agent::Stop() {
@@ -164,7 +160,6 @@ void Agent::Stop() {
   if (secrets_) secrets_->Stop();
   if (status_) status_->Stop();
   if (recorder_) recorder_->Flush(std::chrono::seconds(5));
-  started_ = false;
 }
 
 }  // namespace kvol::node

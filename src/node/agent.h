@@ -70,7 +70,6 @@ class Agent {
   std::unique_ptr<client::Informer<api::Secret>> secrets_;
   std::unique_ptr<NodeStatusManager> status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
-  bool started_ = false;
 };
 
 }  // namespace kvol::node

@@ -19,6 +19,26 @@ std::string UnescapePluginName(std::string_view dir) {
   return out;
 }
 
+namespace layout {
+
+std::string PodDir(std::string_view root, std::string_view pod_uid) {
+  return std::string(root) + "/pods/" + std::string(pod_uid);
+}
+std::string PodVolumeDir(std::string_view root, std::string_view pod_uid, std::string_view plugin,
+                         std::string_view volume) {
+  return PodDir(root, pod_uid) + "/volumes/" + EscapePluginName(plugin) + "/" + std::string(volume);
+}
+std::string PodDeviceDir(std::string_view root, std::string_view pod_uid, std::string_view plugin,
+                         std::string_view volume) {
+  return PodDir(root, pod_uid) + "/volumeDevices/" + EscapePluginName(plugin) + "/" +
+         std::string(volume);
+}
+std::string PluginDir(std::string_view root, std::string_view plugin) {
+  return std::string(root) + "/plugins/" + std::string(plugin);
+}
+
+}  // namespace layout
+
 Status PluginManager::Register(std::unique_ptr<VolumePlugin> plugin) {
   if (FindByName(plugin->Name())) {
     return AlreadyExistsError("volume plugin \"" + std::string(plugin->Name()) +

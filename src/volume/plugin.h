@@ -125,6 +125,21 @@ class DeviceMountableVolumePlugin {
   virtual Status UnmountDevice(const std::string& device_mount_path) = 0;
 };
 
+// Where an agent keeps things under its root directory, as kubelet lays them out. Hosts answer
+// Host::PodVolumeDir and friends with these.
+namespace layout {
+// <root>/pods/<uid>
+std::string PodDir(std::string_view root, std::string_view pod_uid);
+// <root>/pods/<uid>/volumes/<escaped plugin>/<volume>
+std::string PodVolumeDir(std::string_view root, std::string_view pod_uid, std::string_view plugin,
+                         std::string_view volume);
+// <root>/pods/<uid>/volumeDevices/<escaped plugin>/<volume>
+std::string PodDeviceDir(std::string_view root, std::string_view pod_uid, std::string_view plugin,
+                         std::string_view volume);
+// <root>/plugins/<plugin>
+std::string PluginDir(std::string_view root, std::string_view plugin);
+}  // namespace layout
+
 // "kubernetes.io/empty-dir" -> "kubernetes.io~empty-dir".
 std::string EscapePluginName(std::string_view name);
 std::string UnescapePluginName(std::string_view dir);

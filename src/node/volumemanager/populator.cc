@@ -13,6 +13,10 @@ std::string VolumeKey(std::string_view pod_uid, std::string_view plugin,
   return k;
 }
 
+std::string UniqueVolumeName(std::string_view plugin, std::string_view dir_name) {
+  return std::string(plugin) + "/" + std::string(dir_name);
+}
+
 bool PodNeedsVolumes(const api::Pod& pod) {
   if (pod.metadata.deletion_timestamp) return false;
   return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";
@@ -95,7 +99,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     d.outer_name = v.name;
     d.plugin = *plugin;
     if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
-    d.unique_name = std::string(d.plugin->Name()) + "/" + spec.Name();
+    d.unique_name = UniqueVolumeName(d.plugin->Name(), spec.Name());
     if (auto* dm = d.plugin->AsDeviceMountable(); dm && !block) {
       d.device_mount = dm->NeedsDeviceMount(spec);
     }

@@ -16,6 +16,9 @@ namespace kvol::node::volumemanager {
 
 // "<pod uid>/<plugin name>/<volume dir name>": one volume of one pod, as both views name it.
 std::string VolumeKey(std::string_view pod_uid, std::string_view plugin, std::string_view dir_name);
+// "<plugin name>/<volume dir name>": the same volume in every pod (a device's name, and what
+// the node reports in volumesInUse).
+std::string UniqueVolumeName(std::string_view plugin, std::string_view dir_name);
 
 struct DesiredVolume {
   std::string outer_name;   // the pod's name for it (spec.volumes[].name)
@@ -49,8 +52,6 @@ struct ActualVolume {
   std::string pod_uid;
   std::string plugin_name;
   std::string dir_name;
-  std::string unique_name;  // as DesiredVolume's
-  std::string outer_name;   // empty when reconstructed from disk
   MountState state = MountState::kMounted;
   std::string content_version;  // as of the last SetUp
   bool block = false;           // mapped (volumeDevices/), not mounted (volumes/)

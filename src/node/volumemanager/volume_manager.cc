@@ -220,8 +220,10 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
     }
     for (auto& [name, d] : devices_) {
       if (wanted_devices.count(name)) continue;
-      const bool used = std::any_of(actual_.begin(), actual_.end(),
-                                    [&](const auto& kv) { return kv.second.unique_name == name; });
+      const bool used = std::any_of(actual_.begin(), actual_.end(), [&](const auto& kv) {
+        const ActualVolume& a = kv.second;
+        return UniqueVolumeName(a.plugin_name, a.dir_name) == name;
+      });
       if (used) continue;
       // Going away: no pod binds from it from now on (a new user waits for it to be mounted
       // again).
@@ -352,8 +354,6 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
             a.pod_uid = pod->metadata.uid;
             a.plugin_name = std::string(v.plugin->Name());
             a.dir_name = v.spec.Name();
-            a.unique_name = v.unique_name;
-            a.outer_name = v.outer_name;
             a.block = v.block;
             a.path = result->path;
             a.mount_point = result->mount_point;
@@ -415,7 +415,7 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
     }
   }
   for (const auto& uid : gone) {
-    const std::string dir = options_.root_dir + "/pods/" + uid;
+    const std::string dir = volume::layout::PodDir(options_.root_dir, uid);
     auto mounted = volume::util::HasMountsBelow(plugins_.host().mounter(), dir);
     if (!mounted.ok() || *mounted) {
       log::Warn("orphaned pod directory " + dir + " still has mounts; left in place");
@@ -432,34 +432,14 @@ void VolumeManager::Reconstruct() {
   const fs::path pods = fs::path(options_.root_dir) / "pods";
   int found = 0;
   std::lock_guard lock(mu_);
-  for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
-    const std::string uid = p->path().filename().string();
-    orphan_candidates_.insert(uid);
-    // Block volumes' links under volumeDevices/, by plugin.
-    std::error_code ecb;
-    for (fs::directory_iterator d(p->path() / "volumeDevices", ecb); !ecb && d != end;
-         d.increment(ecb)) {
+  // <pod>/<subdir>/<escaped plugin>/<volume>: one uncertain volume each, set up again if
+  // wanted (idempotent) or torn down.
+  auto scan = [&](const std::string& uid, const fs::path& subdir, bool block) {
+    std::error_code ec2;
+    for (fs::directory_iterator d(subdir, ec2), end; !ec2 && d != end; d.increment(ec2)) {
       const std::string plugin_name = volume::UnescapePluginName(d->path().filename().string());
       volume::VolumePlugin* plugin = plugins_.FindByName(plugin_name);
-      if (!plugin || !plugin->AsBlock()) continue;
-      std::error_code ec3;
-      for (fs::directory_iterator v(d->path(), ec3); !ec3 && v != end; v.increment(ec3)) {
-        ActualVolume a;
-        a.pod_uid = uid;
-        a.plugin_name = plugin_name;
-        a.dir_name = v->path().filename().string();
-        a.unique_name = plugin_name + "/" + a.dir_name;
-        a.state = MountState::kUncertain;
-        a.reconstructed = true;
-        a.block = true;
-        actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
-        ++found;
-      }
-    }
-    std::error_code ec2;
-    for (fs::directory_iterator d(p->path() / "volumes", ec2); !ec2 && d != end; d.increment(ec2)) {
-      const std::string plugin_name = volume::UnescapePluginName(d->path().filename().string());
-      if (!plugins_.FindByName(plugin_name)) {
+      if (!plugin || (block && !plugin->AsBlock())) {
         log::Warn("pod " + uid + ": volumes of unknown plugin " + plugin_name + " left in place");
         continue;
       }
@@ -469,13 +449,19 @@ void VolumeManager::Reconstruct() {
         a.pod_uid = uid;
         a.plugin_name = plugin_name;
         a.dir_name = v->path().filename().string();
-        a.unique_name = plugin_name + "/" + a.dir_name;
-        a.state = MountState::kUncertain;  // SetUp again if wanted (idempotent), else TearDown
+        a.state = MountState::kUncertain;
         a.reconstructed = true;
+        a.block = block;
         actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
         ++found;
       }
     }
+  };
+  for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
+    const std::string uid = p->path().filename().string();
+    orphan_candidates_.insert(uid);
+    scan(uid, p->path() / "volumeDevices", true);
+    scan(uid, p->path() / "volumes", false);
   }
   // Devices mounted for the node, under each device-mountable plugin's mounts/ directory.
   ec.clear();
@@ -487,7 +473,7 @@ void VolumeManager::Reconstruct() {
       d.plugin_name = name;
       d.mount_path = m->path().string();
       d.state = MountState::kUncertain;  // mounted again if wanted (idempotent), else unmounted
-      devices_[name + "/" + m->path().filename().string()] = d;
+      devices_[UniqueVolumeName(name, m->path().filename().string())] = d;
       ++found;
     }
     ec.clear();
@@ -521,10 +507,7 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
     bool ready = unmounted.empty();
     auto [rit, added] = reports_.try_emplace(uid);
     PodReport& r = rit->second;
-    if (added) {
-      r.first_seen = now;
-      r.next_timeout_event = now + options_.mount_timeout;
-    }
+    if (added) r.next_timeout_event = now + options_.mount_timeout;
     // Every volume is there: the containers' subPaths must resolve inside their volumes.
     std::string subpath_error;
     if (ready && !r.ready_written) {

@@ -128,7 +128,6 @@ class VolumeManager {
 
   // Reconciler thread only.
   struct PodReport {
-    os::MonoTime first_seen;
     os::MonoTime next_timeout_event;
     std::string unresolved_reported;  // last "Unable to attach or mount" message for unresolved
     std::string subpath_reported;     // last subPath failure reported as an event

@@ -19,16 +19,14 @@ class FakeHost final : public Host {
 
   std::string PodVolumeDir(std::string_view pod_uid, std::string_view plugin,
                            std::string_view volume) const override {
-    return root_ + "/pods/" + std::string(pod_uid) + "/volumes/" + EscapePluginName(plugin) + "/" +
-           std::string(volume);
+    return layout::PodVolumeDir(root_, pod_uid, plugin, volume);
   }
   std::string PodDeviceDir(std::string_view pod_uid, std::string_view plugin,
                            std::string_view volume) const override {
-    return root_ + "/pods/" + std::string(pod_uid) + "/volumeDevices/" + EscapePluginName(plugin) +
-           "/" + std::string(volume);
+    return layout::PodDeviceDir(root_, pod_uid, plugin, volume);
   }
   std::string PluginDir(std::string_view plugin) const override {
-    return root_ + "/plugins/" + std::string(plugin);
+    return layout::PluginDir(root_, plugin);
   }
   os::Mounter& mounter() override { return mounter_; }
   os::Exec& exec() override { return exec_; }
