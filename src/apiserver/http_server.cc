@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <algorithm>
 #include <condition_variable>
 #include <set>
 
@@ -42,11 +43,62 @@ using SslStream = beast::ssl_stream<beast::tcp_stream>;
 
 beast::string_view Sv(std::string_view s) { return beast::string_view(s.data(), s.size()); }
 
+class Upgraded final : public UpgradedConnection {
+ public:
+  Upgraded(SslStream& stream, beast::flat_buffer& buffer) : stream_(stream), buffer_(buffer) {}
+  int fd() const override {
+    return const_cast<SslStream&>(stream_).next_layer().socket().native_handle();
+  }
+  bool Buffered() const override {
+    return buffer_.size() > 0 || SSL_pending(const_cast<SslStream&>(stream_).native_handle()) > 0;
+  }
+  bool ReadSome(std::string* out) override {
+    out->clear();
+    if (buffer_.size() > 0) {  // read past the request before the upgrade
+      out->assign(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+      buffer_.consume(buffer_.size());
+      return true;
+    }
+    char buf[16 * 1024];
+    beast::error_code ec;
+    const size_t n = stream_.read_some(net::buffer(buf, sizeof buf), ec);
+    if (ec || n == 0) return false;
+    out->assign(buf, n);
+    return true;
+  }
+  bool Write(std::string_view data) override {
+    beast::error_code ec;
+    net::write(stream_, net::const_buffer(data.data(), data.size()), ec);
+    return !ec;
+  }
+
+ private:
+  SslStream& stream_;
+  beast::flat_buffer& buffer_;
+};
+
 class ConnectionWriter final : public ResponseWriter {
  public:
-  ConnectionWriter(SslStream& stream, bool keep_alive, unsigned version,
-                   const std::atomic<bool>& stopping)
-      : stream_(stream), keep_alive_(keep_alive), version_(version), stopping_(stopping) {}
+  ConnectionWriter(SslStream& stream, beast::flat_buffer& buffer, bool keep_alive,
+                   unsigned version, const std::atomic<bool>& stopping)
+      : stream_(stream),
+        buffer_(buffer),
+        keep_alive_(keep_alive),
+        version_(version),
+        stopping_(stopping) {}
+
+  std::unique_ptr<UpgradedConnection> Upgrade(
+      const std::vector<std::pair<std::string, std::string>>& headers) override {
+    http::response<http::empty_body> res{http::status::switching_protocols, version_};
+    for (const auto& [k, v] : headers) res.insert(Sv(k), Sv(v));
+    beast::error_code ec;
+    http::write(stream_, res, ec);
+    sent_ = true;
+    upgraded_ = true;
+    ok_ = !ec;
+    if (!ok_) return nullptr;
+    return std::make_unique<Upgraded>(stream_, buffer_);
+  }
 
   bool Send(int status, std::string_view content_type, std::string_view body,
             const std::vector<std::pair<std::string, std::string>>& headers = {}) override {
@@ -98,10 +150,12 @@ class ConnectionWriter final : public ResponseWriter {
 
   bool Stopping() const override { return stopping_.load(); }
   bool sent() const { return sent_; }
-  bool ok() const { return ok_; }
+  bool ok() const { return ok_ && !upgraded_; }
 
  private:
   SslStream& stream_;
+  beast::flat_buffer& buffer_;
+  bool upgraded_ = false;
   bool keep_alive_;
   unsigned version_;
   const std::atomic<bool>& stopping_;
@@ -193,7 +247,7 @@ struct HttpServer::Impl {
       parser.header_limit(64 * 1024);
       http::read(stream, buffer, parser, ec);
       if (ec == http::error::body_limit) {
-        ConnectionWriter w(stream, false, 11, stopping);
+        ConnectionWriter w(stream, buffer, false, 11, stopping);
         w.Send(413, "application/json",
                R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
                R"("message":"Request entity too large: limit is 3145728","reason":"RequestEntityTooLarge",)"
@@ -215,9 +269,18 @@ struct HttpServer::Impl {
           size_t amp = qs.find('&');
           std::string_view kv = qs.substr(0, amp);
           size_t eq = kv.find('=');
-          std::string key = UrlDecode(kv.substr(0, eq));
-          std::string val = eq == std::string_view::npos ? "" : UrlDecode(kv.substr(eq + 1));
-          if (!key.empty()) r.query[key] = std::move(val);
+          // A query is form-encoded: '+' is a space (kubectl exec's command=sh+-c).
+          auto decode = [](std::string_view part) {
+            std::string plus(part);
+            std::replace(plus.begin(), plus.end(), '+', ' ');
+            return UrlDecode(plus);
+          };
+          std::string key = decode(kv.substr(0, eq));
+          std::string val = eq == std::string_view::npos ? "" : decode(kv.substr(eq + 1));
+          if (!key.empty()) {
+            r.query[key] = val;
+            r.query_list.emplace_back(std::move(key), std::move(val));
+          }
           if (amp == std::string_view::npos) break;
           qs.remove_prefix(amp + 1);
         }
@@ -229,7 +292,7 @@ struct HttpServer::Impl {
       }
       r.body = std::move(req.body());
       const bool keep_alive = req.keep_alive();
-      ConnectionWriter writer(stream, keep_alive, req.version(), stopping);
+      ConnectionWriter writer(stream, buffer, keep_alive, req.version(), stopping);
       handler(r, writer);
       if (!writer.sent()) writer.Send(500, "text/plain", "no response\n");
       if (!writer.ok() || !keep_alive) break;

@@ -20,6 +20,7 @@ struct HttpRequest {
   std::string target;                        // as received: path and query
   std::string path;                          // percent-decoded path
   std::map<std::string, std::string> query;  // decoded; the last value of a repeated key wins
+  std::vector<std::pair<std::string, std::string>> query_list;  // decoded, every one in order
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string remote;  // peer address
@@ -33,6 +34,27 @@ struct HttpRequest {
     return it == query.end() ? std::string() : it->second;
   }
   bool HasQuery(const std::string& name) const { return query.count(name) > 0; }
+  // Every value of a repeated key (exec's command=...&command=...).
+  std::vector<std::string> QueryAll(const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : query_list) {
+      if (k == name) out.push_back(v);
+    }
+    return out;
+  }
+};
+
+// A connection taken over by a handler after answering 101 Switching Protocols (WebSocket).
+// One thread uses it: poll fd() for input (after checking Buffered()), read, write.
+class UpgradedConnection {
+ public:
+  virtual ~UpgradedConnection() = default;
+  virtual int fd() const = 0;
+  // Input already received and not yet returned by ReadSome (poll would not say so).
+  virtual bool Buffered() const = 0;
+  // What is there (waiting for something if nothing is); "" with false at the end.
+  virtual bool ReadSome(std::string* out) = 0;
+  virtual bool Write(std::string_view data) = 0;
 };
 
 // How a handler answers: one whole response, or a stream of chunks (watch).
@@ -46,6 +68,10 @@ class ResponseWriter {
   virtual bool StartStream(int status, std::string_view content_type) = 0;
   virtual bool WriteChunk(std::string_view data) = 0;
   virtual void EndStream() = 0;
+  // Answers 101 Switching Protocols with `headers` and hands the connection over (it is closed
+  // when the handler returns). Null if the connection is gone.
+  virtual std::unique_ptr<UpgradedConnection> Upgrade(
+      const std::vector<std::pair<std::string, std::string>>& headers) = 0;
   // True once the server is stopping: long-running handlers should return.
   virtual bool Stopping() const = 0;
 };
@@ -79,7 +105,7 @@ class HttpServer {
   int port_ = 0;
 };
 
-// Percent-decoding of a URL component ('+' stays '+'; Kubernetes clients encode spaces as %20).
+// Percent-decoding of a URL path ('+' stays '+'; a query's '+' is decoded as a space first).
 std::string UrlDecode(std::string_view s);
 
 }  // namespace kvol::apiserver

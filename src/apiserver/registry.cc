@@ -417,8 +417,10 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     api::FieldErrors errs = whole ? api::Validate(next) : api::ValidateUpdate(next, *old);
     if (!errs.empty()) return Invalid(k, name, std::move(errs));
 
-    // The last finalizer removed from an object being deleted: it goes now.
-    if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty()) {
+    // The last finalizer removed from an object being deleted (and not waiting out a grace
+    // period): it goes now.
+    if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty() &&
+        next.metadata.deletion_grace_period_seconds.value_or(0) == 0) {
       if (opts.dry_run) return Written{std::move(next), current};
       auto rev = store_.Delete(key, kv->mod_revision);
       if (rev.ok()) {
@@ -487,13 +489,34 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
                           *opts.precondition_resource_version +
                           ", ResourceVersion in object meta: " + std::to_string(kv->mod_revision));
     }
-    if (!old->metadata.finalizers.empty()) {
-      // Finalizers hold the object: mark it as being deleted and leave it to them.
-      if (old->metadata.deletion_timestamp) return Written{std::move(*old), current};
+    // The object stays, marked as being deleted, while its grace period runs (until whoever
+    // finishes it deletes it again with none; a second delete may only shorten the wait) or
+    // while finalizers hold it.
+    const auto& meta = old->metadata;
+    const std::optional<int64_t> grace = GracefulDeletion(*old, opts);
+    const int64_t marked =
+        meta.deletion_timestamp ? meta.deletion_grace_period_seconds.value_or(0) : -1;
+    std::optional<int64_t> mark;  // the grace period to mark it with
+    bool keep = false;            // already marked as it should be
+    if (grace) {
+      if (marked < 0 || (marked > 0 && *grace < marked)) {
+        mark = *grace;
+      } else {
+        keep = true;
+      }
+    } else if (!meta.finalizers.empty()) {
+      if (marked != 0) {
+        mark = 0;
+      } else {
+        keep = true;
+      }
+    }
+    if (keep) return Written{std::move(*old), current};
+    if (mark) {
       T next = *old;
       const api::Time now = Now();
-      next.metadata.deletion_timestamp = api::Time::FromUnixSeconds(now.unix_seconds());
-      next.metadata.deletion_grace_period_seconds = 0;
+      next.metadata.deletion_timestamp = api::Time::FromUnixSeconds(now.unix_seconds() + *mark);
+      next.metadata.deletion_grace_period_seconds = *mark;
       std::string json = Encode(next);
       StoredObject stored{store::MakeValue(std::move(json)), 0};
       if (opts.dry_run) return Written{std::move(next), std::move(stored)};

@@ -1,11 +1,14 @@
 // Routing and verbs of the HTTP API.
 #include "apiserver/rest.h"
 
+#include <poll.h>
+
 #include "api/protobuf.h"
 #include "apiserver/binding.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
 #include "apiserver/tables.h"
+#include "apiserver/websocket.h"
 #include "base/strings.h"
 
 namespace kvol::apiserver {
@@ -263,7 +266,16 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
   }
-  const bool binding = sub == "binding" && &res->info() == &api::KindInfoOf<api::Pod>();
+  const bool pods = &res->info() == &api::KindInfoOf<api::Pod>();
+  const bool binding = sub == "binding" && pods;
+  if (sub == "log" && pods && !name.empty() && !ns.empty()) {
+    if (req.method != "GET") return SendError(w, MethodNotAllowed());
+    return PodLog(req, w, ns, name);
+  }
+  if (sub == "exec" && pods && !name.empty() && !ns.empty()) {
+    if (req.method != "GET" && req.method != "POST") return SendError(w, MethodNotAllowed());
+    return PodExec(req, w, ns, name);
+  }
   if (!sub.empty() && !(sub == "status" && res->has_status()) && !binding) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
@@ -367,6 +379,186 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
     return respond_object(res.DeleteStored(ns, name, *dopts), 200);
   }
   SendError(w, MethodNotAllowed());
+}
+
+ApiOr<std::pair<api::Pod, NodeConnection*>> RestHandler::PodOnNode(const std::string& ns,
+                                                                    const std::string& name,
+                                                                    std::string& container) {
+  auto pod = api_.registry<api::Pod>().Get(ns, name);
+  if (!pod.ok()) return pod.error();
+  const auto& spec = pod->spec;
+  auto names = [](const std::vector<api::Container>& cs) {
+    std::string out;
+    for (const auto& c : cs) out += (out.empty() ? "" : " ") + c.name;
+    return out;
+  };
+  if (container.empty()) {
+    auto annotated = pod->metadata.annotations.find("kubectl.kubernetes.io/default-container");
+    if (annotated != pod->metadata.annotations.end()) {
+      container = annotated->second;
+    } else if (spec.containers.size() == 1) {
+      container = spec.containers[0].name;
+    } else {
+      std::string message = "a container name must be specified for pod " + name +
+                            ", choose one of: [" + names(spec.containers) + "]";
+      if (!spec.init_containers.empty()) {
+        message += " or one of the init containers: [" + names(spec.init_containers) + "]";
+      }
+      return BadRequest(message);
+    }
+  }
+  auto is = [&](const api::Container& c) { return c.name == container; };
+  if (std::none_of(spec.containers.begin(), spec.containers.end(), is) &&
+      std::none_of(spec.init_containers.begin(), spec.init_containers.end(), is)) {
+    return BadRequest("container " + container + " is not valid for pod " + name);
+  }
+  if (spec.node_name.empty()) return BadRequest("pod " + name + " does not have a host assigned");
+  NodeConnection* node = opts_.nodes ? opts_.nodes->Find(spec.node_name) : nullptr;
+  if (!node) {
+    return Unavailable("the node agent of node \"" + spec.node_name +
+                       "\" is not connected to this server (only the server's own node serves "
+                       "logs and exec)");
+  }
+  return std::make_pair(*std::move(pod), node);
+}
+
+void RestHandler::PodLog(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
+                         const std::string& name) {
+  PodLogOptions lo;
+  lo.container = req.Query("container");
+  lo.follow = Truthy(req.Query("follow"));
+  lo.previous = Truthy(req.Query("previous"));
+  for (auto [key, field] : {std::pair{"tailLines", &lo.tail_lines},
+                            std::pair{"limitBytes", &lo.limit_bytes}}) {
+    if (!req.HasQuery(key)) continue;
+    int64_t n = 0;
+    if (!ParseInt64(req.Query(key), &n) || n < 0) {
+      return SendError(w, BadRequest(std::string(key) + ": Invalid value: \"" + req.Query(key) +
+                                     "\": must be greater than or equal to 0"));
+    }
+    *field = n;
+  }
+  auto target = PodOnNode(ns, name, lo.container);
+  if (!target.ok()) return SendError(w, target.error());
+  auto& [pod, node] = *target;
+  auto stream = node->Logs(pod, lo);
+  if (!stream.ok()) return SendError(w, stream.error());
+  if (!w.StartStream(200, "text/plain")) return;
+  std::string chunk;
+  while (!w.Stopping() && (*stream)->Next(&chunk)) {
+    if (!w.WriteChunk(chunk)) return;
+  }
+  w.EndStream();
+}
+
+void RestHandler::PodExec(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
+                          const std::string& name) {
+  ExecOptions eo;
+  eo.container = req.Query("container");
+  eo.command = req.QueryAll("command");
+  eo.stdin = Truthy(req.Query("stdin"));
+  eo.tty = Truthy(req.Query("tty"));
+  const bool want_stdout = !req.HasQuery("stdout") || Truthy(req.Query("stdout"));
+  const bool want_stderr = !req.HasQuery("stderr") || Truthy(req.Query("stderr"));
+  if (eo.command.empty()) return SendError(w, BadRequest("you must specify at least 1 command"));
+  auto target = PodOnNode(ns, name, eo.container);
+  if (!target.ok()) return SendError(w, target.error());
+  std::string upgrade = req.Header("upgrade");
+  for (char& c : upgrade) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (upgrade != "websocket" || req.Header("sec-websocket-key").empty()) {
+    return SendError(w, BadRequest("Upgrade request required (WebSocket: v5.channel.k8s.io or "
+                                   "v4.channel.k8s.io)"));
+  }
+  // The newest channel protocol both sides speak.
+  std::string protocol;
+  const std::string offered = req.Header("sec-websocket-protocol");
+  std::vector<std::string> offers;
+  for (size_t start = 0; start <= offered.size();) {
+    size_t end = offered.find(',', start);
+    if (end == std::string::npos) end = offered.size();
+    std::string o = offered.substr(start, end - start);
+    o.erase(0, o.find_first_not_of(' '));
+    o.erase(o.find_last_not_of(' ') + 1);
+    offers.push_back(std::move(o));
+    start = end + 1;
+  }
+  for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"}) {
+    if (protocol.empty() && std::find(offers.begin(), offers.end(), p) != offers.end()) {
+      protocol = p;
+    }
+  }
+  if (protocol.empty()) {
+    return SendError(w, BadRequest("no supported WebSocket subprotocol in \"" + offered +
+                                   "\" (v5.channel.k8s.io, v4.channel.k8s.io)"));
+  }
+  auto& [pod, node] = *target;
+  auto process = node->Exec(pod, eo);
+  if (!process.ok()) return SendError(w, process.error());
+  ExecProcess& proc = **process;
+  auto conn = w.Upgrade({{"Upgrade", "websocket"},
+                         {"Connection", "Upgrade"},
+                         {"Sec-WebSocket-Accept", WebSocketAccept(req.Header("sec-websocket-key"))},
+                         {"Sec-WebSocket-Protocol", protocol}});
+  if (!conn) return proc.Kill();
+  WebSocket ws(*conn);
+  std::optional<int> exit_code;
+  std::vector<std::pair<int, std::string>> output;
+  std::vector<std::string> messages;
+  while (!exit_code && !w.Stopping()) {
+    pollfd fds[2] = {{conn->fd(), POLLIN, 0}, {proc.fd(), POLLIN, 0}};
+    if (!conn->Buffered()) poll(fds, 2, 1000);
+    if (conn->Buffered() || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      messages.clear();
+      const bool open = ws.Receive(&messages);
+      for (const auto& m : messages) {
+        if (m.empty()) continue;
+        const auto channel = static_cast<unsigned char>(m[0]);
+        const std::string_view data = std::string_view(m).substr(1);
+        if (channel == 0) {
+          proc.WriteStdin(data);
+        } else if (channel == 4) {  // {"Width":80,"Height":24}
+          auto size = api::ParseJson(data);
+          if (size.ok() && size->is_object()) {
+            proc.Resize(size->value("Width", uint16_t{80}), size->value("Height", uint16_t{24}));
+          }
+        } else if (channel == 255 && data.size() == 1 && data[0] == 0) {  // v5: stdin closed
+          proc.CloseStdin();
+        }
+      }
+      if (!open) {  // the client left: so does its process
+        proc.Kill();
+        return;
+      }
+    }
+    exit_code = proc.Collect(&output);
+    for (const auto& [stream, data] : output) {
+      if ((stream == 1 && !want_stdout) || (stream == 2 && !want_stderr)) continue;
+      if (!ws.SendBinary(std::string(1, static_cast<char>(stream)) + data)) {
+        proc.Kill();
+        return;
+      }
+    }
+  }
+  if (!exit_code) {
+    proc.Kill();
+    return;
+  }
+  // The outcome on the error channel, as kubelet reports it.
+  std::string status = R"({"metadata":{},"status":"Success"})";
+  if (*exit_code != 0) {
+    std::string cmd;
+    for (const auto& c : eo.command) cmd += (cmd.empty() ? "" : " ") + c;
+    const std::string code = std::to_string(*exit_code);
+    Json st = {{"metadata", Json::object()},
+               {"status", "Failure"},
+               {"message", "command terminated with non-zero exit code: error executing command [" +
+                               cmd + "], exit code " + code},
+               {"reason", "NonZeroExitCode"},
+               {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", code}}}}}}};
+    status = api::DumpJson(st);
+  }
+  ws.SendBinary(std::string(1, '\x03') + status);
+  ws.Close();
 }
 
 void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res,

@@ -8,6 +8,7 @@
 
 #include "apiserver/api.h"
 #include "apiserver/http_server.h"
+#include "apiserver/node_connection.h"
 
 namespace kvol::apiserver {
 
@@ -16,6 +17,8 @@ struct RestOptions {
   std::string server_address;  // host:port, for /api
   std::chrono::seconds max_watch{1800};
   std::chrono::seconds bookmark_interval{60};
+  // Where pods' logs and exec go; null when no node agent is reachable.
+  NodeConnections* nodes = nullptr;
 };
 
 class RestHandler {
@@ -32,6 +35,17 @@ class RestHandler {
                       const std::string& subresource, bool cluster_list);
   void Watch(const HttpRequest& req, ResponseWriter& w, Resource& res, const std::string& ns,
              const ListOptions& opts, bool table);
+  // GET .../pods/NAME/log
+  void PodLog(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
+              const std::string& name);
+  // GET .../pods/NAME/exec, upgraded to WebSocket (v5.channel.k8s.io or v4.channel.k8s.io).
+  void PodExec(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
+               const std::string& name);
+  // The pod and the connection to its node, for log and exec; `container` resolved (the only
+  // one, or the default-container annotation's) and checked.
+  ApiOr<std::pair<api::Pod, NodeConnection*>> PodOnNode(const std::string& ns,
+                                                        const std::string& name,
+                                                        std::string& container);
 
   Api& api_;
   RestOptions opts_;

@@ -53,4 +53,13 @@ void AdmitCreate(api::PersistentVolume& pv, Cluster&) {
   AddFinalizer(pv.metadata, kPVProtectionFinalizer);
 }
 
+std::optional<int64_t> GracefulDeletion(const api::Pod& pod, const api::DeleteOptions& opts) {
+  int64_t period = opts.grace_period_seconds.value_or(
+      pod.spec.termination_grace_period_seconds.value_or(30));
+  if (pod.spec.node_name.empty()) period = 0;
+  if (pod.status.phase == "Succeeded" || pod.status.phase == "Failed") period = 0;
+  if (period <= 0) return std::nullopt;
+  return period;
+}
+
 }  // namespace kvol::apiserver

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/core.h"
+#include "api/request_options.h"
 #include "api/scheme.h"
 #include "api/storage.h"
 #include "api/well_known.h"
@@ -45,6 +46,17 @@ void PrepareForUpdate(T& obj, const T& old, bool status, const api::Time& now);
 void AfterUpdate(api::PersistentVolume& pv, const api::PersistentVolume& old, const api::Time& now);
 template <class T>
 void AfterUpdate(T&, const T&, const api::Time&) {}
+
+// Graceful deletion: how many seconds an object being deleted stays (with deletionTimestamp
+// that far ahead) for whoever must finish it, or nothing to delete it at once. Pods on a node
+// stay for their node agent to stop the containers and remove them (grace period 0):
+// DeleteOptions.gracePeriodSeconds, else spec.terminationGracePeriodSeconds; never for a pod
+// that is on no node or has finished (as Kubernetes' pod strategy).
+template <class T>
+std::optional<int64_t> GracefulDeletion(const T&, const api::DeleteOptions&) {
+  return std::nullopt;
+}
+std::optional<int64_t> GracefulDeletion(const api::Pod& pod, const api::DeleteOptions& opts);
 
 // What the server needs from elsewhere to admit objects.
 class Cluster {

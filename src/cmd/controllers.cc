@@ -51,7 +51,11 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   std::filesystem::create_directories(ao.root_dir, ec);
   if (ec) return InternalError("mkdir " + ao.root_dir + ": " + ec.message());
   ao.root_dir = std::filesystem::canonical(ao.root_dir).string();
+  // Containers are started by this very binary (`kvol container-init`).
+  ao.init_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return InternalError("cannot find the kvol binary: " + ec.message());
   RunningAgent r;
+  r.kvol_binary = ao.init_binary;
   r.mounter = os::NewRealMounter();
   r.agent = std::make_unique<node::Agent>(client, ao, *r.mounter);
   for (auto& p : volume::plugins::InTreePlugins(r.agent->host())) {

@@ -31,6 +31,7 @@ StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
 struct RunningAgent {
   std::unique_ptr<os::Mounter> mounter;
   std::unique_ptr<node::Agent> agent;
+  std::string kvol_binary;  // this binary: containers are started and joined with it
 };
 
 // Starts the node agent on `client`: node name from the flags (default the hostname), root

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cmd/commands.h"
+#include "node/runtime/container.h"
 
 namespace {
 
@@ -110,6 +111,20 @@ int main(int argc, char** argv) {
   ci->group("");
   ci->add_option("spec", container_spec, "The container's spec.json.")->required();
 
+  // Internal: a process run in a running container for `kubectl exec` (not for users).
+  int exec_pid = 0;
+  bool exec_tty = false;
+  std::vector<std::string> exec_command;
+  CLI::App* ce = app.add_subcommand("container-exec", "Run a command in a running container.");
+  ce->group("");
+  ce->add_option("--pid", exec_pid, "The container's PID 1.")->required();
+  ce->add_flag("--tty", exec_tty, "stdin is a terminal.");
+  ce->add_option("command", exec_command, "The command and its arguments.")->required();
+
+  // Internal: what a container with no command runs (not for users).
+  CLI::App* pa = app.add_subcommand("pause", "Wait until stopped.");
+  pa->group("");
+
   CLI11_PARSE(app, argc, argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
@@ -117,6 +132,8 @@ int main(int argc, char** argv) {
   if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
   if (a->parsed()) return kvol::cmd::RunAgent(agent);
   if (ci->parsed()) return kvol::cmd::RunContainerInit(container_spec);
+  if (pa->parsed()) return kvol::node::runtime::Pause();
+  if (ce->parsed()) return kvol::node::runtime::RunInContainer(exec_pid, exec_command, exec_tty);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

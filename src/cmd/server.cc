@@ -21,6 +21,7 @@
 #include "client/local/local_client.h"
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
+#include "cmd/node_connection.h"
 #include "controller/manager.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
@@ -159,8 +160,10 @@ int RunServer(const ServerOptions& opts) {
   if (!token.ok()) return Fail(token.status());
   log::Info("tls: CA and serving certificate in " + dir + "/pki");
 
+  apiserver::NodeConnections nodes;
   apiserver::RestOptions ro;
   ro.token = *token;
+  ro.nodes = &nodes;
   apiserver::RestHandler rest(api, ro);
   apiserver::HttpServerOptions ho;
   ho.host = host;
@@ -202,12 +205,15 @@ int RunServer(const ServerOptions& opts) {
     log::Info("controllers: not run here (--no-controllers)");
   }
   std::optional<RunningAgent> agent;
+  std::unique_ptr<LocalNodeConnection> local_node;
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     no.node_name = provisioners->node_name;
     auto started = StartNodeAgent(local, no, dir);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
     agent = *std::move(started);
+    local_node = std::make_unique<LocalNodeConnection>(*agent->agent, agent->kvol_binary);
+    nodes.Register(agent->agent->node_name(), local_node.get());
     log::Info("agent: node " + agent->agent->node_name() + " registered, pods' volumes under " +
               (no.root_dir.empty() ? dir + "/agent" : no.root_dir));
   } else {
@@ -216,6 +222,7 @@ int RunServer(const ServerOptions& opts) {
   log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
 
   WaitForSignal();
+  if (agent) nodes.Register(agent->agent->node_name(), nullptr);
   if (agent) agent->agent->Stop();
   if (controllers) controllers->Stop();
   rest.Shutdown();

@@ -127,11 +127,37 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   vo.on_volumes_in_use = [this](std::vector<std::string> names) {
     status_->SetVolumesInUse(std::move(names));
   };
+  vo.on_pod_cleaned_up = [this] { runtime_->Kick(); };
+  sources.containers_alive = [this](const std::string& uid) {
+    return runtime_->ContainersAlive(uid);
+  };
   volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
       client_, plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
 
-  // Every change to what a pod's volumes are made of wakes the reconciler.
-  auto kick = [this](const auto&...) { volume_manager_->Kick(); };
+  runtime::PodRuntimeSources rs;
+  rs.pods = [this] { return pods_->List(); };
+  rs.volumes = [this](const std::string& uid) {
+    std::map<std::string, runtime::MountedVolume> out;
+    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block};
+    return out;
+  };
+  rs.volumes_torn_down = [this](const std::string& uid) {
+    return volume_manager_->PodVolumesTornDown(uid);
+  };
+  rs.containers_stopped = [this] { volume_manager_->Kick(); };
+  runtime::PodRuntimeOptions rto;
+  rto.root_dir = options_.root_dir;
+  rto.init_binary = options_.init_binary;
+  rto.host_ip = machine_.address;
+  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(rs),
+                                                   client::SinkTo(*recorder_), clock_, rto);
+
+  // Every change to what a pod's volumes are made of wakes the reconciler and the runtime
+  // (a container waiting for a ConfigMap key may start now).
+  auto kick = [this](const auto&...) {
+    volume_manager_->Kick();
+    runtime_->Kick();
+  };
   pods_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
   claims_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
   volumes_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
@@ -147,11 +173,19 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
                       config_maps_->WaitForSync(sync_timeout) &&
                       secrets_->WaitForSync(sync_timeout);
   if (!synced) return UnavailableError("node agent: caches did not sync");
+  // Containers a previous agent left running are found first, so that their volumes stay.
+  if (Status s = runtime_->Start(); !s.ok()) return s;
   return volume_manager_->Start();
 }
 
+std::shared_ptr<const api::Pod> Agent::FindPod(std::string_view ns, std::string_view name) const {
+  return pods_ ? pods_->Get(ns, name) : nullptr;
+}
+
 void Agent::Stop() {
-  // Volume manager first (it reads the caches), then the caches, then status and events.
+  // Runtime and volume manager first (they read the caches), then the caches, then status
+  // and events. Containers keep running.
+  if (runtime_) runtime_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();
   if (claims_) claims_->Stop();

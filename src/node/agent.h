@@ -1,6 +1,6 @@
 // The node agent: registers this machine's Node and keeps it Ready, watches the pods bound to
-// it and the objects their volumes name, and runs the volume manager over the plugins the
-// caller registers. Runs inside `kvol server` (in-process client) or as `kvol agent` (HTTPS).
+// it and the objects their volumes name, runs the volume manager over the plugins the caller
+// registers, and the pod runtime that starts the pods' containers once their volumes are ready. Runs inside `kvol server` (in-process client) or as `kvol agent` (HTTPS).
 //
 //   node::Agent agent(client, {.node_name = "n1", .root_dir = "/var/lib/kvol/agent"}, mounter);
 //   for (auto& p : volume::plugins::InTreePlugins(agent.host()))
@@ -16,6 +16,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "node/node_status.h"
+#include "node/runtime/pod_runtime.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/clock.h"
 #include "os/exec.h"
@@ -31,6 +32,9 @@ struct AgentOptions {
   std::map<std::string, std::string> node_labels;
   std::string version = "0.0.0";  // kvol's, shown as the node's kubelet and runtime version
   std::chrono::milliseconds resync{60'000};
+  // The kvol binary the pod runtime starts containers with (`kvol container-init`); "" runs
+  // no containers (volumes only; pods being deleted are still finished).
+  std::string init_binary;
 };
 
 class Agent {
@@ -52,6 +56,9 @@ class Agent {
 
   const std::string& node_name() const { return options_.node_name; }
   volumemanager::VolumeManager& volume_manager() { return *volume_manager_; }
+  runtime::PodRuntime& pod_runtime() { return *runtime_; }
+  // The pod of that namespace and name on this node, from the agent's cache.
+  std::shared_ptr<const api::Pod> FindPod(std::string_view ns, std::string_view name) const;
 
  private:
   class AgentHost;
@@ -70,6 +77,7 @@ class Agent {
   std::unique_ptr<client::Informer<api::Secret>> secrets_;
   std::unique_ptr<NodeStatusManager> status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
+  std::unique_ptr<runtime::PodRuntime> runtime_;
 };
 
 }  // namespace kvol::node

@@ -97,7 +97,8 @@ expect_eq "ui.properties" "color.good=purple
 color.bad=yellow
 allow.textmode=true
 how.nice.to.look=fairlyNice" "$(cat "$CM/ui.properties")"
-expect_contains "status while containers cannot run" "ContainerCreating" "$(k get pod configmap-pod)"
+expect_contains "the pod runs once its volumes are ready" "configmap-pod 1/1 Running" \
+  "$(get_until "1/1 Running" pod configmap-pod)"
 expect_eq "hostIP" "$(kubectl get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" \
   "$(kubectl get pod configmap-pod -o jsonpath='{.status.hostIP}')"
 kubectl patch configmap log-config -p '{"data":{"log_level":"DEBUG"}}' >/dev/null
@@ -282,7 +283,7 @@ echo "on the disk" >"$BLK/file" || fail "the pod's volume is writable"
 expect_eq "the pod's volume is the device's filesystem" "on the disk" "$(cat "$GLOBAL/file" 2>&1)"
 until_true 15 sh -c "kubectl get node $NODE -o jsonpath='{.status.volumesInUse}' | grep -q kubernetes.io/local-volume/blk-pv" ||
   fail "volumesInUse names the device-mounted volume: $(kubectl get node "$NODE" -o jsonpath='{.status.volumesInUse}')"
-kubectl delete pod blk-pod --wait=false >/dev/null
+kubectl delete pod blk-pod --wait=false --grace-period=1 >/dev/null
 until_true 10 test ! -e "$GLOBAL" || fail "the device is unmounted when no pod uses it"
 expect_eq "nothing of the device stays mounted" "" "$(awk -v d="$LOOP" '$0 ~ " "d" " { print $5 }' /proc/self/mountinfo)"
 
@@ -312,7 +313,7 @@ until_true 20 volumes_ready raw-pod || { fail "raw-pod volumes ready"; k describ
 RAW_LINK=$ROOT/pods/$(uid raw-pod)/volumeDevices/kubernetes.io~local-volume/raw-pv
 expect_eq "the block volume is the device, mapped" "$RAW" "$(readlink "$RAW_LINK")"
 expect_eq "a block device is never formatted" "" "$(blkid -s TYPE -o value "$RAW")"
-kubectl delete pod raw-pod --wait=false >/dev/null
+kubectl delete pod raw-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$RAW_LINK" || fail "the mapping goes with the pod"
 
 # ---- a claim that is not bound: the pod waits with kubelet's event -------------------------
@@ -399,7 +400,7 @@ until_true 5 test -d "$(voldir nfs-pod kubernetes.io~empty-dir scratch)" || fail
 
 # ---- deleting a pod unmounts and removes everything ------------------------------------------
 TMPFS_UID=$(uid tmpfs-pod)
-kubectl delete pod tmpfs-pod --wait=false >/dev/null
+kubectl delete pod tmpfs-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$ROOT/pods/$TMPFS_UID" || fail "tmpfs-pod's directory removed"
 [ -n "$(mount_of "$SHM")$(mount_of "$SEC")" ] && fail "tmpfs-pod's mounts are gone"
 
@@ -434,7 +435,7 @@ until_true 10 volumes_ready remote-pod || fail "remote-pod volumes ready through
 REMOTE_UID=$(uid remote-pod)
 expect_contains "remote agent mounts a tmpfs" "tmpfs" "$(mount_of "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~empty-dir/shm")"
 expect_eq "remote agent writes the ConfigMap" "DEBUG" "$(cat "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~configmap/config/log_level" 2>&1)"
-kubectl delete pod remote-pod --wait=false >/dev/null
+kubectl delete pod remote-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$REMOTE/pods/$REMOTE_UID" || fail "remote agent tears down"
 kill -TERM "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null
@@ -468,7 +469,7 @@ wait "$KVOL_PID" 2>/dev/null
 # While the agent is down: local-pod goes away (deleted through another server on the same data
 # is not possible, so remove it from the store after the restart with the agent off)...
 kvol_start server --node-name "$NODE" --no-agent
-kubectl delete pod local-pod --wait=false >/dev/null
+kubectl delete pod local-pod --wait=false --grace-period=1 >/dev/null
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 kvol_start server --node-name "$NODE"

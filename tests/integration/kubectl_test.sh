@@ -87,8 +87,8 @@ expect_contains "storageclass row" "local-storage kubernetes.io/no-provisioner D
   "$(k get sc local-storage)"
 expect_eq "wide pod columns" "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES" \
   "$(k get pods -o wide | head -1)"
-expect_contains "pod row: the agent sets up its volumes, containers are not run" "emptydir-pod 0/2 ContainerCreating 0" \
-  "$(get_until ContainerCreating pod emptydir-pod)"
+expect_contains "pod row: the agent sets up its volumes and runs both containers" "emptydir-pod 2/2 Running 0" \
+  "$(get_until "2/2 Running" pod emptydir-pod)"
 expect_contains "short names and label selectors" "local-1" "$(k get pv -l tier=gold)"
 expect_eq "selector excludes" "No resources found" "$(k get pv -l tier=silver)"
 expect_contains "yaml" "storageClassName: local-storage" "$(kubectl get pvc nginx-pvc -o yaml)"

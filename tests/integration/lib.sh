@@ -16,10 +16,22 @@ unmount_under() {
     while read -r m; do umount -l "$m" 2>/dev/null; done
 }
 
+# kill_containers DIR: kills the containers started under DIR (they outlive a killed agent, as
+# containers outlive kubelet); a container dies with its init.
+kill_containers() {
+  pkill -KILL -f "container-init $1/" 2>/dev/null
+  local i
+  for i in $(seq 1 50); do
+    pgrep -f "container-init $1/" >/dev/null || return 0
+    sleep 0.1
+  done
+}
+
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  kill_containers "$WORK"
   unmount_under "$WORK"
   for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null; done
   rm -rf "$WORK"
@@ -32,6 +44,7 @@ trap cleanup EXIT
   parent=$$
   while kill -0 "$parent" 2>/dev/null; do sleep 1; done
   [ -f "$WORK/pids" ] && xargs -r kill -9 <"$WORK/pids" 2>/dev/null
+  kill_containers "$WORK"
   unmount_under "$WORK"
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   rm -rf "$WORK"

@@ -3,8 +3,8 @@
 # and the seed manifests: the delayed-binding Deployment's pod is created, placed on the
 # volume's node, its claim Bound and its local volume mounted; replicas and template changes
 # create and replace pods; the seed StatefulSet gets `<name>-<ordinal>` pods with claims
-# `data-web-<ordinal>` provisioned as `pvc-<uid>` volumes, kept when the set goes. Containers
-# do not run yet, so OrderedReady sets stop at their first pod (which never becomes Ready).
+# `data-web-<ordinal>` provisioned as `pvc-<uid>` volumes, one pod after the other (each once the
+# one before is Ready), kept when the set goes.
 # Usage: workload_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -35,8 +35,8 @@ LOCAL=$ROOT/pods/$(kubectl get pod "$POD" -o jsonpath='{.metadata.uid}')/volumes
 expect_eq "the local volume is mounted for the pod" "served from the local volume" "$(cat "$LOCAL/index.html" 2>&1)"
 expect_contains "owned by the Deployment" '"kind":"Deployment","name":"nginx-deploy"' \
   "$(kubectl get pod "$POD" -o jsonpath='{.metadata.ownerReferences}')"
-out=$(get_until "0/1" deploy nginx-deploy)
-expect_contains "kubectl get deploy (containers do not run yet)" "nginx-deploy 0/1 1 0" "$out"
+out=$(get_until "1/1" deploy nginx-deploy)
+expect_contains "kubectl get deploy: its pod runs" "nginx-deploy 1/1 1 1" "$out"
 out=$(describe_until "SuccessfulCreate" deploy nginx-deploy)
 expect_contains "creation event" "Normal SuccessfulCreate" "$out"
 expect_contains "creation event names the pod" "Created pod: $POD" "$out"
@@ -68,9 +68,10 @@ expect_eq "the volume is named after the claim's uid" "pvc-$(kubectl get pvc dat
   "$(kubectl get pvc data-web-0 -o jsonpath='{.spec.volumeName}')"
 expect_eq "web-0's volume is the claim's" "data-web-0" \
   "$(kubectl get pod web-0 -o jsonpath='{.spec.volumes[?(@.name=="data")].persistentVolumeClaim.claimName}')"
-sleep 1
-kubectl get pod web-1 >/dev/null 2>&1 && fail "OrderedReady: web-1 waits for web-0 to be Running and Ready"
-expect_contains "kubectl get sts" "web 0/3" "$(k get sts web)"
+expect_contains "kubectl get sts: the pods come up one after the other" "web 3/3" "$(get_until "web 3/3" sts web)"
+ready_at=$(kubectl get pod web-0 -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastTransitionTime}')
+created=$(kubectl get pod web-1 -o jsonpath='{.metadata.creationTimestamp}')
+[[ ! "$created" < "$ready_at" ]] || fail "OrderedReady: web-1 ($created) waits for web-0 to be Ready ($ready_at)"
 out=$(describe_until "create Pod web-0" sts web)
 expect_contains "claim event" "create Claim data-web-0 Pod web-0 in StatefulSet web success" "$out"
 expect_contains "pod event" "create Pod web-0 in StatefulSet web successful" "$out"
@@ -92,6 +93,6 @@ kubectl get pvc data-fast-2 >/dev/null 2>&1 || fail "data-fast-2 is kept"
 kubectl delete sts fast web >/dev/null
 until_true 10 gone fast-0 || fail "the set's pods go with it"
 until_true 10 gone web-0 || fail "web-0 goes with its set"
-expect_eq "claims are kept" "4" "$(kubectl get pvc -o name | grep -c -e data-fast -e data-web)"
+expect_eq "claims are kept" "6" "$(kubectl get pvc -o name | grep -c -e data-fast -e data-web)"
 
 finish

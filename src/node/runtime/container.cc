@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +64,48 @@ int SetUpDev(const std::string& root) {
   return 0;
 }
 
+// `path` (absolute, below `base`) opened O_PATH from `base` one component at a time, refusing
+// any symlink; -1 (errno set) when a component is missing, a symlink, or outside `base`.
+int OpenWithin(const std::string& base, const std::string& path) {
+  if (path.compare(0, base.size(), base) != 0 ||
+      (path.size() > base.size() && path[base.size()] != '/')) {
+    errno = EXDEV;
+    return -1;
+  }
+  int fd = open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const std::string rest = path.substr(base.size());
+  for (size_t start = 0; start < rest.size();) {
+    size_t end = rest.find('/', start);
+    if (end == std::string::npos) end = rest.size();
+    const std::string part = rest.substr(start, end - start);
+    start = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      close(fd);
+      errno = EXDEV;
+      return -1;
+    }
+    int next = openat(fd, part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    close(fd);
+    if (next < 0) return -1;
+    struct stat st;
+    if (fstat(next, &st) != 0 || S_ISLNK(st.st_mode)) {
+      close(next);
+      errno = ELOOP;
+      return -1;
+    }
+    fd = next;
+  }
+  return fd;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream(tmp, std::ios::trunc) << text;
+  std::rename(tmp.c_str(), path.c_str());
+}
+
 // Inside the new namespaces, as PID 1: build the root and exec.
 int ContainerMain(const ContainerSpec& spec) {
   const std::string root = spec.bundle_dir + "/rootfs";
@@ -83,17 +127,25 @@ int ContainerMain(const ContainerSpec& spec) {
   }
   for (const auto& m : spec.mounts) {
     const std::string target = root + m.target;
+    std::string source = m.source;
+    int held = -1;  // the subPath opened safely; bound through /proc/self/fd
+    if (!m.within.empty()) {
+      held = OpenWithin(m.within, m.source);
+      if (held < 0) return Fail("open subPath " + m.source + " inside " + m.within);
+      source = "/proc/self/fd/" + std::to_string(held);
+    }
     std::error_code ec;
-    if (fs::is_directory(m.source, ec)) {
+    if (fs::is_directory(source, ec)) {
       fs::create_directories(target, ec);
     } else {
       fs::create_directories(fs::path(target).parent_path(), ec);
       int fd = open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
       if (fd >= 0) close(fd);
     }
-    if (!Mount(m.source, target, nullptr, MS_BIND | MS_REC, nullptr)) {
+    if (!Mount(source, target, nullptr, MS_BIND | MS_REC, nullptr)) {
       return Fail("bind " + m.source + " at " + m.target);
     }
+    if (held >= 0) close(held);
     if (m.read_only &&
         !Mount("", target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, nullptr)) {
       return Fail("make " + m.target + " read-only");
@@ -125,7 +177,10 @@ std::string SpecToJson(const ContainerSpec& s) {
   j["logPath"] = s.log_path;
   j["mounts"] = api::Json::array();
   for (const auto& m : s.mounts) {
-    j["mounts"].push_back({{"source", m.source}, {"target", m.target}, {"readOnly", m.read_only}});
+    j["mounts"].push_back({{"source", m.source},
+                           {"target", m.target},
+                           {"readOnly", m.read_only},
+                           {"within", m.within}});
   }
   return j.dump();
 }
@@ -142,7 +197,7 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view text) {
     s.log_path = j.at("logPath").get<std::string>();
     for (const auto& m : j.at("mounts")) {
       s.mounts.push_back({m.at("source").get<std::string>(), m.at("target").get<std::string>(),
-                          m.at("readOnly").get<bool>()});
+                          m.at("readOnly").get<bool>(), m.value("within", "")});
     }
     return s;
   } catch (const api::Json::exception& e) {
@@ -162,6 +217,7 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
     fs::create_directories(fs::path(spec.bundle_dir) / d, ec);
     if (ec) return InternalError("mkdir " + spec.bundle_dir + "/" + d + ": " + ec.message());
   }
+  for (std::string_view f : {kPidFile, kExitFile}) fs::remove(fs::path(spec.bundle_dir) / f, ec);
   const std::string spec_path = spec.bundle_dir + "/spec.json";
   {
     std::ofstream out(spec_path, std::ios::trunc);
@@ -199,10 +255,76 @@ int RunContainerInit(const ContainerSpec& spec) {
   }
   pid_t child = fork();  // PID 1 of the new PID namespace
   if (child < 0) return Fail("fork");
-  if (child == 0) _exit(ContainerMain(spec));
+  if (child == 0) {
+    // The container does not outlive its init (killing the init kills the container).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    _exit(ContainerMain(spec));
+  }
+  WriteFile(spec.bundle_dir + "/" + std::string(kPidFile), std::to_string(child));
   // A signal to the init goes to the container (its PID 1 dies on SIGKILL; on SIGTERM only if
   // it handles it, as in any container runtime).
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_IGN);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return Fail("wait");
+  }
+  int code = 1;
+  if (WIFEXITED(status)) code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
+  WriteFile(spec.bundle_dir + "/" + std::string(kExitFile), std::to_string(code));
+  return code;
+}
+
+int Pause() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { _exit(0); };
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  while (true) pause();
+}
+
+int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty) {
+  if (argv.empty()) {
+    std::fprintf(stderr, "kvol: exec: no command\n");
+    return 127;
+  }
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::vector<std::string> env;
+  {
+    std::ifstream in(proc + "/environ");
+    std::string entry;
+    while (std::getline(in, entry, '\0')) env.push_back(entry);
+  }
+  int root = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return Fail("open the container's root");
+  // The mount namespace last: the others are named through this one's /proc.
+  for (const char* ns : {"ipc", "uts", "pid", "mnt"}) {
+    int fd = open((proc + "/ns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, 0) != 0) return Fail(std::string("join the container's ") + ns + " namespace");
+    close(fd);
+  }
+  if (fchdir(root) != 0 || chroot(".") != 0 || chdir("/") != 0) return Fail("enter the container's root");
+  close(root);
+  pid_t child = fork();  // in the container's PID namespace
+  if (child < 0) return Fail("fork");
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (tty) {
+      setsid();
+      ioctl(0, TIOCSCTTY, 0);
+    }
+    std::vector<char*> args, envp;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    environ = envp.data();
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "exec: \"%s\": %s\n", argv[0].c_str(),
+                 errno == ENOENT ? "executable file not found in $PATH" : std::strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  for (int sig : {SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) return Fail("wait");

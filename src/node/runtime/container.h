@@ -6,7 +6,10 @@
 //
 // StartContainer spawns `<init> container-init <bundle>/spec.json` (the kvol binary), which
 // sets the namespaces and mounts up and execs the command as PID 1 of the new PID namespace;
-// the returned process waits for it and exits with its status (128+N after signal N).
+// the returned process waits for it and exits with its status (128+N after signal N). The
+// init writes the container's PID 1 (as the node sees it) to <bundle>/pid once it runs and its
+// exit status to <bundle>/exit when it ends, so whoever finds the container later (an agent
+// that restarted) can signal it and learn how it ended. The container dies with its init.
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +25,10 @@ struct BindMount {
   std::string source;  // a directory or file on the node
   std::string target;  // absolute path inside the container
   bool read_only = false;
+  // When set (a subPath), `source` lies inside this directory and is opened from it one
+  // component at a time with no symlink followed, so a symlink planted after the subPath was
+  // resolved cannot take the mount elsewhere.
+  std::string within;
 };
 
 struct ContainerSpec {
@@ -37,7 +44,10 @@ struct ContainerSpec {
 std::string SpecToJson(const ContainerSpec& spec);
 StatusOr<ContainerSpec> SpecFromJson(std::string_view json);
 
-// Writes the spec into the bundle and starts the container's init with `init_binary`. Returns
+inline constexpr std::string_view kPidFile = "pid";
+inline constexpr std::string_view kExitFile = "exit";
+
+// Writes the spec into the bundle (removing the pid and exit files of an earlier run) and starts the container's init with `init_binary`. Returns
 // the init's pid (the caller reaps it). InvalidArgument for an empty argv or a relative mount
 // target.
 StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& init_binary);
@@ -45,5 +55,15 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
 // The init's work, in the spawned process: namespaces, mounts, exec. Returns only on failure
 // (with the exit code to use; the reason is on stderr, which is the container's log).
 int RunContainerInit(const ContainerSpec& spec);
+
+// `kvol pause`: what a container with no command runs in place of its image's entrypoint.
+// Waits until SIGTERM or SIGINT (as its container's PID 1 it needs a handler to get them).
+int Pause();
+
+// `kvol container-exec`'s work: runs `argv` in the running container whose PID 1 is `pid` (as
+// the node sees it): in its mount, UTS, IPC and PID namespaces, under its root, with its
+// environment. With `tty`, stdin is a terminal that becomes the process's controlling one.
+// Returns the process's exit status (128+N after signal N); 127 when it cannot be started.
+int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty);
 
 }  // namespace kvol::node::runtime

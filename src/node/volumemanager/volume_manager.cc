@@ -109,6 +109,31 @@ std::set<std::string> VolumeManager::MountedDevices() const {
   return out;
 }
 
+std::map<std::string, PodVolume> VolumeManager::PodVolumes(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, PodVolume> out;
+  auto dp = desired_.find(uid);
+  if (dp == desired_.end()) return out;
+  for (const auto& [key, v] : dp->second.volumes) {
+    auto a = actual_.find(key);
+    if (a == actual_.end() || a->second.path.empty()) continue;
+    if (a->second.state != MountState::kMounted && !a->second.reconstructed) continue;
+    out[v.outer_name] = {a->second.path, a->second.block};
+  }
+  return out;
+}
+
+bool VolumeManager::PodVolumesTornDown(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  const bool recorded = std::any_of(actual_.begin(), actual_.end(),
+                                    [&](const auto& kv) { return kv.second.pod_uid == uid; });
+  return !recorded && !executor_->AnyPending(uid + "/");
+}
+
+bool VolumeManager::ContainersAlive(const std::string& uid) const {
+  return sources_.containers_alive && sources_.containers_alive(uid);
+}
+
 // ---- the loop -------------------------------------------------------------------------------
 
 void VolumeManager::Loop() {
@@ -171,7 +196,7 @@ void VolumeManager::VerifyActualState() {
 void VolumeManager::ReconcileOnce() {
   std::map<std::string, DesiredPod> desired;
   for (auto& pod : sources_.pods()) {
-    if (!PodNeedsVolumes(*pod)) continue;
+    if (!PodNeedsVolumes(*pod) && !ContainersAlive(pod->metadata.uid)) continue;
     desired.emplace(pod->metadata.uid, Populate(pod, sources_.lookups, plugins_));
   }
   {
@@ -216,6 +241,8 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
       // when it goes.
       auto pod = desired.find(a.pod_uid);
       if (pod != desired.end() && !pod->second.unresolved.empty()) continue;
+      // Containers still running (of a pod already gone from the API) keep their volumes.
+      if (ContainersAlive(a.pod_uid)) continue;
       unwanted.emplace_back(key, a);
     }
     for (auto& [name, d] : devices_) {
@@ -409,7 +436,7 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
       // Nothing of the pod's may still be recorded or in flight (a set-up still mounting).
       const bool busy = std::any_of(actual_.begin(), actual_.end(),
                                     [&](const auto& kv) { return kv.second.pod_uid == uid; }) ||
-                        executor_->AnyPending(uid + "/");
+                        executor_->AnyPending(uid + "/") || ContainersAlive(uid);
       if (!busy) gone.push_back(uid);
       ++it;
     }
@@ -425,6 +452,7 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
     std::lock_guard lock(mu_);
     orphan_candidates_.erase(uid);
   }
+  if (!gone.empty() && options_.on_pod_cleaned_up) options_.on_pod_cleaned_up();
 }
 
 void VolumeManager::Reconstruct() {

@@ -56,6 +56,9 @@ struct Options {
   // Called (from the reconciler) with the sorted unique names of the volumes in use whose
   // devices this node mounts, whenever that list changes: the node's status.volumesInUse.
   std::function<void(std::vector<std::string>)> on_volumes_in_use;
+  // Called (from the reconciler) once the last of a pod's volumes is torn down and its
+  // directory removed: the pod runtime may now remove the pod.
+  std::function<void()> on_pod_cleaned_up;
 };
 
 // Where the volume manager reads the cluster: the agent's caches.
@@ -63,6 +66,15 @@ struct Sources {
   // The pods bound to this node.
   std::function<std::vector<std::shared_ptr<const api::Pod>>()> pods;
   Lookups lookups;
+  // Whether a container of the pod may still run (the pod runtime's answer; must not block).
+  // Such a pod keeps its volumes even when it is being deleted, has finished or is gone.
+  std::function<bool(const std::string& uid)> containers_alive;
+};
+
+// A pod volume as set up: where it is, and whether it is a block device mapped for the pod.
+struct PodVolume {
+  std::string path;
+  bool block = false;
 };
 
 class VolumeManager {
@@ -86,6 +98,10 @@ class VolumeManager {
   std::set<std::string> MountedVolumeKeys() const;
   // Unique names of the devices mounted for the node. Thread-safe.
   std::set<std::string> MountedDevices() const;
+  // The pod's volumes that are set up, by their name in the pod's spec. Thread-safe.
+  std::map<std::string, PodVolume> PodVolumes(const std::string& uid) const;
+  // True when nothing of the pod's volumes is set up, recorded or in flight. Thread-safe.
+  bool PodVolumesTornDown(const std::string& uid) const;
 
  private:
   void Loop();
@@ -106,6 +122,7 @@ class VolumeManager {
   // Resolves (and creates) every container's volumeMount subPath inside its volume; what is
   // wrong, in kubelet's words, or "" when all are fine.
   std::string PrepareSubPaths(const DesiredPod& pod);
+  bool ContainersAlive(const std::string& uid) const;
   void PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                 std::string message);
 

@@ -1,0 +1,38 @@
+// The server side of WebSocket (RFC 6455) over an upgraded connection, as much as Kubernetes'
+// streaming subprotocols need: the handshake's accept key, binary and text messages in (masked,
+// possibly fragmented), binary messages out, ping answered, close.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/http_server.h"
+
+namespace kvol::apiserver {
+
+// Sec-WebSocket-Accept for a client's Sec-WebSocket-Key.
+std::string WebSocketAccept(std::string_view key);
+
+class WebSocket {
+ public:
+  explicit WebSocket(UpgradedConnection& conn) : conn_(conn) {}
+
+  // Reads what the connection has (call when it is readable or Buffered) and appends the
+  // messages it completes. False once the peer has closed or the connection is gone.
+  bool Receive(std::vector<std::string>* messages);
+  bool SendBinary(std::string_view data);
+  // Sends a close frame (normal closure).
+  void Close();
+
+ private:
+  bool SendFrame(uint8_t opcode, std::string_view payload);
+
+  UpgradedConnection& conn_;
+  std::string in_;       // received bytes not yet parsed
+  std::string partial_;  // a fragmented message so far
+  bool closed_ = false;
+};
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,83 @@
+#include "cmd/node_connection.h"
+
+#include "node/runtime/exec.h"
+#include "node/runtime/logs.h"
+
+namespace kvol::cmd {
+namespace {
+
+class FileLogStream final : public apiserver::LogStream {
+ public:
+  explicit FileLogStream(std::unique_ptr<node::runtime::LogReader> r) : reader_(std::move(r)) {}
+  bool Next(std::string* chunk) override { return reader_->Next(chunk); }
+
+ private:
+  std::unique_ptr<node::runtime::LogReader> reader_;
+};
+
+// kubelet's words for a container that has no log to show yet.
+apiserver::ApiError NotStarted(const api::Pod& pod, const std::string& container,
+                               const std::string& reason) {
+  return apiserver::BadRequest(
+      "container \"" + container + "\" in pod \"" + pod.metadata.name +
+      "\" is waiting to start: " + (reason.empty() ? "ContainerCreating" : reason));
+}
+
+class ContainerProcess final : public apiserver::ExecProcess {
+ public:
+  explicit ContainerProcess(std::unique_ptr<node::runtime::ExecSession> s) : s_(std::move(s)) {}
+  int fd() const override { return s_->fd(); }
+  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override {
+    return s_->Collect(out);
+  }
+  void WriteStdin(std::string_view data) override { s_->WriteStdin(data); }
+  void CloseStdin() override { s_->CloseStdin(); }
+  void Resize(uint16_t cols, uint16_t rows) override { s_->Resize(cols, rows); }
+  void Kill() override { s_->Kill(); }
+
+ private:
+  std::unique_ptr<node::runtime::ExecSession> s_;
+};
+
+}  // namespace
+
+apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> LocalNodeConnection::Exec(
+    const api::Pod& pod, const apiserver::ExecOptions& opts) {
+  auto pid = agent_.pod_runtime().ContainerPid(pod.metadata.uid, opts.container);
+  if (!pid.ok()) {
+    return apiserver::BadRequest("unable to upgrade connection: container not found (\"" +
+                                 opts.container + "\")");
+  }
+  auto s =
+      node::runtime::ExecSession::Start(kvol_binary_, *pid, opts.command, opts.stdin, opts.tty);
+  if (!s.ok()) return apiserver::Internal(s.status().message());
+  return std::unique_ptr<apiserver::ExecProcess>(new ContainerProcess(*std::move(s)));
+}
+
+apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> LocalNodeConnection::Logs(
+    const api::Pod& pod, const apiserver::PodLogOptions& opts) {
+  node::runtime::PodRuntime& runtime = agent_.pod_runtime();
+  const std::string uid = pod.metadata.uid;
+  auto files = runtime.Logs(uid, opts.container);
+  if (!files.ok()) return NotStarted(pod, opts.container, files.status().message());
+  std::string path = files->current;
+  if (opts.previous) {
+    if (files->previous.empty()) {
+      return apiserver::BadRequest("previous terminated container \"" + opts.container +
+                                   "\" in pod \"" + pod.metadata.name + "\" not found");
+    }
+    path = files->previous;
+  }
+  std::function<bool()> still_written;
+  if (opts.follow && !opts.previous) {
+    still_written = [&runtime, uid, container = opts.container, path] {
+      return runtime.StillWriting(uid, container, path);
+    };
+  }
+  auto reader = node::runtime::LogReader::Open(path, opts.tail_lines, opts.limit_bytes,
+                                               std::move(still_written));
+  if (!reader.ok()) return NotStarted(pod, opts.container, "");
+  return std::unique_ptr<apiserver::LogStream>(new FileLogStream(*std::move(reader)));
+}
+
+}  // namespace kvol::cmd

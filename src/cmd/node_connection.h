@@ -1,0 +1,26 @@
+// The API server's connection to the node agent running in the same process: pods' logs read
+// from the agent's container log files, exec run in the containers' namespaces.
+#pragma once
+
+#include "apiserver/node_connection.h"
+#include "node/agent.h"
+
+namespace kvol::cmd {
+
+class LocalNodeConnection final : public apiserver::NodeConnection {
+ public:
+  // `kvol_binary` runs the process that joins a container (`kvol container-exec`).
+  LocalNodeConnection(node::Agent& agent, std::string kvol_binary)
+      : agent_(agent), kvol_binary_(std::move(kvol_binary)) {}
+
+  apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> Logs(
+      const api::Pod& pod, const apiserver::PodLogOptions& opts) override;
+  apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> Exec(
+      const api::Pod& pod, const apiserver::ExecOptions& opts) override;
+
+ private:
+  node::Agent& agent_;
+  const std::string kvol_binary_;
+};
+
+}  // namespace kvol::cmd

@@ -1,0 +1,177 @@
+// A container's command line, environment and mounts from its pod.
+#include "node/runtime/config.h"
+
+#include <filesystem>
+
+#include "base/strings.h"
+#include "volume/util/payload.h"
+#include "volume/util/subpath.h"
+
+namespace kvol::node::runtime {
+
+std::string ExpandVars(std::string_view in, const std::map<std::string, std::string>& vars) {
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    if (in[i] != '$' || i + 1 >= in.size()) {
+      out += in[i++];
+      continue;
+    }
+    if (in[i + 1] == '$') {  // $$ is a literal $
+      out += '$';
+      i += 2;
+      continue;
+    }
+    if (in[i + 1] == '(') {
+      const size_t close = in.find(')', i + 2);
+      if (close != std::string_view::npos) {
+        const std::string name(in.substr(i + 2, close - i - 2));
+        if (auto it = vars.find(name); it != vars.end()) {
+          out += it->second;
+        } else {
+          out += in.substr(i, close - i + 1);
+        }
+        i = close + 1;
+        continue;
+      }
+    }
+    out += in[i++];
+  }
+  return out;
+}
+
+namespace {
+
+StatusOr<std::string> ConfigMapValue(const api::Pod& pod, const api::ConfigMapKeySelector& ref,
+                                     volume::Host& host, bool* skip) {
+  const bool optional = ref.optional.value_or(false);
+  auto cm = host.GetConfigMap(pod.metadata.namespace_, ref.name);
+  if (!cm.ok()) {
+    if (cm.status().code() == StatusCode::kNotFound && optional) {
+      *skip = true;
+      return std::string();
+    }
+    return cm.status();
+  }
+  if (auto it = cm->data.find(ref.key); it != cm->data.end()) return it->second;
+  if (optional) {
+    *skip = true;
+    return std::string();
+  }
+  return InvalidArgumentError("couldn't find key " + ref.key + " in ConfigMap " +
+                              pod.metadata.namespace_ + "/" + ref.name);
+}
+
+StatusOr<std::string> SecretValue(const api::Pod& pod, const api::SecretKeySelector& ref,
+                                  volume::Host& host, bool* skip) {
+  const bool optional = ref.optional.value_or(false);
+  auto secret = host.GetSecret(pod.metadata.namespace_, ref.name);
+  if (!secret.ok()) {
+    if (secret.status().code() == StatusCode::kNotFound && optional) {
+      *skip = true;
+      return std::string();
+    }
+    return secret.status();
+  }
+  if (auto it = secret->data.find(ref.key); it != secret->data.end()) {
+    auto raw = Base64Decode(it->second);
+    if (!raw)
+      return InvalidArgumentError("secret " + ref.name + " key " + ref.key + ": not base64");
+    return *raw;
+  }
+  if (optional) {
+    *skip = true;
+    return std::string();
+  }
+  return InvalidArgumentError("couldn't find key " + ref.key + " in Secret " +
+                              pod.metadata.namespace_ + "/" + ref.name);
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ContainerEnv(const api::Pod& pod, const api::Container& c,
+                                                volume::Host& host) {
+  std::vector<std::pair<std::string, std::string>> env = {{"PATH", std::string(kDefaultPath)},
+                                                          {"HOSTNAME", pod.metadata.name}};
+  std::map<std::string, std::string> vars(env.begin(), env.end());
+  for (const auto& e : c.env) {
+    std::string value;
+    bool skip = false;
+    if (!e.value_from) {
+      value = ExpandVars(e.value, vars);
+    } else if (const auto& from = *e.value_from; from.field_ref) {
+      KVOL_ASSIGN_OR_RETURN(value, volume::util::PodFieldValue(pod, from.field_ref->field_path));
+    } else if (from.resource_field_ref) {
+      api::ResourceFieldSelector ref = *from.resource_field_ref;
+      if (ref.container_name.empty()) ref.container_name = c.name;
+      KVOL_ASSIGN_OR_RETURN(value,
+                            volume::util::ContainerResourceValue(pod, ref, host.NodeAllocatable()));
+    } else if (from.config_map_key_ref) {
+      KVOL_ASSIGN_OR_RETURN(value, ConfigMapValue(pod, *from.config_map_key_ref, host, &skip));
+    } else if (from.secret_key_ref) {
+      KVOL_ASSIGN_OR_RETURN(value, SecretValue(pod, *from.secret_key_ref, host, &skip));
+    }
+    if (skip) continue;
+    vars[e.name] = value;
+    auto same =
+        std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == e.name; });
+    if (same != env.end()) {
+      same->second = value;  // a later entry of the same name wins, in the earlier place
+    } else {
+      env.emplace_back(e.name, value);
+    }
+  }
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<std::string> ContainerArgv(const api::Container& c, const std::vector<std::string>& env,
+                                       const std::vector<std::string>& stand_in) {
+  std::map<std::string, std::string> vars;
+  for (const auto& e : env) {
+    const size_t eq = e.find('=');
+    vars[e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  std::vector<std::string> argv;
+  for (const auto& a : c.command) argv.push_back(ExpandVars(a, vars));
+  for (const auto& a : c.args) argv.push_back(ExpandVars(a, vars));
+  if (argv.empty()) argv = stand_in;
+  return argv;
+}
+
+StatusOr<std::vector<BindMount>> ContainerMounts(
+    const api::Container& c, const std::map<std::string, MountedVolume>& volumes) {
+  std::vector<BindMount> out;
+  for (const auto& m : c.volume_mounts) {
+    auto v = volumes.find(m.name);
+    if (v == volumes.end() || v->second.block) {
+      return NotFoundError("volume \"" + m.name + "\" of volumeMount at " + m.mount_path +
+                           " is not mounted");
+    }
+    BindMount b;
+    b.target = m.mount_path;
+    b.read_only = m.read_only;
+    if (m.sub_path.empty()) {
+      b.source = v->second.path;
+    } else {
+      KVOL_ASSIGN_OR_RETURN(b.source, volume::util::PrepareSubPath(v->second.path, m.sub_path));
+      b.within = v->second.path;  // opened again step by step, refusing symlinks, at start
+    }
+    out.push_back(std::move(b));
+  }
+  for (const auto& d : c.volume_devices) {
+    auto v = volumes.find(d.name);
+    if (v == volumes.end() || !v->second.block) {
+      return NotFoundError("block volume \"" + d.name + "\" of volumeDevice at " + d.device_path +
+                           " is not mapped");
+    }
+    std::error_code ec;
+    const auto device = std::filesystem::canonical(v->second.path, ec);
+    if (ec) return NotFoundError("block volume \"" + d.name + "\": " + ec.message());
+    out.push_back({device.string(), d.device_path, false, ""});
+  }
+  return out;
+}
+
+}  // namespace kvol::node::runtime

@@ -1,0 +1,56 @@
+// A process started in a running container for `kubectl exec`: `kvol container-exec` joins
+// the container and runs the command; its stdin, stdout and stderr are pipes here (or, with a
+// terminal, one pseudo-terminal). One descriptor (an epoll set) becomes readable when output
+// is waiting or the process has ended, so a single thread can serve it and the client.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kvol::node::runtime {
+
+class ExecSession {
+ public:
+  // Starts `kvol_binary container-exec --pid PID1 [--tty] -- argv...`.
+  static StatusOr<std::unique_ptr<ExecSession>> Start(const std::string& kvol_binary,
+                                                      pid_t container_pid1,
+                                                      const std::vector<std::string>& argv,
+                                                      bool stdin, bool tty);
+  ~ExecSession();
+  ExecSession(const ExecSession&) = delete;
+  ExecSession& operator=(const ExecSession&) = delete;
+
+  // Readable when Collect has something to return.
+  int fd() const { return epoll_; }
+  // The output waiting now, as (1 = stdout, 2 = stderr, bytes); once the process has ended
+  // and its output is read, its exit status.
+  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out);
+  void WriteStdin(std::string_view data);
+  void CloseStdin();
+  void Resize(uint16_t cols, uint16_t rows);
+  // Ends the process (the client went away).
+  void Kill();
+
+ private:
+  ExecSession() = default;
+  void Drop(int& fd);
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int epoll_ = -1;
+  int stdin_ = -1;   // the write end (or the terminal's master)
+  int stdout_ = -1;  // the read end (or the terminal's master)
+  int stderr_ = -1;
+  bool tty_ = false;
+  std::optional<int> exit_code_;
+};
+
+}  // namespace kvol::node::runtime

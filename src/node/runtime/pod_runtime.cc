@@ -1,0 +1,783 @@
+// The pod runtime's loop: containers started, reaped, restarted, stopped, and reported.
+#include "node/runtime/pod_runtime.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "api/api_error.h"
+#include "api/codec.h"
+#include "api/pod_status.h"
+#include "base/log.h"
+#include "node/volumemanager/volume_manager.h"
+#include "volume/plugin.h"
+
+namespace kvol::node::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What a container's status says of the image: kvol does not pull images.
+constexpr std::string_view kImageId = "kvol.io/node-binaries";
+
+int PidFdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+std::string ReadSmallFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFileAtomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+}
+
+std::optional<int> ReadInt(const fs::path& p) {
+  const std::string s = ReadSmallFile(p);
+  if (s.empty()) return std::nullopt;
+  try {
+    return std::stoi(s);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool VolumesReady(const api::Pod& pod) {
+  for (const auto& c : pod.status.conditions) {
+    if (c.type == volumemanager::kVolumesReady) return c.status == "True";
+  }
+  return false;
+}
+
+std::string PodRef(const api::Pod& pod) {
+  return pod.metadata.name + "_" + pod.metadata.namespace_ + "(" + pod.metadata.uid + ")";
+}
+
+std::string Seconds(std::chrono::milliseconds d) {
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s >= 60 && s % 60 == 0) return std::to_string(s / 60) + "m0s";
+  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+}  // namespace
+
+// One run of a container.
+struct PodRuntime::Run {
+  std::string id;  // containerID
+  pid_t init_pid = 0;
+  int pidfd = -1;
+  bool ours = true;  // our child, reaped with waitpid (an adopted one is not)
+  api::Time started_at;
+  os::MonoTime started{};
+};
+
+struct PodRuntime::ContainerRecord {
+  std::string name;
+  std::string bundle;
+  bool init = false;
+  std::string image;
+  int runs = 0;  // runs started; restartCount is one less
+  std::optional<Run> run;
+  std::optional<api::ContainerStateTerminated> last, before_last;
+  api::ContainerStateWaiting waiting{"ContainerCreating", ""};
+  os::MonoTime next_start{};  // not started again before (back-off, or a failed start's retry)
+  std::chrono::milliseconds backoff{0};
+  std::chrono::milliseconds delay{0};  // of the current wait to start again
+  bool backoff_reported = false;       // the BackOff event of the current wait was raised
+};
+
+struct PodRuntime::PodRecord {
+  std::string uid, ns, name;
+  std::vector<ContainerRecord> containers;  // init containers first, in spec order
+  bool seen_spec = false;                   // records made for every container of the spec
+  bool stopping = false;
+  os::MonoTime kill_at{};
+  bool killed = false;
+  bool deleted = false;
+  std::string written;  // the status last written, as JSON
+  std::optional<os::MonoTime> retry_status_at;
+
+  bool AnyRunning() const {
+    return std::any_of(containers.begin(), containers.end(),
+                       [](const auto& c) { return c.run.has_value(); });
+  }
+};
+
+PodRuntime::PodRuntime(client::Client& client, volume::Host& host, PodRuntimeSources sources,
+                       client::EventSink events, const os::Clock& clock, PodRuntimeOptions options)
+    : client_(client),
+      host_(host),
+      sources_(std::move(sources)),
+      events_(std::move(events)),
+      clock_(clock),
+      options_(std::move(options)) {}
+
+PodRuntime::~PodRuntime() { Stop(); }
+
+std::string PodRuntime::BundleDir(const std::string& uid, const std::string& name) const {
+  return options_.root_dir + "/containers/" + uid + "/" + name;
+}
+
+Status PodRuntime::Start() {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return InternalError(std::string("eventfd: ") + std::strerror(errno));
+  Adopt();
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+void PodRuntime::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  Kick();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  for (auto& [uid, rec] : pods_) {
+    for (auto& c : rec->containers) {
+      if (c.run && c.run->pidfd >= 0) close(c.run->pidfd);
+    }
+  }
+  pods_.clear();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void PodRuntime::Kick() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+}
+
+bool PodRuntime::ContainersAlive(const std::string& uid) const {
+  std::lock_guard lock(alive_mu_);
+  return alive_.count(uid) > 0;
+}
+
+// ---- finding containers a previous agent left -------------------------------------------------
+
+void PodRuntime::SaveState(const ContainerRecord& c) const {
+  api::Json j;
+  j["init"] = c.init;
+  j["image"] = c.image;
+  j["runs"] = c.runs;
+  j["backoffMs"] = c.backoff.count();
+  if (c.run) {
+    j["run"] = {{"id", c.run->id},
+                {"initPid", c.run->init_pid},
+                {"startedAt", c.run->started_at.ToString()}};
+  }
+  if (c.last) j["last"] = api::EncodeStruct(*c.last);
+  if (c.before_last) j["beforeLast"] = api::EncodeStruct(*c.before_last);
+  WriteFileAtomically(fs::path(c.bundle) / "state.json", j.dump());
+}
+
+void PodRuntime::Adopt() {
+  std::error_code ec;
+  const fs::path containers = fs::path(options_.root_dir) / "containers";
+  int adopted = 0, ended = 0;
+  std::lock_guard lock(mu_);
+  for (fs::directory_iterator p(containers, ec), end; !ec && p != end; p.increment(ec)) {
+    const std::string uid = p->path().filename().string();
+    std::error_code ec2;
+    for (fs::directory_iterator d(p->path(), ec2); !ec2 && d != end; d.increment(ec2)) {
+      auto j = api::ParseJson(ReadSmallFile(d->path() / "state.json"));
+      if (!j.ok() || !j->is_object()) continue;
+      auto& rec = pods_[uid];
+      if (!rec) {
+        rec = std::make_unique<PodRecord>();
+        rec->uid = uid;
+      }
+      ContainerRecord c;
+      c.name = d->path().filename().string();
+      c.bundle = d->path().string();
+      c.init = j->value("init", false);
+      c.image = j->value("image", "");
+      c.runs = j->value("runs", 0);
+      c.backoff = std::chrono::milliseconds(j->value("backoffMs", int64_t{0}));
+      api::FieldErrors errs;
+      if (j->contains("last"))
+        c.last = api::DecodeStruct<api::ContainerStateTerminated>((*j)["last"], &errs);
+      if (j->contains("beforeLast")) {
+        c.before_last = api::DecodeStruct<api::ContainerStateTerminated>((*j)["beforeLast"], &errs);
+      }
+      if (j->contains("run")) {
+        const auto& r = (*j)["run"];
+        Run run;
+        run.id = r.value("id", "");
+        run.init_pid = r.value("initPid", 0);
+        run.ours = false;
+        run.started = clock_.Monotonic();
+        if (auto t = api::Time::Parse(r.value("startedAt", "")); t.ok()) run.started_at = *t;
+        // Still the same process: its command line names this bundle.
+        const std::string cmdline =
+            ReadSmallFile("/proc/" + std::to_string(run.init_pid) + "/cmdline");
+        const bool alive = run.init_pid > 0 &&
+                           cmdline.find("container-init") != std::string::npos &&
+                           cmdline.find(c.bundle) != std::string::npos;
+        if (alive) run.pidfd = PidFdOpen(run.init_pid);
+        c.run = std::move(run);
+        if (alive && c.run->pidfd >= 0) {
+          ++adopted;
+        } else {
+          Reap(c, ReadInt(fs::path(c.bundle) / kExitFile).value_or(137));
+          ++ended;
+        }
+      }
+      rec->containers.push_back(std::move(c));
+    }
+  }
+  {
+    std::lock_guard alive_lock(alive_mu_);
+    for (const auto& [uid, rec] : pods_) {
+      if (rec->AnyRunning()) alive_.insert(uid);
+    }
+  }
+  if (adopted + ended > 0) {
+    log::Info("pod runtime: found " + std::to_string(adopted) + " running container(s), " +
+              std::to_string(ended) + " that ended while the agent was away");
+  }
+}
+
+// ---- the loop ---------------------------------------------------------------------------------
+
+void PodRuntime::Loop() {
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    uint64_t drained;
+    while (read(wake_fd_, &drained, sizeof drained) > 0) {
+    }
+    SyncAll();
+
+    // Sleep until a kick, a container's end, or the next deadline.
+    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
+    os::MonoTime next = clock_.Monotonic() + std::chrono::seconds(60);
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [uid, rec] : pods_) {
+        if (rec->stopping && !rec->killed && rec->AnyRunning()) next = std::min(next, rec->kill_at);
+        if (rec->retry_status_at) next = std::min(next, *rec->retry_status_at);
+        for (const auto& c : rec->containers) {
+          if (c.run && c.run->pidfd >= 0) fds.push_back({c.run->pidfd, POLLIN, 0});
+          if (!c.run && c.next_start > clock_.Monotonic()) next = std::min(next, c.next_start);
+        }
+      }
+    }
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - clock_.Monotonic());
+    const int timeout = static_cast<int>(std::clamp<int64_t>(wait.count() + 1, 0, 60'000));
+    poll(fds.data(), fds.size(), timeout);
+  }
+}
+
+void PodRuntime::CheckExits() {
+  for (auto& [uid, rec] : pods_) {
+    for (auto& c : rec->containers) {
+      if (!c.run || c.run->pidfd < 0) continue;
+      pollfd p{c.run->pidfd, POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0) continue;
+      int code = 137;  // killed with its init, which had no time to say
+      if (c.run->ours) {
+        int status = 0;
+        if (waitpid(c.run->init_pid, &status, WNOHANG) == c.run->init_pid) {
+          if (WIFEXITED(status)) code = WEXITSTATUS(status);
+          if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
+        }
+      } else {
+        code = ReadInt(fs::path(c.bundle) / kExitFile).value_or(137);
+      }
+      Reap(c, code);
+    }
+  }
+}
+
+void PodRuntime::Reap(ContainerRecord& c, int code) {
+  if (!c.run) return;
+  if (c.run->pidfd >= 0) close(c.run->pidfd);
+  const os::MonoTime now = clock_.Monotonic();
+  api::ContainerStateTerminated t;
+  t.exit_code = code;
+  t.reason = code == 0 ? "Completed" : "Error";
+  t.started_at = c.run->started_at;
+  t.finished_at = api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  t.container_id = c.run->id;
+  c.before_last = std::move(c.last);
+  c.last = std::move(t);
+  // Crash-loop back-off: the first restart at once, later ones after a doubling delay; a run
+  // long enough forgets the history.
+  if (now - c.run->started > 2 * options_.backoff_max) c.backoff = std::chrono::milliseconds(0);
+  c.next_start = now + c.backoff;
+  c.waiting = {"CrashLoopBackOff", ""};
+  c.backoff_reported = false;
+  c.delay = c.backoff;
+  c.backoff = c.backoff.count() == 0 ? options_.backoff_initial
+                                     : std::min(2 * c.backoff, options_.backoff_max);
+  c.run.reset();
+  SaveState(c);
+}
+
+void PodRuntime::SyncAll() {
+  std::vector<std::shared_ptr<const api::Pod>> pods = sources_.pods();
+  std::map<std::string, std::shared_ptr<const api::Pod>> by_uid;
+  for (auto& p : pods) by_uid[p->metadata.uid] = p;
+
+  std::lock_guard lock(mu_);
+  CheckExits();
+  // Pods this node runs: a record once their volumes are ready (or they are going away, which
+  // the runtime finishes for every pod of the node).
+  for (const auto& [uid, pod] : by_uid) {
+    if (pods_.count(uid)) continue;
+    const bool terminal = pod->status.phase == "Succeeded" || pod->status.phase == "Failed";
+    if (!pod->metadata.deletion_timestamp && (terminal || !VolumesReady(*pod))) continue;
+    auto rec = std::make_unique<PodRecord>();
+    rec->uid = uid;
+    pods_[uid] = std::move(rec);
+  }
+  for (auto it = pods_.begin(); it != pods_.end();) {
+    PodRecord& rec = *it->second;
+    auto pod = by_uid.find(it->first);
+    SyncPod(rec, pod == by_uid.end() ? nullptr : pod->second);
+    if (pod == by_uid.end() && !rec.AnyRunning()) {
+      // Gone from the API and nothing left running: forget it, and its containers' files
+      // (their logs included: kept until then, as kubelet keeps a finished pod's).
+      std::error_code ec;
+      fs::remove_all(fs::path(options_.root_dir) / "containers" / rec.uid, ec);
+      it = pods_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  std::set<std::string> alive;
+  for (const auto& [uid, rec] : pods_) {
+    if (rec->AnyRunning()) alive.insert(uid);
+  }
+  bool fewer = false;
+  {
+    std::lock_guard alive_lock(alive_mu_);
+    fewer =
+        std::any_of(alive_.begin(), alive_.end(), [&](const auto& u) { return !alive.count(u); });
+    alive_ = std::move(alive);
+  }
+  if (fewer && sources_.containers_stopped) sources_.containers_stopped();
+}
+
+void PodRuntime::SyncPod(PodRecord& rec, const std::shared_ptr<const api::Pod>& pod) {
+  if (!pod) {
+    StopContainers(rec, nullptr);
+    return;
+  }
+  rec.ns = pod->metadata.namespace_;
+  rec.name = pod->metadata.name;
+  if (pod->metadata.deletion_timestamp) {
+    StopContainers(rec, pod.get());
+    if (rec.AnyRunning()) return;
+    WriteStatus(rec, *pod);
+    if (rec.deleted || !sources_.volumes_torn_down(rec.uid)) return;
+    // Everything of the pod's is gone from the node: the pod object may go too.
+    api::DeleteOptions opts;
+    opts.grace_period_seconds = 0;
+    opts.precondition_uid = rec.uid;
+    auto d = client_.resource<api::Pod>().Delete(rec.ns, rec.name, opts);
+    if (d.ok() || api::IsNotFound(d.error()) || api::IsConflict(d.error())) {
+      rec.deleted = true;
+    } else {
+      log::Warn("pod " + rec.ns + "/" + rec.name + ": delete: " + d.error().message);
+      rec.retry_status_at = clock_.Monotonic() + std::chrono::seconds(1);
+    }
+    return;
+  }
+  SyncContainers(rec, *pod);
+  WriteStatus(rec, *pod);
+}
+
+void PodRuntime::StopContainers(PodRecord& rec, const api::Pod* pod) {
+  const os::MonoTime now = clock_.Monotonic();
+  if (!rec.stopping) {
+    rec.stopping = true;
+    const int64_t grace = pod ? pod->metadata.deletion_grace_period_seconds.value_or(30) : 0;
+    rec.kill_at = now + std::chrono::seconds(std::max<int64_t>(grace, 0));
+    for (auto& c : rec.containers) {
+      if (!c.run) continue;
+      if (pod) Event(*pod, "Normal", "Killing", "Stopping container " + c.name);
+      // SIGTERM to the container's PID 1, as a runtime does; it may ignore it.
+      if (auto pid1 = ReadInt(fs::path(c.bundle) / kPidFile)) kill(*pid1, SIGTERM);
+    }
+  }
+  if (!rec.killed && now >= rec.kill_at && rec.AnyRunning()) {
+    rec.killed = true;
+    // SIGKILL to the init's process group: the init and the container's PID 1, whose end
+    // takes every process of its PID namespace with it.
+    for (auto& c : rec.containers) {
+      if (c.run) kill(-c.run->init_pid, SIGKILL);
+    }
+  }
+}
+
+bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::Pod& pod,
+                                const api::Container& spec) {
+  const os::MonoTime now = clock_.Monotonic();
+  auto fail = [&](std::string reason, const Status& s) {
+    const std::string message = s.message();
+    if (c.waiting.reason != reason || c.waiting.message != message) {
+      Event(pod, "Warning", "Failed", "Error: " + message);
+    }
+    c.waiting = {std::move(reason), message};
+    c.next_start = now + std::chrono::seconds(10);  // or sooner, when what it needs changes
+    return false;
+  };
+  auto env = ContainerEnv(pod, spec, host_);
+  if (!env.ok()) return fail("CreateContainerConfigError", env.status());
+  auto mounts = ContainerMounts(spec, sources_.volumes(rec.uid));
+  if (!mounts.ok() && mounts.status().code() == StatusCode::kNotFound) {
+    // A volume is being set up again (after the agent restarted): soon.
+    c.next_start = now + std::chrono::seconds(1);
+    return false;
+  }
+  if (!mounts.ok()) return fail("CreateContainerConfigError", mounts.status());
+
+  ContainerSpec cs;
+  cs.bundle_dir = c.bundle;
+  cs.hostname = pod.metadata.name;
+  cs.argv = ContainerArgv(spec, *env, {options_.init_binary, "pause"});
+  cs.env = *std::move(env);
+  cs.working_dir = spec.working_dir;
+  cs.mounts = *std::move(mounts);
+  cs.log_path = c.bundle + "/" + std::to_string(c.runs) + ".log";
+  std::error_code ec;
+  // A new run starts from a fresh writable layer; logs older than the previous run go.
+  fs::remove_all(fs::path(c.bundle) / "upper", ec);
+  fs::remove_all(fs::path(c.bundle) / "work", ec);
+  if (c.runs >= 2) fs::remove(fs::path(c.bundle) / (std::to_string(c.runs - 2) + ".log"), ec);
+  auto pid = runtime::StartContainer(cs, options_.init_binary);
+  if (!pid.ok()) return fail("RunContainerError", pid.status());
+
+  Run run;
+  run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(c.runs);
+  run.init_pid = *pid;
+  run.pidfd = PidFdOpen(*pid);
+  run.started_at =
+      api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  run.started = now;
+  c.run = std::move(run);
+  c.image = spec.image;
+  if (c.runs == 0) {
+    Event(pod, "Normal", "ImageNotPulled",
+          "Container image \"" + spec.image +
+              "\" is not pulled: kvol runs the node's own binaries" +
+              (spec.command.empty() && spec.args.empty()
+                   ? " (no command given: it runs \"kvol pause\", which waits to be stopped)"
+                   : ""));
+  }
+  ++c.runs;
+  c.waiting = {};
+  SaveState(c);
+  Event(pod, "Normal", "Created", "Created container " + c.name);
+  Event(pod, "Normal", "Started", "Started container " + c.name);
+  return true;
+}
+
+void PodRuntime::SyncContainers(PodRecord& rec, const api::Pod& pod) {
+  if (options_.init_binary.empty()) return;  // volumes only
+  // One record per container of the spec (adopted ones matched by name).
+  if (!rec.seen_spec) {
+    std::vector<ContainerRecord> ordered;
+    auto add = [&](const api::Container& spec, bool init) {
+      auto found = std::find_if(rec.containers.begin(), rec.containers.end(),
+                                [&](const auto& c) { return c.name == spec.name; });
+      if (found != rec.containers.end()) {
+        ordered.push_back(std::move(*found));
+      } else {
+        ContainerRecord c;
+        c.name = spec.name;
+        c.bundle = BundleDir(rec.uid, spec.name);
+        c.image = spec.image;
+        ordered.push_back(std::move(c));
+      }
+      ordered.back().init = init;
+    };
+    for (const auto& c : pod.spec.init_containers) add(c, true);
+    for (const auto& c : pod.spec.containers) add(c, false);
+    rec.containers = std::move(ordered);
+    rec.seen_spec = true;
+  }
+  const std::string policy = pod.spec.restart_policy.empty() ? "Always" : pod.spec.restart_policy;
+  const os::MonoTime now = clock_.Monotonic();
+  auto may_start = [&](ContainerRecord& c) {
+    if (now >= c.next_start) return true;
+    if (c.last && c.waiting.reason == "CrashLoopBackOff" && !c.backoff_reported) {
+      Event(pod, "Warning", "BackOff",
+            "Back-off restarting failed container " + c.name + " in pod " + PodRef(pod));
+      c.backoff_reported = true;
+    }
+    return false;
+  };
+  const size_t n_init = pod.spec.init_containers.size();
+  // Init containers, one after the other, each to success.
+  for (size_t i = 0; i < n_init; ++i) {
+    ContainerRecord& c = rec.containers[i];
+    if (c.run) return;
+    if (c.last && c.last->exit_code == 0) continue;
+    if (c.last && policy == "Never") return;  // the pod has failed
+    if (may_start(c)) StartContainer(rec, c, pod, pod.spec.init_containers[i]);
+    return;
+  }
+  for (size_t i = n_init; i < rec.containers.size(); ++i) {
+    ContainerRecord& c = rec.containers[i];
+    if (c.run) continue;
+    if (c.last) {
+      const bool restart = policy == "Always" || (policy == "OnFailure" && c.last->exit_code != 0);
+      if (!restart) continue;
+      if (!may_start(c)) continue;
+    } else if (!may_start(c)) {
+      continue;
+    }
+    StartContainer(rec, c, pod, pod.spec.containers[i - n_init]);
+  }
+}
+
+// ---- status ------------------------------------------------------------------------------------
+
+void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
+  const os::MonoTime mono = clock_.Monotonic();
+  if (rec.retry_status_at && mono < *rec.retry_status_at) return;
+  if (!rec.seen_spec) return;  // nothing started yet: the volume manager's status stands
+  const std::string policy = pod.spec.restart_policy.empty() ? "Always" : pod.spec.restart_policy;
+  const size_t n_init = pod.spec.init_containers.size();
+
+  auto status_of = [&](const ContainerRecord& c) {
+    api::ContainerStatus cs;
+    cs.name = c.name;
+    cs.image = c.image;
+    cs.image_id = std::string(kImageId);
+    cs.restart_count = std::max(c.runs - 1, 0);
+    const bool restarts =
+        c.last &&
+        (c.init ? c.last->exit_code != 0 && policy != "Never"
+                : policy == "Always" || (policy == "OnFailure" && c.last->exit_code != 0));
+    if (c.run) {
+      cs.state.running.emplace().started_at = c.run->started_at;
+      cs.ready = !c.init;
+      cs.started = true;
+      cs.container_id = c.run->id;
+      if (c.last) cs.last_state.terminated = c.last;
+    } else if (c.last && (!restarts || rec.stopping)) {
+      cs.state.terminated = c.last;
+      if (c.before_last) cs.last_state.terminated = c.before_last;
+      cs.container_id = c.last->container_id;
+      cs.started = false;
+    } else {
+      cs.state.waiting = c.waiting;
+      if (c.waiting.reason == "CrashLoopBackOff" && c.delay.count() > 0) {
+        cs.state.waiting->message = "back-off " + Seconds(c.delay) +
+                                    " restarting failed container=" + c.name +
+                                    " pod=" + PodRef(pod);
+      }
+      if (c.last) {
+        cs.last_state.terminated = c.last;
+        cs.container_id = c.last->container_id;
+      }
+      cs.started = false;
+    }
+    return cs;
+  };
+
+  std::vector<api::ContainerStatus> init_statuses, statuses;
+  std::vector<std::string> incomplete, unready;
+  bool init_failed = false;
+  for (size_t i = 0; i < rec.containers.size(); ++i) {
+    const ContainerRecord& c = rec.containers[i];
+    if (i < n_init) {
+      init_statuses.push_back(status_of(c));
+      if (!(c.last && c.last->exit_code == 0 && !c.run)) incomplete.push_back(c.name);
+      if (c.last && c.last->exit_code != 0 && !c.run && policy == "Never") init_failed = true;
+    } else {
+      statuses.push_back(status_of(c));
+      if (!c.run) unready.push_back(c.name);
+    }
+  }
+  // The phase, as kubelet's getPhase decides it.
+  std::string phase;
+  if (!incomplete.empty()) {
+    phase = init_failed ? "Failed" : "Pending";
+  } else {
+    int waiting = 0, running = 0, stopped = 0, succeeded = 0;
+    for (const auto& cs : statuses) {
+      if (cs.state.running) {
+        ++running;
+      } else if (cs.state.terminated) {
+        ++stopped;
+        if (cs.state.terminated->exit_code == 0) ++succeeded;
+      } else if (cs.last_state.terminated) {
+        ++stopped;
+      } else {
+        ++waiting;
+      }
+    }
+    if (waiting > 0) {
+      phase = "Pending";
+    } else if (running > 0) {
+      phase = "Running";
+    } else if (policy == "Always") {
+      phase = "Running";
+    } else if (stopped == succeeded) {
+      phase = "Succeeded";
+    } else if (policy == "Never") {
+      phase = "Failed";
+    } else {
+      phase = "Running";
+    }
+  }
+  if (rec.stopping && !rec.AnyRunning() && (phase == "Running" || phase == "Pending")) {
+    // Every container has stopped for the pod's deletion: a terminal phase, by how they ended.
+    const bool all_succeeded = std::all_of(statuses.begin(), statuses.end(), [](const auto& cs) {
+      return cs.state.terminated && cs.state.terminated->exit_code == 0;
+    });
+    phase = all_succeeded && !statuses.empty() ? "Succeeded" : "Failed";
+  }
+  std::vector<api::PodCondition> conditions;
+  {
+    api::PodCondition c;
+    c.type = "Initialized";
+    c.status = incomplete.empty() ? "True" : "False";
+    if (!incomplete.empty()) {
+      c.reason = "ContainersNotInitialized";
+      c.message = "containers with incomplete status: [" + JoinNames(incomplete) + "]";
+    }
+    conditions.push_back(c);
+  }
+  for (const char* type : {"ContainersReady", "Ready"}) {
+    api::PodCondition c;
+    c.type = type;
+    c.status = unready.empty() && incomplete.empty() ? "True" : "False";
+    if (phase == "Succeeded" || phase == "Failed") {
+      c.status = "False";
+      c.reason = "PodCompleted";
+    } else if (!incomplete.empty()) {
+      c.reason = "ContainersNotInitialized";
+      c.message = "containers with incomplete status: [" + JoinNames(incomplete) + "]";
+    } else if (!unready.empty()) {
+      c.reason = "ContainersNotReady";
+      c.message = "containers with unready status: [" + JoinNames(unready) + "]";
+    }
+    conditions.push_back(c);
+  }
+
+  api::Json digest = {{"phase", phase}};
+  api::Encode(init_statuses, digest["init"]);
+  api::Encode(statuses, digest["app"]);
+  for (const auto& c : conditions) digest["conditions"].push_back(api::EncodeStruct(c));
+  const std::string written = digest.dump();
+  if (written == rec.written) return;
+
+  const api::Time now = api::Time::FromTimePoint(clock_.Now());
+  const std::string uid = rec.uid;
+  auto result = client::Mutate<api::Pod>(
+      client_.resource<api::Pod>(), rec.ns, rec.name,
+      [&](api::Pod& p) {
+        if (p.metadata.uid != uid) return false;
+        const api::PodStatus before = p.status;
+        auto& st = p.status;
+        st.phase = phase;
+        if (st.host_ip.empty()) st.host_ip = options_.host_ip;
+        if (st.pod_ip.empty()) st.pod_ip = options_.host_ip;  // the node's network
+        if (!st.start_time) st.start_time = api::Time::FromUnixSeconds(now.unix_seconds());
+        st.init_container_statuses = init_statuses;
+        st.container_statuses = statuses;
+        const bool scheduled = std::any_of(st.conditions.begin(), st.conditions.end(),
+                                           [](const auto& c) { return c.type == "PodScheduled"; });
+        if (!scheduled)
+          api::UpdatePodCondition(st, {.type = "PodScheduled", .status = "True"}, now);
+        for (const auto& c : conditions) api::UpdatePodCondition(st, c, now);
+        return !(st == before);
+      },
+      /*status=*/true);
+  if (result.ok() || api::IsNotFound(result.error())) {
+    rec.written = written;
+    rec.retry_status_at.reset();
+  } else {
+    log::Warn("pod " + rec.ns + "/" + rec.name + ": status not written: " + result.error().message);
+    rec.retry_status_at = mono + std::chrono::seconds(1);
+  }
+}
+
+void PodRuntime::Event(const api::Pod& pod, std::string_view type, std::string_view reason,
+                       std::string message) {
+  if (events_) events_(client::ReferenceTo(pod), type, reason, std::move(message));
+}
+
+// ---- logs and exec -----------------------------------------------------------------------------
+
+StatusOr<LogFiles> PodRuntime::Logs(const std::string& uid, const std::string& container) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || it->second->containers.empty()) {
+    return FailedPreconditionError("ContainerCreating");
+  }
+  const PodRecord& rec = *it->second;
+  const ContainerRecord* c = nullptr;
+  for (const auto& r : rec.containers) {
+    if (r.name == container) c = &r;
+  }
+  if (!c) return NotFoundError(container);
+  if (c->runs == 0) return FailedPreconditionError(c->waiting.reason);
+  LogFiles out;
+  out.current = c->bundle + "/" + std::to_string(c->runs - 1) + ".log";
+  if (c->runs >= 2) out.previous = c->bundle + "/" + std::to_string(c->runs - 2) + ".log";
+  out.running = c->run.has_value();
+  return out;
+}
+
+bool PodRuntime::StillWriting(const std::string& uid, const std::string& container,
+                              const std::string& log_path) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return false;
+  for (const auto& c : it->second->containers) {
+    if (c.name == container && c.run) {
+      return log_path == c.bundle + "/" + std::to_string(c.runs - 1) + ".log";
+    }
+  }
+  return false;
+}
+
+StatusOr<pid_t> PodRuntime::ContainerPid(const std::string& uid,
+                                         const std::string& container) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it != pods_.end()) {
+    for (const auto& c : it->second->containers) {
+      if (c.name != container || !c.run) continue;
+      if (auto pid = ReadInt(fs::path(c.bundle) / kPidFile)) return static_cast<pid_t>(*pid);
+    }
+  }
+  return FailedPreconditionError("container not found (\"" + container + "\")");
+}
+
+}  // namespace kvol::node::runtime
