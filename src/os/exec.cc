@@ -18,10 +18,6 @@ extern char** environ;
 namespace kvol::os {
 namespace {
 
-// A descriptor that becomes readable when `pid` exits; -1 when the kernel has none (before
-// 5.3), and the caller then waits without a deadline.
-int PidFd(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-
 class RealExecImpl final : public Exec {
  public:
   StatusOr<ExecResult> Run(const std::vector<std::string>& argv,
@@ -54,7 +50,7 @@ class RealExecImpl final : public Exec {
     // running may hold the pipe open) or the deadline passes.
     ExecResult result;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    const int pidfd = PidFd(pid);
+    const int pidfd = PidFdOpen(pid);  // -1: wait without a deadline
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     bool timed_out = false, exited = false, eof = false;
     char buf[4096];
@@ -110,6 +106,8 @@ Exec& RealExec() {
   static RealExecImpl exec;
   return exec;
 }
+
+int PidFdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
 void SetChildSpawnAttributes(posix_spawnattr_t* attr) {
   sigset_t none, defaults;

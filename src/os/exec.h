@@ -37,6 +37,10 @@ Exec& RealExec();
 // helpers the child starts.
 void SetChildSpawnAttributes(posix_spawnattr_t* attr);
 
+// A descriptor that becomes readable when process `pid` exits (pidfd_open; it need not be a
+// child); -1 when the kernel has none (before 5.3).
+int PidFdOpen(pid_t pid);
+
 // "exit status N" or "signal: killed", as Go's os/exec words it (users search for these).
 std::string DescribeExit(int exit_code);
 

@@ -100,12 +100,6 @@ int OpenWithin(const std::string& base, const std::string& path) {
   return fd;
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::ofstream(tmp, std::ios::trunc) << text;
-  std::rename(tmp.c_str(), path.c_str());
-}
-
 // Inside the new namespaces, as PID 1: build the root and exec.
 int ContainerMain(const ContainerSpec& spec) {
   const std::string root = spec.bundle_dir + "/rootfs";
@@ -166,6 +160,12 @@ int ContainerMain(const ContainerSpec& spec) {
 }
 
 }  // namespace
+
+void WriteBundleFile(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream(tmp, std::ios::trunc) << text;
+  std::rename(tmp.c_str(), path.c_str());
+}
 
 std::string SpecToJson(const ContainerSpec& s) {
   api::Json j;
@@ -260,7 +260,7 @@ int RunContainerInit(const ContainerSpec& spec) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     _exit(ContainerMain(spec));
   }
-  WriteFile(spec.bundle_dir + "/" + std::string(kPidFile), std::to_string(child));
+  WriteBundleFile(spec.bundle_dir + "/" + std::string(kPidFile), std::to_string(child));
   // A signal to the init goes to the container (its PID 1 dies on SIGKILL; on SIGTERM only if
   // it handles it, as in any container runtime).
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_IGN);
@@ -271,7 +271,7 @@ int RunContainerInit(const ContainerSpec& spec) {
   int code = 1;
   if (WIFEXITED(status)) code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
-  WriteFile(spec.bundle_dir + "/" + std::string(kExitFile), std::to_string(code));
+  WriteBundleFile(spec.bundle_dir + "/" + std::string(kExitFile), std::to_string(code));
   return code;
 }
 

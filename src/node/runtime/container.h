@@ -47,6 +47,10 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view json);
 inline constexpr std::string_view kPidFile = "pid";
 inline constexpr std::string_view kExitFile = "exit";
 
+// Writes a bundle's small file whole or not at all (a temporary file renamed over it), so a
+// reader never sees half of it.
+void WriteBundleFile(const std::string& path, const std::string& text);
+
 // Writes the spec into the bundle (removing the pid and exit files of an earlier run) and starts the container's init with `init_binary`. Returns
 // the init's pid (the caller reaps it). InvalidArgument for an empty argv or a relative mount
 // target.

@@ -6,7 +6,6 @@
 #include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -94,7 +93,7 @@ StatusOr<std::unique_ptr<ExecSession>> ExecSession::Start(const std::string& kvo
     s->pid_ = -1;
     return InternalError("start " + kvol_binary + ": " + std::strerror(rc));
   }
-  s->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, s->pid_, 0));
+  s->pidfd_ = os::PidFdOpen(s->pid_);
   s->epoll_ = epoll_create1(EPOLL_CLOEXEC);
   for (int fd : {s->stdout_, s->stderr_, s->pidfd_}) {
     if (fd < 0) continue;

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "api/pod_status.h"
 #include "base/log.h"
 #include "node/volumemanager/volume_manager.h"
+#include "os/exec.h"
 #include "volume/plugin.h"
 
 namespace kvol::node::runtime {
@@ -28,23 +28,11 @@ namespace {
 // What a container's status says of the image: kvol does not pull images.
 constexpr std::string_view kImageId = "kvol.io/node-binaries";
 
-int PidFdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-
 std::string ReadSmallFile(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-void WriteFileAtomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
 }
 
 std::optional<int> ReadInt(const fs::path& p) {
@@ -193,7 +181,7 @@ void PodRuntime::SaveState(const ContainerRecord& c) const {
   }
   if (c.last) j["last"] = api::EncodeStruct(*c.last);
   if (c.before_last) j["beforeLast"] = api::EncodeStruct(*c.before_last);
-  WriteFileAtomically(fs::path(c.bundle) / "state.json", j.dump());
+  WriteBundleFile(c.bundle + "/state.json", j.dump());
 }
 
 void PodRuntime::Adopt() {
@@ -239,7 +227,7 @@ void PodRuntime::Adopt() {
         const bool alive = run.init_pid > 0 &&
                            cmdline.find("container-init") != std::string::npos &&
                            cmdline.find(c.bundle) != std::string::npos;
-        if (alive) run.pidfd = PidFdOpen(run.init_pid);
+        if (alive) run.pidfd = os::PidFdOpen(run.init_pid);
         c.run = std::move(run);
         if (alive && c.run->pidfd >= 0) {
           ++adopted;
@@ -481,7 +469,7 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   Run run;
   run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(c.runs);
   run.init_pid = *pid;
-  run.pidfd = PidFdOpen(*pid);
+  run.pidfd = os::PidFdOpen(*pid);
   run.started_at =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
   run.started = now;
