@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include "base/log.h"
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
@@ -75,6 +77,25 @@ PersistentVolumeClaim MakeClaim(int i, const std::string& prefix = "claim-") {
 }
 
 using kvol::client::testing::Parallel;
+
+// CPU time (user + system) this process has used so far, in seconds.
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+// With BIND_BENCH_PERF_CTL=FIFO (perf record --control=fifo:FIFO -D -1), the profile covers
+// only the measured interval.
+void Perf(const char* command) {
+  const char* fifo = std::getenv("BIND_BENCH_PERF_CTL");
+  if (fifo == nullptr) return;
+  if (FILE* f = std::fopen(fifo, "w")) {
+    std::fprintf(f, "%s\n", command);
+    std::fclose(f);
+  }
+}
 
 // Counts claims seen Bound, and remembers when each one got there.
 class BoundWatch {
@@ -154,6 +175,8 @@ void Pairs(int n, int workers) {
   Setup s = Start(n, workers);
   auto& c = s.server->local();
   BoundWatch bound(c);
+  Perf("enable");
+  const double cpu0 = CpuSeconds();
   const auto start = Clock::now();
   Parallel(n, 8, [&](int i) {
     auto r = c.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
@@ -161,8 +184,11 @@ void Pairs(int n, int workers) {
   });
   if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
+  const double cpu = CpuSeconds() - cpu0;
+  Perf("disable");
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
+  std::printf("pairs=%d workers=%d cpu_us_per_bind=%.0f\n", n, workers, cpu * 1e6 / n);
   std::fflush(stdout);
   s.controller->Stop();
 }

@@ -238,18 +238,29 @@ ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
   api::FieldErrors errs;
   auto decoded = std::make_shared<T>(api::DecodeStruct<T>(*j, &errs));
   if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
-  {
-    std::lock_guard lock(decoded_mu_);
-    auto [it, added] = decoded_.insert_or_assign(o.json.get(), Decoded{o.json, decoded});
-    if (added) decoded_order_.push_back(o.json.get());
-    while (decoded_order_.size() > kDecodedMemo) {
-      decoded_.erase(decoded_order_.front());
-      decoded_order_.pop_front();
-    }
-  }
+  Memoize(o.json, decoded);
   T obj = *decoded;
   obj.metadata.resource_version = std::to_string(o.rev);
   return obj;
+}
+
+template <class T>
+void Registry<T>::Memoize(const store::Value& json, std::shared_ptr<const T> obj) {
+  std::lock_guard lock(decoded_mu_);
+  auto [it, added] = decoded_.insert_or_assign(json.get(), Decoded{json, std::move(obj)});
+  if (added) decoded_order_.push_back(json.get());
+  while (decoded_order_.size() > kDecodedMemo) {
+    decoded_.erase(decoded_order_.front());
+    decoded_order_.pop_front();
+  }
+}
+
+template <class T>
+void Registry<T>::MemoizeWritten(const store::Value& json, const T& obj) {
+  // What a decode of `json` gives: the object as encoded, without a resourceVersion.
+  auto copy = std::make_shared<T>(obj);
+  copy->metadata.resource_version.clear();
+  Memoize(json, std::move(copy));
 }
 
 template <class T>
@@ -343,6 +354,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     if (opts.dry_run) return Written{std::move(obj), std::move(stored)};
     cache_->Prime(stored.json, IndexTyped(obj));
+    MemoizeWritten(stored.json, obj);
     auto rev = store_.Create(StorageKey(k, m.namespace_, m.name), stored.json);
     if (!rev.ok()) cache_->Unprime(stored.json);
     if (rev.ok()) {
@@ -371,8 +383,8 @@ ApiOr<StoredObject> Registry<T>::GetStored(std::string_view ns, std::string_view
 
 template <class T>
 ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_view ns,
-                                                             std::string_view name, bool status,
-                                                             const WriteOptions& opts, bool whole) {
+                                                             std::string_view name, Parts parts,
+                                                             const WriteOptions& opts) {
   const auto& k = info();
   if (obj.metadata.name.empty()) obj.metadata.name = std::string(name);
   if (obj.metadata.name != name) {
@@ -408,13 +420,14 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     if (!old.ok()) return old.error();
     T next = obj;
     const api::Time now = Now();
-    PrepareForUpdate(next, *old, status, now);
+    PrepareForUpdate(next, *old, parts == Parts::kStatus, now);
     if constexpr (HasStatus<T>) {
-      if (whole) next.status = obj.status;
+      if (parts == Parts::kMainAndStatus || parts == Parts::kWhole) next.status = obj.status;
     }
     api::SetDefaults(next);
     AfterUpdate(next, *old, now);
-    api::FieldErrors errs = whole ? api::Validate(next) : api::ValidateUpdate(next, *old);
+    api::FieldErrors errs =
+        parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, *old);
     if (!errs.empty()) return Invalid(k, name, std::move(errs));
 
     // The last finalizer removed from an object being deleted (and not waiting out a grace
@@ -445,6 +458,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     }
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     cache_->Prime(stored.json, IndexTyped(next));
+    MemoizeWritten(stored.json, next);
     auto rev = store_.Update(key, stored.json, kv->mod_revision);
     if (!rev.ok()) cache_->Unprime(stored.json);
     if (rev.ok()) {
@@ -521,6 +535,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
       StoredObject stored{store::MakeValue(std::move(json)), 0};
       if (opts.dry_run) return Written{std::move(next), std::move(stored)};
       cache_->Prime(stored.json, IndexTyped(next));
+      MemoizeWritten(stored.json, next);
       auto rev = store_.Update(key, stored.json, kv->mod_revision);
       if (!rev.ok()) cache_->Unprime(stored.json);
       if (rev.ok()) {
@@ -684,7 +699,7 @@ ApiOr<StoredObject> Registry<T>::UpdateJson(std::string_view ns, std::string_vie
   std::vector<std::string> warnings;
   auto obj = DecodeBody(body, opts, &warnings);
   if (!obj.ok()) return obj.error();
-  auto w = UpdateImpl(*std::move(obj), ns, name, status, opts);
+  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
   if (!w.ok()) return w.error();
   w->stored.warnings = std::move(warnings);
   return std::move(w->stored);
@@ -708,7 +723,7 @@ ApiOr<StoredObject> Registry<T>::PatchJson(std::string_view ns, std::string_view
     // A patch that names a resourceVersion is a precondition; otherwise it applies to
     // whatever is current, retrying if that changes underneath.
     const bool pinned = obj->metadata.resource_version != std::to_string(current->rev);
-    auto w = UpdateImpl(*std::move(obj), ns, name, status, opts);
+    auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
     if (w.ok()) {
       w->stored.warnings = std::move(warnings);
       return std::move(w->stored);
@@ -747,7 +762,17 @@ template <class T>
 ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
   std::string ns = obj.metadata.namespace_;
   std::string name = obj.metadata.name;
-  auto w = UpdateImpl(std::move(obj), ns, name, status, opts);
+  auto w = UpdateImpl(std::move(obj), ns, name, PartsOf(status), opts);
+  if (!w.ok()) return w.error();
+  return std::move(w->obj);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
+  std::string ns = obj.metadata.namespace_;
+  std::string name = obj.metadata.name;
+  auto w = UpdateImpl(std::move(obj), ns, name,
+                      has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
   if (!w.ok()) return w.error();
   return std::move(w->obj);
 }
@@ -755,24 +780,24 @@ ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
 template <class T>
 ApiOr<T> Registry<T>::Mutate(std::string_view ns, std::string_view name, bool status,
                              const std::function<bool(T&)>& mutate) {
-  return MutateImpl(ns, name, status, false, mutate);
+  return MutateImpl(ns, name, PartsOf(status), mutate);
 }
 
 template <class T>
 ApiOr<T> Registry<T>::MutateWhole(std::string_view ns, std::string_view name,
                                   const std::function<bool(T&)>& mutate) {
-  return MutateImpl(ns, name, false, true, mutate);
+  return MutateImpl(ns, name, Parts::kWhole, mutate);
 }
 
 template <class T>
-ApiOr<T> Registry<T>::MutateImpl(std::string_view ns, std::string_view name, bool status,
-                                 bool whole, const std::function<bool(T&)>& mutate) {
+ApiOr<T> Registry<T>::MutateImpl(std::string_view ns, std::string_view name, Parts parts,
+                                 const std::function<bool(T&)>& mutate) {
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     auto current = Get(ns, name);
     if (!current.ok()) return current.error();
     T next = *current;
     if (!mutate(next)) return current;
-    auto w = UpdateImpl(std::move(next), ns, name, status, {}, whole);
+    auto w = UpdateImpl(std::move(next), ns, name, parts, {});
     if (w.ok()) return std::move(w->obj);
     if (w.error().reason != "Conflict") return w.error();
   }

@@ -38,6 +38,9 @@ class Registry final : public Resource {
   ApiOr<T> Create(T obj, std::string_view ns, const WriteOptions& opts = {});
   ApiOr<T> Get(std::string_view ns, std::string_view name);
   ApiOr<T> Update(T obj, bool status = false, const WriteOptions& opts = {});
+  // An update of the object and its status in one write, for controllers in the server's
+  // process: what an update followed by a status update would leave, validated as an update.
+  ApiOr<T> UpdateWithStatus(T obj, const WriteOptions& opts = {});
   // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
@@ -79,17 +82,25 @@ class Registry final : public Resource {
   };
 
   ApiOr<Written> CreateImpl(T obj, std::string_view ns, const WriteOptions& opts);
-  // `expected_rv`: the client's resourceVersion precondition ("" for none).
-  // `whole`: MutateWhole's write (spec and status as given, validated as on create).
-  ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, bool status,
-                            const WriteOptions& opts, bool whole = false);
-  ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, bool status, bool whole,
+  // What an update writes: the main resource keeps the stored status, the status subresource
+  // keeps everything else; kMainAndStatus writes both, validated as an update (in-process
+  // controllers); kWhole writes both, validated as on create (MutateWhole).
+  enum class Parts { kMain, kStatus, kMainAndStatus, kWhole };
+  static Parts PartsOf(bool status) { return status ? Parts::kStatus : Parts::kMain; }
+  ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
+                            const WriteOptions& opts);
+  ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, Parts parts,
                       const std::function<bool(T&)>& mutate);
   ApiOr<Written> DeleteImpl(std::string_view ns, std::string_view name, const DeleteOptions& opts);
   ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
                       std::vector<std::string>* warnings);
   ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
   std::string Encode(T& obj);
+  // Remembers the typed object a stored value holds, so that readers of that value (the next
+  // update, in-process watchers) need not parse it: `MemoizeWritten` for an object just
+  // encoded into `json`.
+  void Memoize(const store::Value& json, std::shared_ptr<const T> obj);
+  void MemoizeWritten(const store::Value& json, const T& obj);
   api::Time Now() const;
 
   store::Store& store_;
@@ -97,8 +108,9 @@ class Registry final : public Resource {
   Cluster& cluster_;
   std::unique_ptr<WatchCache> cache_;
 
-  // Recently decoded objects by the stored JSON they came from: a write is read back by the
-  // next update of the object and by every in-process watcher, and one parse serves them all.
+  // Recently decoded or written objects by the stored JSON they came from: a write is read
+  // back by the next update of the object and by every in-process watcher, and the typed
+  // object written (or one parse) serves them all.
   // The stored value is shared (store, watch cache, events), so its address names it while a
   // weak reference to it is alive.
   struct Decoded {

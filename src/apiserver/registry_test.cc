@@ -99,6 +99,58 @@ TEST_F(RegistryTest, DecodedObjectsAreSharedAndNeverStale) {
   EXPECT_EQ(got->spec.capacity.at("storage").ToString(), "2Gi");
 }
 
+// A written object is remembered as written, so readers skip parsing it: what they get must be
+// exactly what parsing the stored JSON gives.
+TEST_F(RegistryTest, WrittenObjectsReadBackAsTheirJsonDecodes) {
+  auto fresh = [&](const StoredObject& s) {
+    auto j = api::ParseJson(*s.json);
+    EXPECT_TRUE(j.ok());
+    api::FieldErrors errs;
+    auto pv = api::DecodeStruct<api::PersistentVolume>(*j, &errs);
+    EXPECT_TRUE(errs.empty());
+    pv.metadata.resource_version = std::to_string(s.rev);
+    return pv;
+  };
+  auto check = [&](std::string_view what) {
+    SCOPED_TRACE(what);
+    auto stored = pvs().GetStored("", "odd");
+    ASSERT_TRUE(stored.ok());
+    auto memo = pvs().DecodeTyped(*stored);
+    ASSERT_TRUE(memo.ok());
+    auto parsed = fresh(*stored);
+    EXPECT_EQ(api::EncodeJsonText(*memo), api::EncodeJsonText(parsed));
+    EXPECT_TRUE(*memo == parsed);
+  };
+  // Values whose text the encoder rewrites, and empty collections it leaves out.
+  api::PersistentVolume pv = PV("odd", "1.5Gi");
+  pv.metadata.labels = {};
+  pv.metadata.annotations["a"] = "";
+  pv.spec.capacity["storage"] = api::Quantity::MustParse("1536Mi");
+  auto& term = pv.spec.node_affinity.emplace().required.emplace().node_selector_terms.emplace_back();
+  term.match_expressions.push_back({"kubernetes.io/hostname", "In", {"n1"}});
+  pv.spec.storage_class_name = "";
+  auto created = pvs().Create(pv, "");
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  check("create");
+  auto u = pvs().Mutate("", "odd", false, [](api::PersistentVolume& v) {
+    v.spec.capacity["storage"] = api::Quantity::MustParse("0.5Gi");
+    v.spec.claim_ref.emplace().name = "c";
+    v.metadata.finalizers.push_back("example.com/hold");
+    return true;
+  });
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  check("update");
+  u = pvs().Mutate("", "odd", true, [](api::PersistentVolume& v) {
+    v.status.phase = "Bound";
+    v.status.message = "";
+    return true;
+  });
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  check("status");
+  ASSERT_TRUE(pvs().Delete("", "odd").ok());
+  check("marked for deletion");
+}
+
 TEST_F(RegistryTest, CreateFillsSystemFieldsDefaultsAndFinalizers) {
   auto pv = pvs().Create(PV("pv1"), "");
   ASSERT_TRUE(pv.ok()) << pv.error().message;
@@ -218,6 +270,34 @@ TEST_F(RegistryTest, UpdateConcurrencyGenerationAndStatus) {
   auto immut = pvs().Update(moved);
   ASSERT_FALSE(immut.ok());
   EXPECT_EQ(immut.error().code, 422);
+}
+
+// What the in-process controllers use to bind: the object and its status in one revision,
+// validated as an update.
+TEST_F(RegistryTest, UpdateWithStatusWritesBothInOneVersion) {
+  auto pv = *pvs().Create(PV("pv1"), "");
+  auto next = pv;
+  next.spec.claim_ref.emplace().name = "c1";
+  next.spec.claim_ref->namespace_ = "default";
+  next.status.phase = "Bound";
+  auto u = pvs().UpdateWithStatus(next);
+  ASSERT_TRUE(u.ok()) << u.error().message;
+  EXPECT_EQ(u->status.phase, "Bound");
+  ASSERT_TRUE(u->spec.claim_ref.has_value());
+  EXPECT_EQ(u->spec.claim_ref->name, "c1");
+  EXPECT_EQ(std::stoll(u->metadata.resource_version), std::stoll(pv.metadata.resource_version) + 1);
+  EXPECT_EQ(u->metadata.generation, 2);
+  // Stale versions conflict, and immutable fields stay immutable.
+  auto stale = pvs().UpdateWithStatus(next);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, 409);
+  auto moved = *u;
+  moved.spec.host_path->path = "/elsewhere";
+  moved.status.phase = "Released";
+  auto immut = pvs().UpdateWithStatus(moved);
+  ASSERT_FALSE(immut.ok());
+  EXPECT_EQ(immut.error().code, 422);
+  EXPECT_EQ(pvs().Get("", "pv1")->status.phase, "Bound");
 }
 
 TEST_F(RegistryTest, FinalizersHoldDeletion) {

@@ -85,6 +85,14 @@ class Resource {
   virtual ApiOr<T> Update(const T& obj, const WriteOptions& opts = {}) = 0;
   // Writes only the status of a kind with a status subresource.
   virtual ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts = {}) = 0;
+  // Writes the object and its status in one write, where the transport can (the in-process
+  // client): see writes_with_status(). Elsewhere Unsupported (405): use Update, then
+  // UpdateStatus.
+  virtual bool writes_with_status() const { return false; }
+  virtual ApiOr<T> UpdateWithStatus(const T&, const WriteOptions& = {}) {
+    return ApiError{405, "MethodNotAllowed", "the object and its status are written apart here",
+                    {}, {}, {}, {}};
+  }
   virtual ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                          std::string_view patch, bool status = false) = 0;
   // The object as the delete left it: gone, or marked for deletion while finalizers remain.

@@ -86,7 +86,7 @@ Event MvccIndex::Apply(std::string_view key, Value value) {
     versions.push_back({rev, create, std::move(value)});
   }
   ev.prev = std::move(prev_kv);
-  if (versions.size() > 1 || versions.back().deleted()) dirty_.insert(it->first);
+  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({rev, &it->first});
   history_.push_back(ev);
   return ev;
 }
@@ -110,7 +110,7 @@ void MvccIndex::Restore(std::string_view key, Revision mod, Revision create, Val
     history_.push_back(std::move(ev));
   }
   versions.push_back({mod, value ? create : 0, std::move(value)});
-  if (versions.size() > 1 || versions.back().deleted()) dirty_.insert(it->first);
+  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({mod, &it->first});
   current_ = std::max(current_, mod);
 }
 
@@ -123,8 +123,18 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
   std::vector<Revision> dropped;
   if (rev <= compacted_) return dropped;
   rev = std::min(rev, current_);
-  for (auto d = dirty_.begin(); d != dirty_.end();) {
-    auto it = keys_.find(*d);
+  // Only keys with a version that supersedes another at or before `rev` have anything to
+  // drop. Every such version of a key is popped here together, so a key erased below has no
+  // entry left behind.
+  std::vector<const std::string*> keys;
+  while (!superseding_.empty() && superseding_.front().first <= rev) {
+    keys.push_back(superseding_.front().second);
+    superseding_.pop_front();
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string* key : keys) {
+    auto it = keys_.find(*key);
     auto& versions = it->second;
     // Keep the version visible at `rev` (unless it is a tombstone) and everything after it.
     size_t keep_from = 0;
@@ -134,10 +144,9 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
     }
     for (size_t i = 0; i < keep_from; ++i) dropped.push_back(versions[i].mod);
     versions.erase(versions.begin(), versions.begin() + static_cast<ptrdiff_t>(keep_from));
-    const bool still_dirty = versions.size() > 1 || (!versions.empty() && versions.back().deleted());
     if (versions.empty()) keys_.erase(it);
-    d = still_dirty ? std::next(d) : dirty_.erase(d);
   }
+  std::sort(dropped.begin(), dropped.end());
   while (!history_.empty() && history_.front().revision() <= rev) history_.pop_front();
   compacted_ = rev;
   return dropped;

@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -57,7 +56,9 @@ class MvccIndex {
   static const Version* At(const std::vector<Version>& versions, Revision rev);
 
   std::map<std::string, std::vector<Version>, std::less<>> keys_;
-  std::set<std::string, std::less<>> dirty_;  // keys with old versions or tombstones
+  // For each version that supersedes an older one or is a tombstone, in revision order: its
+  // revision and its key (the map's own, stable until the key is erased).
+  std::deque<std::pair<Revision, const std::string*>> superseding_;
   std::deque<Event> history_;                 // events after compacted_, in order
   // Like etcd, an empty store is at revision 1 and its first write gets 2: 0 never names a real
   // revision, so it can mean "now" / "any".

@@ -42,9 +42,11 @@ struct PendingWrite {
   std::string key;
   Value value;
   Revision expected = 0;
-  // Completion, filled by the committer.
+  // Completion, filled by the committer under queue_mu_; `cv` wakes this writer alone (so a
+  // batch wakes its own writers, not every thread waiting).
   bool done = false;
   StatusOr<Revision> result = Status(StatusCode::kUnknown, "not committed");
+  std::condition_variable cv;
 };
 
 class SqliteStore final : public Store {
@@ -104,7 +106,7 @@ class SqliteStore final : public Store {
   // Guarded by queue_mu_: writes waiting for the committer.
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;   // the committer waits for work
-  std::condition_variable done_cv_;    // writers wait for their result
+  std::condition_variable done_cv_;    // Compact() waits for its compaction
   std::deque<PendingWrite*> queue_;
   Revision compact_request_ = 0;       // an explicit Compact() waiting to run
   Status compact_result_;
@@ -215,7 +217,7 @@ StatusOr<Revision> SqliteStore::Submit(PendingWrite w) {
   if (stopping_) return UnavailableError("store is shutting down");
   queue_.push_back(&w);
   queue_cv_.notify_one();
-  done_cv_.wait(lock, [&] { return w.done; });
+  w.cv.wait(lock, [&] { return w.done; });
   return std::move(w.result);
 }
 
@@ -230,6 +232,7 @@ void SqliteStore::CommitLoop() {
         for (PendingWrite* w : queue_) {
           w->result = UnavailableError("store is shutting down");
           w->done = true;
+          w->cv.notify_one();
         }
         queue_.clear();
         done_cv_.notify_all();
@@ -246,14 +249,18 @@ void SqliteStore::CommitLoop() {
     if (compact > 0) compacted = CompactLocked(compact);
     {
       std::lock_guard lock(queue_mu_);
-      for (PendingWrite* w : batch) w->done = true;
+      // Notified under the lock: a writer cannot return (and free its PendingWrite) before.
+      for (PendingWrite* w : batch) {
+        w->done = true;
+        w->cv.notify_one();
+      }
       batch.clear();
       if (compact > 0) {
         compact_request_ = 0;
         compact_result_ = compacted;
         ++compactions_done_;
+        done_cv_.notify_all();
       }
-      done_cv_.notify_all();
     }
     // Background compaction keeps history (and the file) bounded under steady writes. It runs
     // after the batch's writers have their answer, a slice at a time, so that no write waits

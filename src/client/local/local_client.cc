@@ -104,6 +104,10 @@ class LocalResource final : public Resource<T> {
     if (!reg_.has_status()) return NoStatus();
     return reg_.Update(obj, true, opts);
   }
+  bool writes_with_status() const override { return true; }
+  ApiOr<T> UpdateWithStatus(const T& obj, const WriteOptions& opts) override {
+    return reg_.UpdateWithStatus(obj, opts);
+  }
   ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                  std::string_view patch, bool status) override {
     if (status && !reg_.has_status()) return NoStatus();

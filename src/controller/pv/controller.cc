@@ -50,6 +50,24 @@ StatusOr<T> Controller::Write(const T& next, bool status) {
   return *std::move(written);
 }
 
+template <class T>
+StatusOr<T> Controller::WriteParts(const T& current, const T& next, bool main, bool status) {
+  auto& r = client_.resource<T>();
+  if (main && status && r.writes_with_status()) {
+    auto written = r.UpdateWithStatus(next);
+    if (!written.ok()) return ApiStatus(written.error());
+    Remember(*written);
+    return *std::move(written);
+  }
+  if (main && status) {  // two requests; a failure between them leaves the first written
+    KVOL_ASSIGN_OR_RETURN(T written, Write(next, false));
+    written.status = next.status;
+    return Write(written, true);
+  }
+  if (main || status) return Write(next, status);
+  return current;
+}
+
 void Controller::StoreVolume(const PersistentVolume& volume) {
   auto cur = volumes_.Get(volume.metadata.name);
   if (cur && Version(cur->metadata) > Version(volume.metadata)) return;  // older than ours
@@ -359,18 +377,22 @@ Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
 }
 
 Status Controller::Bind(PersistentVolume volume, PersistentVolumeClaim claim) {
-  KVOL_ASSIGN_OR_RETURN(auto v, BindVolumeToClaim(volume, claim));
-  KVOL_ASSIGN_OR_RETURN(auto bound, UpdateVolumePhase(v, "Bound"));
-  KVOL_ASSIGN_OR_RETURN(auto c, BindClaimToVolume(claim, bound));
-  return UpdateClaimStatus(c, "Bound", &bound).status();
+  // The volume first (claimRef, then phase), then the claim (volumeName, then status), each in
+  // one write where the client can: a crash in between is finished by the next sync.
+  PersistentVolume v = volume;
+  bool spec = SetClaimRef(v, claim);
+  bool status = SetVolumePhase(v, "Bound", {});
+  KVOL_ASSIGN_OR_RETURN(auto bound, WriteParts(volume, v, spec, status));
+  PersistentVolumeClaim c = claim;
+  spec = SetVolumeName(c, bound);
+  KVOL_ASSIGN_OR_RETURN(status, SetClaimStatus(c, "Bound", &bound));
+  return WriteParts(claim, c, spec, status).status();
 }
 
-StatusOr<PersistentVolume> Controller::BindVolumeToClaim(const PersistentVolume& volume,
-                                                         const PersistentVolumeClaim& claim) {
-  PersistentVolume next = volume;
+bool Controller::SetClaimRef(PersistentVolume& next, const PersistentVolumeClaim& claim) {
   bool dirty = false;
-  const bool by_controller = !IsVolumeBoundToClaim(volume, claim);
-  const auto& ref = volume.spec.claim_ref;
+  const bool by_controller = !IsVolumeBoundToClaim(next, claim);
+  const auto& ref = next.spec.claim_ref;
   if (!ref || ref->name != claim.metadata.name || ref->namespace_ != claim.metadata.namespace_ ||
       ref->uid != claim.metadata.uid) {
     next.spec.claim_ref = client::ReferenceTo(claim);
@@ -380,15 +402,12 @@ StatusOr<PersistentVolume> Controller::BindVolumeToClaim(const PersistentVolume&
     next.metadata.annotations[std::string(api::kAnnBoundByController)] = "yes";
     dirty = true;
   }
-  if (!dirty) return volume;
-  return Write(next, false);
+  return dirty;
 }
 
-StatusOr<PersistentVolumeClaim> Controller::BindClaimToVolume(const PersistentVolumeClaim& claim,
-                                                              const PersistentVolume& volume) {
-  PersistentVolumeClaim next = claim;
+bool Controller::SetVolumeName(PersistentVolumeClaim& next, const PersistentVolume& volume) {
   bool dirty = false;
-  if (claim.spec.volume_name != volume.metadata.name) {
+  if (next.spec.volume_name != volume.metadata.name) {
     next.spec.volume_name = volume.metadata.name;
     next.metadata.annotations.emplace(std::string(api::kAnnBoundByController), "yes");
     dirty = true;
@@ -397,45 +416,59 @@ StatusOr<PersistentVolumeClaim> Controller::BindClaimToVolume(const PersistentVo
     next.metadata.annotations[std::string(api::kAnnBindCompleted)] = "yes";
     dirty = true;
   }
-  if (!dirty) return claim;
-  return Write(next, false);
+  return dirty;
+}
+
+StatusOr<bool> Controller::SetClaimStatus(PersistentVolumeClaim& next, std::string_view phase,
+                                          const PersistentVolume* volume) {
+  bool dirty = false;
+  const bool phase_changes = next.status.phase != phase;
+  if (volume == nullptr) {
+    if (!next.status.access_modes.empty() || !next.status.capacity.empty()) {
+      next.status.access_modes.clear();
+      next.status.capacity.clear();
+      dirty = true;
+    }
+  } else {
+    if (next.status.access_modes != volume->spec.access_modes) {
+      next.status.access_modes = volume->spec.access_modes;
+      dirty = true;
+    }
+    // Capacity is set as the claim becomes Bound, not after: a difference may be meant (a
+    // filesystem smaller than its device).
+    if (phase_changes) {
+      auto cap = volume->spec.capacity.find("storage");
+      if (cap == volume->spec.capacity.end()) {
+        return FailedPreconditionError("PersistentVolume \"" + volume->metadata.name +
+                                       "\" is without a storage capacity");
+      }
+      auto have = next.status.capacity.find("storage");
+      if (have == next.status.capacity.end() || !(have->second == cap->second)) {
+        next.status.capacity = volume->spec.capacity;
+        dirty = true;
+      }
+    }
+  }
+  if (phase_changes) {
+    next.status.phase = std::string(phase);
+    dirty = true;
+  }
+  return dirty;
+}
+
+bool Controller::SetVolumePhase(PersistentVolume& next, std::string_view phase,
+                                std::string message) {
+  if (next.status.phase == phase) return false;
+  next.status.phase = std::string(phase);
+  next.status.message = std::move(message);
+  return true;
 }
 
 StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatus(const PersistentVolumeClaim& claim,
                                                               std::string_view phase,
                                                               const PersistentVolume* volume) {
   PersistentVolumeClaim next = claim;
-  bool dirty = false;
-  if (claim.status.phase != phase) {
-    next.status.phase = std::string(phase);
-    dirty = true;
-  }
-  if (volume == nullptr) {
-    if (!claim.status.access_modes.empty() || !claim.status.capacity.empty()) {
-      next.status.access_modes.clear();
-      next.status.capacity.clear();
-      dirty = true;
-    }
-  } else {
-    if (claim.status.access_modes != volume->spec.access_modes) {
-      next.status.access_modes = volume->spec.access_modes;
-      dirty = true;
-    }
-    // Capacity is set as the claim becomes Bound, not after: a difference may be meant (a
-    // filesystem smaller than its device).
-    if (claim.status.phase != phase) {
-      auto cap = volume->spec.capacity.find("storage");
-      if (cap == volume->spec.capacity.end()) {
-        return FailedPreconditionError("PersistentVolume \"" + volume->metadata.name +
-                                       "\" is without a storage capacity");
-      }
-      auto have = claim.status.capacity.find("storage");
-      if (have == claim.status.capacity.end() || !(have->second == cap->second)) {
-        next.status.capacity = volume->spec.capacity;
-        dirty = true;
-      }
-    }
-  }
+  KVOL_ASSIGN_OR_RETURN(bool dirty, SetClaimStatus(next, phase, volume));
   if (!dirty) return claim;
   return Write(next, true);
 }
@@ -526,10 +559,8 @@ StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVol
 StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume& volume,
                                                          std::string_view phase,
                                                          std::string message) {
-  if (volume.status.phase == phase) return volume;
   PersistentVolume next = volume;
-  next.status.phase = std::string(phase);
-  next.status.message = std::move(message);
+  if (!SetVolumePhase(next, phase, std::move(message))) return volume;
   return Write(next, true);
 }
 

@@ -88,10 +88,14 @@ class Controller {
   Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim);
   Status SyncBoundClaim(const api::PersistentVolumeClaim& claim);
   Status Bind(api::PersistentVolume volume, api::PersistentVolumeClaim claim);
-  StatusOr<api::PersistentVolume> BindVolumeToClaim(const api::PersistentVolume& volume,
-                                                    const api::PersistentVolumeClaim& claim);
-  StatusOr<api::PersistentVolumeClaim> BindClaimToVolume(const api::PersistentVolumeClaim& claim,
-                                                         const api::PersistentVolume& volume);
+  // Edits of the objects being bound, unwritten; true if they changed something.
+  static bool SetClaimRef(api::PersistentVolume& next, const api::PersistentVolumeClaim& claim);
+  static bool SetVolumeName(api::PersistentVolumeClaim& next, const api::PersistentVolume& volume);
+  static bool SetVolumePhase(api::PersistentVolume& next, std::string_view phase,
+                             std::string message);
+  // `volume`: the volume the claim is bound to, for its access modes and capacity.
+  static StatusOr<bool> SetClaimStatus(api::PersistentVolumeClaim& next, std::string_view phase,
+                                       const api::PersistentVolume* volume);
   StatusOr<api::PersistentVolumeClaim> UpdateClaimStatus(const api::PersistentVolumeClaim& claim,
                                                          std::string_view phase,
                                                          const api::PersistentVolume* volume);
@@ -130,6 +134,9 @@ class Controller {
   // Update (or UpdateStatus) and remember the result in the view.
   template <class T>
   StatusOr<T> Write(const T& next, bool status);
+  // Writes `next` over `current`: the object (`main`), its status, both, or nothing.
+  template <class T>
+  StatusOr<T> WriteParts(const T& current, const T& next, bool main, bool status);
   void Remember(const api::PersistentVolume& v);
   void Remember(const api::PersistentVolumeClaim& c);
 
