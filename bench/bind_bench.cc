@@ -86,8 +86,8 @@ double CpuSeconds() {
   return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
-// With BIND_BENCH_PERF_CTL=FIFO (perf record --control=fifo:FIFO -D -1), the profile covers
-// only the measured interval.
+// With BIND_BENCH_PERF_CTL=FIFO (perf record --control=fifo:FIFO -D -1, with -a for the
+// https mode's processes), the profile covers only the measured interval.
 void Perf(const char* command) {
   const char* fifo = std::getenv("BIND_BENCH_PERF_CTL");
   if (fifo == nullptr) return;
@@ -255,6 +255,7 @@ void Https(const std::string& kvol, int n, int workers) {
   double secs = 0;
   {
     BoundWatch bound(client);
+    Perf("enable");
     const auto start = Clock::now();
     Parallel(n, 16, [&](int i) {
       auto r = client.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
@@ -262,6 +263,7 @@ void Https(const std::string& kvol, int n, int workers) {
     });
     if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
     secs = std::chrono::duration<double>(bound.last() - start).count();
+    Perf("disable");
   }
   std::printf("https_pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("https_pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);

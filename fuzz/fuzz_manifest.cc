@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes through manifest reading, decoding, defaulting and
 // validation, plus the value parsers (quantities, selectors, times). Any crash, leak, sanitizer
-// report or broken invariant (re-encoding a decoded object must be stable) is a failure.
+// report or broken invariant (re-encoding a decoded object must be stable; decoding JSON text
+// straight must agree with parsing and decoding it) is a failure.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +30,16 @@ void CheckStableEncoding(const Json& doc) {
   if (!(again == obj)) std::abort();
   // Text encoding writes the same document as the tree encoder.
   if (Json::parse(kvol::api::EncodeJsonText(again)) != once) std::abort();
+  // Decoding the text straight gives what parsing and decoding it gives, or declines.
+  const std::string text = kvol::api::DumpJson(doc);
+  T fast;
+  if (kvol::api::DecodeJsonText(text, fast)) {
+    auto tree = kvol::api::ParseJson(text);
+    if (!tree.ok()) std::abort();
+    kvol::api::FieldErrors slow_errors;
+    T slow = kvol::api::DecodeStruct<T>(*tree, &slow_errors);
+    if (!slow_errors.empty() || !(slow == fast)) std::abort();
+  }
   kvol::api::SetDefaults(again);
   (void)kvol::api::Validate(again);
   (void)kvol::api::ValidateUpdate(again, obj);
@@ -52,6 +63,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       using T = typename decltype(t)::type;
       if (kvol::api::KindInfoOf<T>().kind == kind) CheckStableEncoding<T>(doc.object);
     });
+  }
+
+  // The bytes as JSON text: the straight decoder agrees with parse + decode, or declines.
+  {
+    kvol::api::PersistentVolume fast;
+    if (kvol::api::DecodeJsonText(text, fast)) {
+      auto tree = kvol::api::ParseJson(text);
+      if (!tree.ok()) std::abort();
+      kvol::api::FieldErrors errors;
+      auto slow = kvol::api::DecodeStruct<kvol::api::PersistentVolume>(*tree, &errors);
+      if (!errors.empty() || !(slow == fast)) std::abort();
+    }
   }
 
   if (size <= 512) {

@@ -274,6 +274,267 @@ void Decode(const Json& j, MicroTime& out, DecodeContext& c) {
 
 void Decode(const Json& j, Json& out, DecodeContext&) { out = j; }
 
+namespace text_decode {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void AppendUtf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+void Reader::SkipSpace() {
+  while (pos_ < t_.size() && IsSpace(t_[pos_])) ++pos_;
+}
+
+bool Reader::Consume(char c) {
+  SkipSpace();
+  if (pos_ < t_.size() && t_[pos_] == c) {
+    ++pos_;
+    return true;
+  }
+  return false;
+}
+
+bool Reader::Null() {
+  SkipSpace();
+  if (t_.substr(pos_, 4) == "null") {
+    pos_ += 4;
+    return true;
+  }
+  return false;
+}
+
+bool Reader::Bool(bool* out) {
+  SkipSpace();
+  if (t_.substr(pos_, 4) == "true") {
+    pos_ += 4;
+    *out = true;
+    return true;
+  }
+  if (t_.substr(pos_, 5) == "false") {
+    pos_ += 5;
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+bool Reader::String(std::string* out) {
+  if (!Consume('"')) return false;
+  out->clear();
+  size_t run = pos_;  // start of the bytes not yet copied
+  bool ascii = true;
+  while (pos_ < t_.size()) {
+    const unsigned char c = static_cast<unsigned char>(t_[pos_]);
+    if (c == '"') {
+      out->append(t_.data() + run, pos_ - run);
+      ++pos_;
+      // What the JSON parser refuses: invalid UTF-8.
+      return ascii || FirstInvalidUtf8(*out) == std::string_view::npos;
+    }
+    if (c < 0x20) return false;
+    if (c >= 0x80) ascii = false;
+    if (c != '\\') {
+      ++pos_;
+      continue;
+    }
+    out->append(t_.data() + run, pos_ - run);
+    if (pos_ + 1 >= t_.size()) return false;
+    const char e = t_[pos_ + 1];
+    pos_ += 2;
+    switch (e) {
+      case '"': *out += '"'; break;
+      case '\\': *out += '\\'; break;
+      case '/': *out += '/'; break;
+      case 'b': *out += '\b'; break;
+      case 'f': *out += '\f'; break;
+      case 'n': *out += '\n'; break;
+      case 'r': *out += '\r'; break;
+      case 't': *out += '\t'; break;
+      case 'u': {
+        auto hex4 = [&](uint32_t* v) {
+          if (pos_ + 4 > t_.size()) return false;
+          *v = 0;
+          for (int i = 0; i < 4; ++i) {
+            const int d = HexDigit(t_[pos_ + i]);
+            if (d < 0) return false;
+            *v = *v * 16 + static_cast<uint32_t>(d);
+          }
+          pos_ += 4;
+          return true;
+        };
+        uint32_t cp;
+        if (!hex4(&cp)) return false;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a lone low surrogate
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t lo;
+          if (t_.substr(pos_, 2) != "\\u") return false;
+          pos_ += 2;
+          if (!hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        AppendUtf8(cp, *out);
+        break;
+      }
+      default: return false;
+    }
+    run = pos_;
+  }
+  return false;
+}
+
+bool Reader::Key(std::string_view* key) {
+  if (!Consume('"')) return false;
+  const size_t start = pos_;
+  while (pos_ < t_.size()) {
+    const unsigned char c = static_cast<unsigned char>(t_[pos_]);
+    if (c == '"') break;
+    if (c < 0x20 || c == '\\' || c >= 0x80) return false;
+    ++pos_;
+  }
+  if (pos_ >= t_.size()) return false;
+  *key = t_.substr(start, pos_ - start);
+  ++pos_;
+  return Consume(':');
+}
+
+bool Reader::Integer(int64_t* out) {
+  SkipSpace();
+  const size_t start = pos_;
+  size_t i = pos_;
+  if (i < t_.size() && t_[i] == '-') ++i;
+  const size_t digits = i;
+  while (i < t_.size() && t_[i] >= '0' && t_[i] <= '9') ++i;
+  if (i == digits) return false;
+  if (t_[digits] == '0' && (i - digits > 1 || digits > start)) return false;  // 01, -0
+  if (i < t_.size() && (t_[i] == '.' || t_[i] == 'e' || t_[i] == 'E')) return false;
+  auto [end, ec] = std::from_chars(t_.data() + start, t_.data() + i, *out);
+  if (ec != std::errc() || end != t_.data() + i) return false;
+  pos_ = i;
+  return true;
+}
+
+bool Reader::SkipValue() {
+  SkipSpace();
+  int depth = 0;
+  bool in_string = false;
+  for (; pos_ < t_.size(); ++pos_) {
+    const char c = t_[pos_];
+    if (in_string) {
+      if (c == '\\') {
+        ++pos_;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) {
+          ++pos_;
+          return true;
+        }
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (depth_ + ++depth > kMaxJsonDepth) return false;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return true;  // the end of the enclosing value: a scalar ended here
+      if (--depth == 0) {
+        ++pos_;
+        return true;
+      }
+    } else if (depth == 0 && (c == ',' || IsSpace(c))) {
+      return true;
+    }
+  }
+  return depth == 0 && !in_string;
+}
+
+bool Reader::Raw(Json* out) {
+  SkipSpace();
+  const size_t start = pos_;
+  if (!SkipValue() || pos_ == start) return false;
+  *out = Json::parse(t_.substr(start, pos_ - start), nullptr, /*allow_exceptions=*/false);
+  return !out->is_discarded();
+}
+
+bool Reader::AtEnd() {
+  SkipSpace();
+  return pos_ == t_.size();
+}
+
+bool Read(Reader& r, std::string& out) { return r.String(&out); }
+bool Read(Reader& r, bool& out) { return r.Bool(&out); }
+bool Read(Reader& r, int64_t& out) { return r.Integer(&out); }
+
+bool Read(Reader& r, int32_t& out) {
+  int64_t v;
+  if (!r.Integer(&v) || v < std::numeric_limits<int32_t>::min() ||
+      v > std::numeric_limits<int32_t>::max()) {
+    return false;
+  }
+  out = static_cast<int32_t>(v);
+  return true;
+}
+
+bool Read(Reader& r, Quantity& out) {
+  // Strings only: a number is written back in Go's form, which the slow path knows.
+  std::string raw;
+  if (!r.String(&raw)) return false;
+  size_t b = raw.find_first_not_of(" \t\r\n");
+  size_t e = raw.find_last_not_of(" \t\r\n");
+  auto q = Quantity::Parse(b == std::string::npos ? std::string_view()
+                                                  : std::string_view(raw).substr(b, e - b + 1));
+  if (!q.ok()) return false;
+  out = *q;
+  return true;
+}
+
+bool Read(Reader& r, Time& out) {
+  std::string raw;
+  if (!r.String(&raw)) return false;
+  auto t = Time::Parse(raw);
+  if (!t.ok()) return false;
+  out = Time::FromUnixSeconds(t->unix_seconds());
+  return true;
+}
+
+bool Read(Reader& r, MicroTime& out) {
+  std::string raw;
+  if (!r.String(&raw)) return false;
+  auto t = Time::Parse(raw);
+  if (!t.ok()) return false;
+  out = MicroTime(Time::FromUnixSeconds(t->unix_seconds(), t->nanos() / 1000 * 1000));
+  return true;
+}
+
+bool Read(Reader& r, Json& out) { return r.Raw(&out); }
+
+}  // namespace text_decode
+
 void Encode(const std::string& v, Json& out) { out = v; }
 void Encode(bool v, Json& out) { out = v; }
 void Encode(int32_t v, Json& out) { out = v; }

@@ -334,6 +334,86 @@ TEST(CodecTest, TextEncodingWritesTheSameDocument) {
   }
 }
 
+// DecodeJsonText either gives exactly what ParseJson + DecodeStruct give, or declines.
+template <class T>
+bool TextDecodeAgrees(std::string_view text) {
+  T fast;
+  const bool took = DecodeJsonText(text, fast);
+  auto tree = ParseJson(text);
+  FieldErrors errors;
+  T slow;
+  if (tree.ok()) slow = DecodeStruct<T>(*tree, &errors);
+  if (!took) return false;
+  EXPECT_TRUE(tree.ok()) << text;
+  EXPECT_TRUE(errors.empty()) << text << ": " << AggregateMessage(errors);
+  EXPECT_TRUE(fast == slow) << text;
+  EXPECT_EQ(EncodeJsonText(fast), EncodeJsonText(slow)) << text;
+  return true;
+}
+
+TEST(CodecTest, TextDecodingGivesWhatTheTreeDecoderGives) {
+  // Taken on by the fast path.
+  const char* taken[] = {
+      R"({"apiVersion": "v1", "kind": "PersistentVolume",
+          "metadata": {"name": "pv1", "labels": {"b": "2", "a": "1"}, "x-unknown": [1, {"k": null}],
+                       "creationTimestamp": "2024-05-01T10:00:00Z", "generation": 3,
+                       "annotations": {"e": "", "n": null}, "finalizers": null},
+          "spec": {"capacity": {"storage": " 1.5Gi "}, "accessModes": ["ReadWriteOnce", null],
+                   "hostPath": {"path": "/d\"q\\\n\u0001\u007f\u00e9\u65e5\ud83d\ude00\/"},
+                   "iscsi": {"targetPortal": "10.0.0.1:3260", "lun": -7, "readOnly": true},
+                   "claimRef": {}, "mountOptions": [], "nfs": null},
+          "status": {"phase": "Available"}, "extra": 1.5, "nothing": null})",
+      "  {\n\t\"kind\" :\"PersistentVolume\" , \"metadata\":{ } }\r\n",
+      "{}",
+      "{\"metadata\": {\"name\": \"\xc3\xa9t\xc3\xa9\", \"uid\": \"u\"}, \"spec\": {\"local\": {\"path\": \"/x\"}}}",
+  };
+  for (const char* text : taken) {
+    SCOPED_TRACE(text);
+    EXPECT_TRUE(TextDecodeAgrees<PersistentVolume>(text));
+  }
+  EXPECT_TRUE(TextDecodeAgrees<Pod>(
+      R"({"kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+          "spec": {"volumes": [{"name": "v", "emptyDir": {}}, {"name": "w", "configMap": {"name": "c",
+                   "items": [{"key": "k", "path": "p", "mode": 420}]}}],
+                   "containers": [{"name": "c", "image": "busybox", "volumeMounts":
+                   [{"name": "v", "mountPath": "/v", "readOnly": true}]}]}})"));
+  // Left to the slow path: errors, repeated keys, numbers it does not write back itself,
+  // escaped keys, anything malformed.
+  const char* declined[] = {
+      R"({"metadata": {"name": "a", "name": "b"}})",
+      R"({"metadata": {"labels": {"a": "1", "a": "2"}}})",
+      R"({"spec": {"capacity": {"storage": 1}}})",
+      R"({"spec": {"capacity": {"storage": "1Q"}}})",
+      R"({"metadata": {"generation": 1.0}})",
+      R"({"metadata": {"generation": -0}})",
+      R"({"metadata": {"generation": 01}})",
+      R"({"metadata": {"generation": 99999999999999999999}})",
+      R"({"metadata": {"name": 5}})",
+      R"({"metadata": {"n\u0061me": "a"}})",
+      R"({"metadata": {"name": "a\ud800"}})",
+      R"({"metadata": {"name": "a\x"}})",
+      "{\"metadata\": {\"name\": \"bad \xff\"}}",
+      "{\"metadata\": {\"name\": \"tab\there\"}}",
+      R"({"metadata": {"creationTimestamp": "yesterday"}})",
+      R"({"metadata": {}} x)",
+      R"({"metadata": {})",
+      R"({"extra": [1, }})",
+      R"([])",
+      R"(null)",
+      "",
+  };
+  for (const char* text : declined) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(TextDecodeAgrees<PersistentVolume>(text));
+  }
+  EXPECT_FALSE(TextDecodeAgrees<Pod>(
+      R"({"spec": {"volumes": [{"name": "v", "configMap": {"defaultMode": 4294967296}}]}})"));
+  // Nesting past the limit is refused by both, however it is reached.
+  std::string deep = R"({"extra": )" + std::string(300, '[') + std::string(300, ']') + "}";
+  EXPECT_FALSE(TextDecodeAgrees<PersistentVolume>(deep));
+  EXPECT_FALSE(ParseJson(deep).ok());
+}
+
 TEST(CodecTest, TimesKeepTheirWirePrecision) {
   // Sub-second digits beyond what a field writes are dropped on read, so a decoded object equals
   // its own round trip (Time: seconds; MicroTime: microseconds).

@@ -233,11 +233,14 @@ ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
     obj.metadata.resource_version = std::to_string(o.rev);
     return obj;
   }
-  auto j = api::ParseJson(*o.json);
-  if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
-  api::FieldErrors errs;
-  auto decoded = std::make_shared<T>(api::DecodeStruct<T>(*j, &errs));
-  if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
+  auto decoded = std::make_shared<T>();
+  if (!api::DecodeJsonText(*o.json, *decoded)) {
+    auto j = api::ParseJson(*o.json);
+    if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
+    api::FieldErrors errs;
+    *decoded = api::DecodeStruct<T>(*j, &errs);
+    if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
+  }
   Memoize(o.json, decoded);
   T obj = *decoded;
   obj.metadata.resource_version = std::to_string(o.rev);

@@ -47,6 +47,8 @@ template <class T>
 ApiOr<T> ObjectOf(const StatusOr<HttpResponse>& r) {
   if (!r.ok()) return FromTransport(r.status());
   if (r->status < 200 || r->status >= 300) return FromResponse(*r);
+  T obj;
+  if (api::DecodeJsonText(r->body, obj)) return obj;
   auto j = api::ParseJson(r->body);
   if (!j.ok()) {
     return ApiError{500, "InternalError", "the response does not parse: " + j.status().message(),
@@ -77,6 +79,27 @@ void AddListOptions(std::string& target, const ListOptions& opts) {
   AddQuery(target, "continue", opts.continue_token);
 }
 
+// A watch event as the server writes it, for decoding straight from its text.
+template <class T>
+struct TextEvent {
+  std::string type;
+  T object;
+  KVOL_FIELDS(TextEvent) {
+    v("type", s.type);
+    v("object", s.object);
+  }
+};
+
+// False for a type this client does not know (skipped, as client-go does).
+bool ParseEventType(std::string_view type, EventType* out) {
+  if (type == "ADDED") *out = EventType::kAdded;
+  else if (type == "MODIFIED") *out = EventType::kModified;
+  else if (type == "DELETED") *out = EventType::kDeleted;
+  else if (type == "BOOKMARK") *out = EventType::kBookmark;
+  else return false;
+  return true;
+}
+
 template <class T>
 class HttpWatcher final : public Watcher<T> {
  public:
@@ -98,6 +121,15 @@ class HttpWatcher final : public Watcher<T> {
     std::vector<WatchEvent<T>> out;
     out.reserve(lines->size());
     for (const auto& line : *lines) {
+      TextEvent<T> fast;
+      if (api::DecodeJsonText(line, fast) && fast.type != "ERROR") {
+        WatchEvent<T> e;
+        if (ParseEventType(fast.type, &e.type)) {
+          e.object = std::move(fast.object);
+          out.push_back(std::move(e));
+        }
+        continue;
+      }
       auto j = api::ParseJson(line);
       if (!j.ok() || !j->is_object() || !(*j)["type"].is_string()) {
         ended_ = ApiError{500, "InternalError", "a watch event does not parse: " + line.substr(0, 200),
@@ -111,11 +143,7 @@ class HttpWatcher final : public Watcher<T> {
         break;
       }
       WatchEvent<T> e;
-      if (type == "ADDED") e.type = EventType::kAdded;
-      else if (type == "MODIFIED") e.type = EventType::kModified;
-      else if (type == "DELETED") e.type = EventType::kDeleted;
-      else if (type == "BOOKMARK") e.type = EventType::kBookmark;
-      else continue;
+      if (!ParseEventType(type, &e.type)) continue;
       auto obj = DecodeObject<T>(object);
       if (!obj.ok()) {
         ended_ = obj.error();
