@@ -278,17 +278,14 @@ ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts
                                  std::vector<std::string>* warnings) {
   const auto& k = info();
   if (!body.is_object()) return BadRequest("the request body must be a JSON object");
+  // The kind first: a body of another kind would mostly fail to decode, less clearly.
+  T named;
   auto av = body.find("apiVersion");
-  if (av != body.end() && av->is_string() && !av->get_ref<const std::string&>().empty() &&
-      *av != k.ApiVersion()) {
-    return BadRequest("the API version in the data (" + av->get<std::string>() +
-                      ") does not match the expected API version (" + k.ApiVersion() + ")");
-  }
+  if (av != body.end() && av->is_string()) named.api_version = av->get<std::string>();
   auto kd = body.find("kind");
-  if (kd != body.end() && kd->is_string() && !kd->get_ref<const std::string&>().empty() &&
-      *kd != k.kind) {
-    return BadRequest("the kind in the data (" + kd->get<std::string>() +
-                      ") does not match the expected kind (" + std::string(k.kind) + ")");
+  if (kd != body.end() && kd->is_string()) named.kind = kd->get<std::string>();
+  if (auto checked = CheckBody(std::move(named), opts, nullptr); !checked.ok()) {
+    return checked.error();
   }
   api::FieldErrors errs;
   T obj = api::DecodeStruct<T>(body, &errs);
@@ -296,6 +293,31 @@ ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts
     return BadRequest(std::string(k.kind) + " in version \"" + std::string(k.version) +
                       "\" cannot be handled as a " + std::string(k.kind) + ": " +
                       api::AggregateMessage(errs));
+  }
+  return CheckBody(std::move(obj), opts, warnings);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::DecodeBodyText(std::string_view body, const WriteOptions& opts,
+                                     std::vector<std::string>* warnings) {
+  T obj;
+  if (api::DecodeJsonText(body, obj)) return CheckBody(std::move(obj), opts, warnings);
+  auto j = api::ParseJson(body);
+  if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
+  return DecodeBody(*j, opts, warnings);
+}
+
+template <class T>
+ApiOr<T> Registry<T>::CheckBody(T obj, const WriteOptions& opts,
+                                std::vector<std::string>* warnings) {
+  const auto& k = info();
+  if (!obj.api_version.empty() && obj.api_version != k.ApiVersion()) {
+    return BadRequest("the API version in the data (" + obj.api_version +
+                      ") does not match the expected API version (" + k.ApiVersion() + ")");
+  }
+  if (!obj.kind.empty() && obj.kind != k.kind) {
+    return BadRequest("the kind in the data (" + obj.kind + ") does not match the expected kind (" +
+                      std::string(k.kind) + ")");
   }
   // metadata is modelled completely: an unknown field there is a mistake.
   if (obj.metadata.unknown_fields.is_object()) {
@@ -701,6 +723,31 @@ ApiOr<StoredObject> Registry<T>::UpdateJson(std::string_view ns, std::string_vie
                                             const WriteOptions& opts) {
   std::vector<std::string> warnings;
   auto obj = DecodeBody(body, opts, &warnings);
+  if (!obj.ok()) return obj.error();
+  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
+  if (!w.ok()) return w.error();
+  w->stored.warnings = std::move(warnings);
+  return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::CreateJsonText(std::string_view ns, std::string_view body,
+                                                const WriteOptions& opts) {
+  std::vector<std::string> warnings;
+  auto obj = DecodeBodyText(body, opts, &warnings);
+  if (!obj.ok()) return obj.error();
+  auto w = CreateImpl(*std::move(obj), ns, opts);
+  if (!w.ok()) return w.error();
+  w->stored.warnings = std::move(warnings);
+  return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::UpdateJsonText(std::string_view ns, std::string_view name,
+                                                std::string_view body, bool status,
+                                                const WriteOptions& opts) {
+  std::vector<std::string> warnings;
+  auto obj = DecodeBodyText(body, opts, &warnings);
   if (!obj.ok()) return obj.error();
   auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
   if (!w.ok()) return w.error();

@@ -62,6 +62,11 @@ class Registry final : public Resource {
   ApiOr<StoredObject> UpdateJson(std::string_view ns, std::string_view name,
                                  const api::Json& body, bool status,
                                  const WriteOptions& opts) override;
+  ApiOr<StoredObject> CreateJsonText(std::string_view ns, std::string_view body,
+                                     const WriteOptions& opts) override;
+  ApiOr<StoredObject> UpdateJsonText(std::string_view ns, std::string_view name,
+                                     std::string_view body, bool status,
+                                     const WriteOptions& opts) override;
   ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
                                 std::string_view content_type, std::string_view patch, bool status,
                                 const WriteOptions& opts) override;
@@ -94,6 +99,11 @@ class Registry final : public Resource {
   ApiOr<Written> DeleteImpl(std::string_view ns, std::string_view name, const DeleteOptions& opts);
   ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
                       std::vector<std::string>* warnings);
+  ApiOr<T> DecodeBodyText(std::string_view body, const WriteOptions& opts,
+                          std::vector<std::string>* warnings);
+  // What every body goes through once decoded: the apiVersion and kind it names, if any,
+  // must be this kind's; unknown metadata fields are dropped (with a warning) or refused.
+  ApiOr<T> CheckBody(T obj, const WriteOptions& opts, std::vector<std::string>* warnings);
   ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
   std::string Encode(T& obj);
   // Remembers the typed object a stored value holds, so that readers of that value (the next

@@ -69,6 +69,13 @@ class Resource {
   virtual ApiOr<StoredObject> UpdateJson(std::string_view ns, std::string_view name,
                                          const api::Json& body, bool status,
                                          const WriteOptions& opts) = 0;
+  // The same from a JSON request body's text: decoded straight to the kind where the text is
+  // plain, through a Json tree otherwise (and then BadRequest if it does not parse).
+  virtual ApiOr<StoredObject> CreateJsonText(std::string_view ns, std::string_view body,
+                                             const WriteOptions& opts) = 0;
+  virtual ApiOr<StoredObject> UpdateJsonText(std::string_view ns, std::string_view name,
+                                             std::string_view body, bool status,
+                                             const WriteOptions& opts) = 0;
   virtual ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
                                         std::string_view content_type, std::string_view patch,
                                         bool status, const WriteOptions& opts) = 0;

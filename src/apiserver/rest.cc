@@ -99,6 +99,11 @@ ApiOr<Json> ParseBody(const HttpRequest& req) {
   return *std::move(j);
 }
 
+// A non-empty body that is not protobuf: JSON text, for the Resource's text entry points.
+bool IsJsonBody(const HttpRequest& req) {
+  return !req.body.empty() && req.Header("content-type").rfind(api::kProtobufContentType, 0) != 0;
+}
+
 std::string ListJson(const api::KindInfo& k, const ListOut& l) {
   std::string out = "{\"apiVersion\":\"" + k.ApiVersion() + "\",\"items\":[";
   for (size_t i = 0; i < l.items.size(); ++i) {
@@ -322,6 +327,9 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
       return SendJson(w, 200, ListJson(k, *l));
     }
     if (req.method == "POST" && !cluster_list) {
+      if (IsJsonBody(req)) {
+        return respond_object(res.CreateJsonText(ns, req.body, WriteOptionsOf(req)), 201);
+      }
       auto body = ParseBody(req);
       if (!body.ok()) return SendError(w, body.error());
       return respond_object(res.CreateJson(ns, *body, WriteOptionsOf(req)), 201);
@@ -363,6 +371,10 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
   }
   if (req.method == "GET") return respond_object(res.GetStored(ns, name), 200);
   if (req.method == "PUT") {
+    if (IsJsonBody(req)) {
+      return respond_object(res.UpdateJsonText(ns, name, req.body, status, WriteOptionsOf(req)),
+                            200);
+    }
     auto body = ParseBody(req);
     if (!body.ok()) return SendError(w, body.error());
     return respond_object(res.UpdateJson(ns, name, *body, status, WriteOptionsOf(req)), 200);
