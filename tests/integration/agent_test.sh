@@ -313,6 +313,12 @@ until_true 20 volumes_ready raw-pod || { fail "raw-pod volumes ready"; k describ
 RAW_LINK=$ROOT/pods/$(uid raw-pod)/volumeDevices/kubernetes.io~local-volume/raw-pv
 expect_eq "the block volume is the device, mapped" "$RAW" "$(readlink "$RAW_LINK")"
 expect_eq "a block device is never formatted" "" "$(blkid -s TYPE -o value "$RAW")"
+# In the container, the device is a block device node at devicePath, read and written through.
+kubectl wait --for=condition=Ready pod/raw-pod --timeout=30s >/dev/null || fail "raw-pod runs"
+kubectl exec raw-pod -- sh -c 'test -b /dev/xvda && printf kvol-block >/dev/xvda' ||
+  fail "the container writes its block device at /dev/xvda"
+expect_eq "what the container wrote is on the device" "kvol-block" "$(head -c 10 "$RAW")"
+expect_eq "and reads back in the container" "kvol-block" "$(kubectl exec raw-pod -- head -c 10 /dev/xvda 2>&1)"
 kubectl delete pod raw-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$RAW_LINK" || fail "the mapping goes with the pod"
 
