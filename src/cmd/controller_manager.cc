@@ -27,7 +27,8 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
     log::Error(client.status().message());
     return 1;
   }
-  auto provisioners = MakeProvisioners(opts.provisioners, opts.data_dir);
+  volume::PluginManager plugins;
+  auto provisioners = RegisterProvisioners(opts.provisioners, opts.data_dir, plugins);
   if (!provisioners.ok()) {
     log::Error(provisioners.status().message());
     return 1;
@@ -37,7 +38,7 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
             ", k8s-sigs.io/nfs-subdir-external-provisioner on " + provisioners->shared_dir);
   controller::ManagerOptions mo;
   mo.workers = opts.workers;
-  mo.provisioners = {provisioners->local_path.get(), provisioners->subdir.get()};
+  mo.plugins = &plugins;
   mo.identity = Hostname() + "_" + std::to_string(getpid());
   controller::Manager controllers(**client, mo);
   controllers.Start();

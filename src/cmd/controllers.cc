@@ -41,8 +41,10 @@ StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text
 }  // namespace
 
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
-                                      const std::string& default_dir) {
+                                      const std::string& default_dir,
+                                      volume::PluginManager* plugins) {
   node::AgentOptions ao;
+  ao.plugins = plugins;
   ao.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
   ao.root_dir = opts.root_dir.empty() ? default_dir + "/agent" : opts.root_dir;
   ao.version = kVersion;
@@ -71,11 +73,12 @@ std::string Hostname() {
   return "kvol";
 }
 
-StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
-                                        const std::string& default_dir) {
+StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
+                                            const std::string& default_dir,
+                                            volume::PluginManager& plugins) {
   Provisioners p;
   p.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
-  p.local_path = std::make_unique<volume::LocalPathProvisioner>(volume::LocalPathOptions{
+  auto local_path = std::make_unique<volume::LocalPathProvisioner>(volume::LocalPathOptions{
       opts.local_path_root.empty() ? default_dir + "/storage" : opts.local_path_root, p.node_name});
   volume::SubdirOptions so;
   so.share = opts.shared_dir.empty() ? default_dir + "/shared" : opts.shared_dir;
@@ -89,7 +92,8 @@ StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
     so.nfs_path = opts.shared_nfs.substr(colon + 1);
   }
   p.shared_dir = so.share;
-  p.subdir = std::make_unique<volume::SubdirProvisioner>(so);
+  KVOL_RETURN_IF_ERROR(plugins.RegisterProvisioner(std::move(local_path)));
+  KVOL_RETURN_IF_ERROR(plugins.RegisterProvisioner(std::make_unique<volume::SubdirProvisioner>(so)));
   return p;
 }
 

@@ -15,17 +15,18 @@
 
 namespace kvol::cmd {
 
+// Where the in-process provisioners work, for the start-up log.
 struct Provisioners {
-  std::unique_ptr<volume::LocalPathProvisioner> local_path;
-  std::unique_ptr<volume::SubdirProvisioner> subdir;
   std::string node_name;
   std::string shared_dir;
 };
 
-// From the flags; directories default to `default_dir`/storage and `default_dir`/shared, the
+// Registers kvol.io/local-path and k8s-sigs.io/nfs-subdir-external-provisioner with `plugins`,
+// from the flags; directories default to `default_dir`/storage and `default_dir`/shared, the
 // node name to the hostname.
-StatusOr<Provisioners> MakeProvisioners(const ProvisionerOptions& opts,
-                                        const std::string& default_dir);
+StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
+                                            const std::string& default_dir,
+                                            volume::PluginManager& plugins);
 
 // A running node agent with the in-tree volume plugins and the mounter it uses.
 struct RunningAgent {
@@ -36,8 +37,11 @@ struct RunningAgent {
 
 // Starts the node agent on `client`: node name from the flags (default the hostname), root
 // directory from the flags (default `default_dir`/agent).
+// Its plugins are registered with `plugins` when given (shared with the process's
+// controllers), else with the agent's own manager.
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
-                                      const std::string& default_dir);
+                                      const std::string& default_dir,
+                                      volume::PluginManager* plugins = nullptr);
 
 // The machine's hostname, or "kvol".
 std::string Hostname();

@@ -186,7 +186,9 @@ int RunServer(const ServerOptions& opts) {
 
   // The controllers use the in-process client: no HTTP, no JSON between them and the API.
   client::LocalClient local(api);
-  auto provisioners = MakeProvisioners(opts.provisioners, dir);
+  // One plugin manager for the process: the controllers' provisioners and the agent's plugins.
+  volume::PluginManager plugins;
+  auto provisioners = RegisterProvisioners(opts.provisioners, dir, plugins);
   if (!provisioners.ok()) return Fail(provisioners.status());
   if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
   std::unique_ptr<controller::Manager> controllers;
@@ -195,7 +197,7 @@ int RunServer(const ServerOptions& opts) {
               provisioners->node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
               provisioners->shared_dir);
     controller::ManagerOptions mo;
-    mo.provisioners = {provisioners->local_path.get(), provisioners->subdir.get()};
+    mo.plugins = &plugins;
     mo.identity = Hostname() + "_" + std::to_string(getpid());
     controllers = std::make_unique<controller::Manager>(local, mo);
     controllers->Start();
@@ -209,7 +211,7 @@ int RunServer(const ServerOptions& opts) {
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     no.node_name = provisioners->node_name;
-    auto started = StartNodeAgent(local, no, dir);
+    auto started = StartNodeAgent(local, no, dir, &plugins);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
     agent = *std::move(started);
     local_node = std::make_unique<LocalNodeConnection>(*agent->agent, agent->kvol_binary);

@@ -36,7 +36,7 @@ void Manager::Lead() {
   starter_ = std::thread([this] {
     pv::ControllerOptions po;
     po.workers = options_.workers;
-    po.provisioners = options_.provisioners;
+    po.plugins = options_.plugins;
     auto ctrl = std::make_unique<pv::Controller>(client_, SinkTo(pv_events_), po);
     Status s = ctrl->Start();
     if (!s.ok()) {

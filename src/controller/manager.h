@@ -16,15 +16,16 @@
 #include "controller/pv/controller.h"
 #include "controller/workload/controller.h"
 #include "scheduler/scheduler.h"
-#include "volume/provisioner.h"
+#include "volume/plugin.h"
 
 namespace kvol::controller {
 
 struct ManagerOptions {
   std::string identity;  // unique per server
   int workers = 16;      // per queue; binds are write-bound, so more workers help up to the store
-  std::vector<volume::Provisioner*> provisioners;  // the PV controller's in-process ones
-  bool scheduler = true;                           // also place pods (default-scheduler)
+  // The process's plugins: the PV controller runs their provisioners. Outlives the manager.
+  const volume::PluginManager* plugins = nullptr;
+  bool scheduler = true;  // also place pods (default-scheduler)
 };
 
 class Manager {

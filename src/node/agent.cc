@@ -75,7 +75,7 @@ Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter,
       clock_(clock),
       machine_(os::ReadMachineInfo(options_.root_dir)),
       host_(std::make_unique<AgentHost>(*this, mounter, exec, Allocatable(machine_))),
-      plugins_(*host_) {}
+      plugins_(options_.plugins ? options_.plugins : &own_plugins_) {}
 
 Agent::~Agent() { Stop(); }
 
@@ -132,7 +132,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     return runtime_->ContainersAlive(uid);
   };
   volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
-      client_, plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
+      client_, *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
 
   runtime::PodRuntimeSources rs;
   rs.pods = [this] { return pods_->List(); };

@@ -4,7 +4,8 @@
 //
 //   node::Agent agent(client, {.node_name = "n1", .root_dir = "/var/lib/kvol/agent"}, mounter);
 //   for (auto& p : volume::plugins::InTreePlugins(agent.host()))
-//   agent.plugins().Register(std::move(p)); agent.Start();
+//     agent.plugins().Register(std::move(p));
+//   agent.Start();
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,9 @@ struct AgentOptions {
   // The kvol binary the pod runtime starts containers with (`kvol container-init`); "" runs
   // no containers (volumes only; pods being deleted are still finished).
   std::string init_binary;
+  // The process's plugin manager, shared with its controllers (`kvol server`); the agent's
+  // own when null.
+  volume::PluginManager* plugins = nullptr;
 };
 
 class Agent {
@@ -47,7 +51,7 @@ class Agent {
 
   // What plugins are made with, and where they are registered before Start.
   volume::Host& host();
-  volume::PluginManager& plugins() { return plugins_; }
+  volume::PluginManager& plugins() { return *plugins_; }
 
   // Registers the node, fills the caches (Unavailable if they do not sync in time), and
   // starts the volume manager.
@@ -68,7 +72,8 @@ class Agent {
   os::Clock& clock_;
   const os::MachineInfo machine_;
   std::unique_ptr<AgentHost> host_;
-  volume::PluginManager plugins_;
+  volume::PluginManager own_plugins_;
+  volume::PluginManager* plugins_;
   std::unique_ptr<client::EventRecorder> recorder_;
   std::unique_ptr<client::Informer<api::Pod>> pods_;
   std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;

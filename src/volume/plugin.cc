@@ -40,15 +40,46 @@ std::string PluginDir(std::string_view root, std::string_view plugin) {
 }  // namespace layout
 
 Status PluginManager::Register(std::unique_ptr<VolumePlugin> plugin) {
-  if (FindByName(plugin->Name())) {
-    return AlreadyExistsError("volume plugin \"" + std::string(plugin->Name()) +
-                              "\" was registered twice");
+  std::unique_lock lock(mu_);
+  for (const auto& p : plugins_) {
+    if (p->Name() == plugin->Name()) {
+      return AlreadyExistsError("volume plugin \"" + std::string(plugin->Name()) +
+                                "\" was registered twice");
+    }
   }
   plugins_.push_back(std::move(plugin));
   return OkStatus();
 }
 
+Status PluginManager::RegisterProvisioner(std::unique_ptr<Provisioner> provisioner) {
+  std::unique_lock lock(mu_);
+  for (const auto& p : provisioners_) {
+    if (p->name() == provisioner->name()) {
+      return AlreadyExistsError("provisioner \"" + std::string(provisioner->name()) +
+                                "\" was registered twice");
+    }
+  }
+  provisioners_.push_back(std::move(provisioner));
+  return OkStatus();
+}
+
+Provisioner* PluginManager::FindProvisioner(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  for (const auto& p : provisioners_) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> PluginManager::ProvisionerNames() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& p : provisioners_) out.emplace_back(p->name());
+  return out;
+}
+
 StatusOr<VolumePlugin*> PluginManager::FindBySpec(const Spec& spec) const {
+  std::shared_lock lock(mu_);
   std::vector<VolumePlugin*> matches;
   for (const auto& p : plugins_) {
     if (p->CanSupport(spec)) matches.push_back(p.get());
@@ -65,6 +96,7 @@ StatusOr<VolumePlugin*> PluginManager::FindBySpec(const Spec& spec) const {
 }
 
 VolumePlugin* PluginManager::FindByName(std::string_view name) const {
+  std::shared_lock lock(mu_);
   for (const auto& p : plugins_) {
     if (p->Name() == name) return p.get();
   }
@@ -72,6 +104,7 @@ VolumePlugin* PluginManager::FindByName(std::string_view name) const {
 }
 
 std::vector<std::string> PluginManager::Names() const {
+  std::shared_lock lock(mu_);
   std::vector<std::string> out;
   for (const auto& p : plugins_) out.emplace_back(p->Name());
   return out;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "os/clock.h"
 #include "os/exec.h"
 #include "os/mounter.h"
+#include "volume/provisioner.h"
 
 namespace kvol::volume {
 
@@ -144,11 +146,13 @@ std::string PluginDir(std::string_view root, std::string_view plugin);
 std::string EscapePluginName(std::string_view name);
 std::string UnescapePluginName(std::string_view dir);
 
-// The plugins an agent runs, registered explicitly at start-up.
+// The volume plugins of one process, registered explicitly at start-up: the node agent's
+// plugins (each bound to the agent's Host) and the provisioners the PV controller runs.
+// `kvol server` has one, shared by its agent and its controllers; `kvol agent` and `kvol
+// controller-manager` each have their own. Thread-safe: a controller may look a provisioner up
+// while an agent starting beside it registers its plugins.
 class PluginManager {
  public:
-  explicit PluginManager(Host& host) : host_(host) {}
-  Host& host() { return host_; }
   // AlreadyExists when a plugin of that name is registered.
   Status Register(std::unique_ptr<VolumePlugin> plugin);
   // The one plugin that supports `spec`: NotFound when none does ("no volume plugin matched"),
@@ -158,9 +162,17 @@ class PluginManager {
   VolumePlugin* FindByName(std::string_view name) const;
   std::vector<std::string> Names() const;
 
+  // The provision/delete capability, by the StorageClass provisioner name served.
+  // AlreadyExists when one of that name is registered.
+  Status RegisterProvisioner(std::unique_ptr<Provisioner> provisioner);
+  // nullptr when none serves that name.
+  Provisioner* FindProvisioner(std::string_view name) const;
+  std::vector<std::string> ProvisionerNames() const;
+
  private:
-  Host& host_;
-  std::vector<std::unique_ptr<VolumePlugin>> plugins_;  // constant after start-up
+  mutable std::shared_mutex mu_;
+  std::vector<std::unique_ptr<VolumePlugin>> plugins_;
+  std::vector<std::unique_ptr<Provisioner>> provisioners_;
 };
 
 // Plugins that can give a pod a raw block device (volumeMode Block) instead of a filesystem.

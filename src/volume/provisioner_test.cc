@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "volume/local_path.h"
+#include "volume/plugin.h"
 #include "volume/subdir.h"
 #include "volume/testing/temp_dir.h"
 
@@ -144,6 +145,29 @@ TEST(SubdirTest, HostPathOrNfsAndTheThreeWaysToDelete) {
   sc.parameters = {{"onDelete", "delete"}};
   ASSERT_TRUE(nfs.Delete(pv, &sc).ok());
   EXPECT_FALSE(fs::exists(share.path() + "/default-data-web-0-pvc-2"));
+}
+
+// The controllers find their provisioners in the process's plugin manager, by the name a
+// StorageClass gives.
+TEST(PluginManagerTest, ProvisionersByTheirClassName) {
+  TempDir root;
+  PluginManager plugins;
+  ASSERT_TRUE(plugins.RegisterProvisioner(
+      std::make_unique<LocalPathProvisioner>(LocalPathOptions{root.path() + "/a", "here"})).ok());
+  SubdirOptions so;
+  so.share = root.path() + "/share";
+  ASSERT_TRUE(plugins.RegisterProvisioner(std::make_unique<SubdirProvisioner>(so)).ok());
+  auto again = plugins.RegisterProvisioner(
+      std::make_unique<LocalPathProvisioner>(LocalPathOptions{root.path() + "/b", "here"}));
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.message(), "provisioner \"kvol.io/local-path\" was registered twice");
+  ASSERT_NE(plugins.FindProvisioner("kvol.io/local-path"), nullptr);
+  EXPECT_EQ(plugins.FindProvisioner("kvol.io/local-path")->name(), "kvol.io/local-path");
+  ASSERT_NE(plugins.FindProvisioner("k8s-sigs.io/nfs-subdir-external-provisioner"), nullptr);
+  EXPECT_EQ(plugins.FindProvisioner("kubernetes.io/no-provisioner"), nullptr);
+  EXPECT_EQ(plugins.ProvisionerNames(),
+            (std::vector<std::string>{"kvol.io/local-path", "k8s-sigs.io/nfs-subdir-external-provisioner"}));
+  EXPECT_TRUE(plugins.Names().empty());  // no node plugins in a controller-only process
 }
 
 TEST(ScrubTest, EmptiesTheDirectoryKeepsItAndDoesNotFollowLinks) {

@@ -207,11 +207,14 @@ TEST_P(BinderTest, Sync) {
   const Row& row = GetParam();
   client::testing::FakeClient api;
   std::vector<std::string> events;
-  FakeProvisioner provisioner;
+  volume::PluginManager plugins;
+  auto owned = std::make_unique<FakeProvisioner>();
+  FakeProvisioner& provisioner = *owned;
   provisioner.provision_error = row.provision_error;
   provisioner.delete_error = row.delete_error;
+  ASSERT_TRUE(plugins.RegisterProvisioner(std::move(owned)).ok());
   ControllerOptions options;
-  options.provisioners = {&provisioner};
+  options.plugins = &plugins;
   Controller ctrl(
       api,
       [&](const api::ObjectReference&, std::string_view type, std::string_view reason,

@@ -196,10 +196,7 @@ Status Controller::WaitForFirstConsumerEvent(const PersistentVolumeClaim& claim)
 }
 
 volume::Provisioner* Controller::FindProvisioner(std::string_view name) const {
-  for (auto* p : options_.provisioners) {
-    if (p->name() == name) return p;
-  }
-  return nullptr;
+  return options_.plugins ? options_.plugins->FindProvisioner(name) : nullptr;
 }
 
 Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {

@@ -35,7 +35,7 @@
 #include "controller/pv/matching.h"
 #include "controller/util/pod_claims.h"
 #include "os/clock.h"
-#include "volume/provisioner.h"
+#include "volume/plugin.h"
 
 namespace kvol::controller::pv {
 
@@ -43,9 +43,10 @@ using client::EventSink;
 
 struct ControllerOptions {
   int workers = 4;  // per queue: claims and volumes
-  // The provisioners that run in this process, by the StorageClass provisioner name they serve.
-  // Claims of other classes wait for an external provisioner.
-  std::vector<volume::Provisioner*> provisioners;
+  // The process's plugins, whose provisioners run in this process (found by the StorageClass
+  // provisioner name they serve); claims of other classes wait for an external provisioner.
+  // None when null.
+  const volume::PluginManager* plugins = nullptr;
   // How long scrubbing a volume with the Recycle policy may take.
   std::chrono::milliseconds recycle_timeout{std::chrono::minutes(5)};
   // Every object is synced again this often even without a change: repairs what a failed

@@ -28,10 +28,11 @@ std::string PodKey(const api::Pod& pod) {
 
 }  // namespace
 
-VolumeManager::VolumeManager(client::Client& client, volume::PluginManager& plugins,
-                             Sources sources, client::EventSink events, const os::Clock& clock,
-                             Options options)
+VolumeManager::VolumeManager(client::Client& client, volume::Host& host,
+                             volume::PluginManager& plugins, Sources sources,
+                             client::EventSink events, const os::Clock& clock, Options options)
     : client_(client),
+      host_(host),
       plugins_(plugins),
       sources_(std::move(sources)),
       events_(std::move(events)),
@@ -166,7 +167,7 @@ void VolumeManager::Loop() {
 
 void VolumeManager::VerifyActualState() {
   // One read of the mount table for every volume: nothing per volume unless it drifted.
-  auto table = plugins_.host().mounter().List();
+  auto table = host_.mounter().List();
   if (!table.ok()) {
     log::Warn("volume manager: cannot read the mount table: " + table.status().message());
     return;
@@ -352,13 +353,13 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
       [this, pod, v, result]() -> Status {
         if (v.block) {
           result->path =
-              plugins_.host().PodDeviceDir(pod->metadata.uid, v.plugin->Name(), v.spec.Name());
+              host_.PodDeviceDir(pod->metadata.uid, v.plugin->Name(), v.spec.Name());
           return v.plugin->AsBlock()->MapPodDevice(v.spec, pod->metadata.uid);
         }
         KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
         result->path = mounter->GetPath();
         KVOL_RETURN_IF_ERROR(mounter->SetUp());
-        auto mounted = plugins_.host().mounter().IsMountPoint(result->path);
+        auto mounted = host_.mounter().IsMountPoint(result->path);
         result->mount_point = mounted.ok() && *mounted;
         return OkStatus();
       },
@@ -443,7 +444,7 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
   }
   for (const auto& uid : gone) {
     const std::string dir = volume::layout::PodDir(options_.root_dir, uid);
-    auto mounted = volume::util::HasMountsBelow(plugins_.host().mounter(), dir);
+    auto mounted = volume::util::HasMountsBelow(host_.mounter(), dir);
     if (!mounted.ok() || *mounted) {
       log::Warn("orphaned pod directory " + dir + " still has mounts; left in place");
     } else if (Status s = volume::util::RemoveAllOnOneDevice(dir); !s.ok()) {
@@ -495,7 +496,7 @@ void VolumeManager::Reconstruct() {
   ec.clear();
   for (const auto& name : plugins_.Names()) {
     if (!plugins_.FindByName(name)->AsDeviceMountable()) continue;
-    const fs::path mounts = fs::path(plugins_.host().PluginDir(name)) / "mounts";
+    const fs::path mounts = fs::path(host_.PluginDir(name)) / "mounts";
     for (fs::directory_iterator m(mounts, ec), end; !ec && m != end; m.increment(ec)) {
       ActualDevice d;
       d.plugin_name = name;

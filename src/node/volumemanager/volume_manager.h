@@ -79,8 +79,10 @@ struct PodVolume {
 
 class VolumeManager {
  public:
-  VolumeManager(client::Client& client, volume::PluginManager& plugins, Sources sources,
-                client::EventSink events, const os::Clock& clock, Options options);
+  // `host`: the agent's, which its plugins in `plugins` are bound to.
+  VolumeManager(client::Client& client, volume::Host& host, volume::PluginManager& plugins,
+                Sources sources, client::EventSink events, const os::Clock& clock,
+                Options options);
   ~VolumeManager();
   VolumeManager(const VolumeManager&) = delete;
   VolumeManager& operator=(const VolumeManager&) = delete;
@@ -128,6 +130,7 @@ class VolumeManager {
 
   // Constant after construction.
   client::Client& client_;
+  volume::Host& host_;
   volume::PluginManager& plugins_;
   const Sources sources_;
   const client::EventSink events_;

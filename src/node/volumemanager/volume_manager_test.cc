@@ -34,7 +34,7 @@ std::string Read(const fs::path& p) {
 
 class VolumeManagerTest : public ::testing::Test {
  protected:
-  VolumeManagerTest() : host_(tmp_.path() + "/agent"), plugins_(host_) {
+  VolumeManagerTest() : host_(tmp_.path() + "/agent") {
     for (auto& p : plugins::InTreePlugins(host_)) EXPECT_TRUE(plugins_.Register(std::move(p)).ok());
   }
   ~VolumeManagerTest() override {
@@ -74,7 +74,7 @@ class VolumeManagerTest : public ::testing::Test {
       in_use_ = std::move(names);
     };
     vm_ = std::make_unique<VolumeManager>(
-        api_, plugins_, std::move(s),
+        api_, host_, plugins_, std::move(s),
         [this](const api::ObjectReference& ref, std::string_view type, std::string_view reason,
                std::string msg) {
           std::lock_guard lock(mu_);

@@ -30,7 +30,7 @@ std::string Read(const fs::path& p) {
 
 class PluginsTest : public ::testing::Test {
  protected:
-  PluginsTest() : host_(tmp_.path() + "/agent"), manager_(host_) {
+  PluginsTest() : host_(tmp_.path() + "/agent") {
     for (auto& p : InTreePlugins(host_)) EXPECT_TRUE(manager_.Register(std::move(p)).ok());
     pod_.metadata.name = "p";
     pod_.metadata.namespace_ = "default";
