@@ -111,6 +111,9 @@ expect_contains "exec in an unknown container" "container c3 is not valid for po
 out=$(printf 'echo tty says hi\nexit 5\n' | script -qc "kubectl exec -it share -c c1 -- sh" /dev/null)
 expect_contains "exec -it: a shell on a terminal" "tty says hi" "$out"
 expect_contains "exec -it: its exit code" "command terminated with exit code 5" "$out"
+out=$(printf 'tty; ls /dev/pts\nexit\n' | script -qc "kubectl exec -it share -c c1 -- sh" /dev/null)
+expect_contains "exec -it: the terminal is the container's own" "/dev/pts/0" "$out"
+expect_contains "exec -it: the container's devpts" "ptmx" "$out"
 
 # Deletion: SIGTERM (ignored by sleep as PID 1), SIGKILL after the grace period, then volumes,
 # then the pod object; nothing left behind.

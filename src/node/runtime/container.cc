@@ -39,7 +39,8 @@ bool Mount(const std::string& source, const std::string& target, const char* typ
   return mount(source.empty() ? nullptr : source.c_str(), target.c_str(), type, flags, data) == 0;
 }
 
-// /dev with the usual character devices bound from the node's, and /dev/shm.
+// /dev with the usual character devices bound from the node's, /dev/shm, and a devpts of the
+// container's own (/dev/pts, /dev/ptmx), where `kubectl exec -t` gets its terminal.
 int SetUpDev(const std::string& root) {
   const std::string dev = root + "/dev";
   fs::create_directories(dev);
@@ -56,7 +57,13 @@ int SetUpDev(const std::string& root) {
   if (!Mount("shm", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")) {
     return Fail("mount /dev/shm");
   }
+  fs::create_directories(dev + "/pts");
+  if (!Mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+             "newinstance,ptmxmode=0666,mode=0620")) {
+    return Fail("mount /dev/pts");
+  }
   std::error_code ec;
+  fs::create_symlink("pts/ptmx", dev + "/ptmx", ec);
   fs::create_symlink("/proc/self/fd", dev + "/fd", ec);
   fs::create_symlink("/proc/self/fd/0", dev + "/stdin", ec);
   fs::create_symlink("/proc/self/fd/1", dev + "/stdout", ec);

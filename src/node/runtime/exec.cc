@@ -36,14 +36,18 @@ StatusOr<std::unique_ptr<ExecSession>> ExecSession::Start(const std::string& kvo
     }
   };
   if (tty) {
-    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+    // From the container's own devpts, so that the terminal is /dev/pts/N inside it (`tty`
+    // works); the node's for a container started without one.
+    const std::string ptmx = "/proc/" + std::to_string(container_pid1) + "/root/dev/pts/ptmx";
+    int master = open(ptmx.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || unlockpt(master) != 0) {
       if (master >= 0) close(master);
       cleanup();
       return InternalError(std::string("pseudo-terminal: ") + std::strerror(errno));
     }
-    const char* slave_name = ptsname(master);
-    int slave = slave_name ? open(slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1;
+    // The peer of this master, whichever devpts it is on (no path lookup).
+    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (slave < 0) {
       close(master);
       cleanup();
