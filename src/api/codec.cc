@@ -513,22 +513,25 @@ bool Read(Reader& r, Quantity& out) {
   return true;
 }
 
-bool Read(Reader& r, Time& out) {
+// An RFC 3339 string, as the time it names.
+static std::optional<Time> ReadTime(Reader& r) {
   std::string raw;
-  if (!r.String(&raw)) return false;
+  if (!r.String(&raw)) return std::nullopt;
   auto t = Time::Parse(raw);
-  if (!t.ok()) return false;
-  out = Time::FromUnixSeconds(t->unix_seconds());
-  return true;
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+bool Read(Reader& r, Time& out) {
+  auto t = ReadTime(r);
+  if (t) out = Time::FromUnixSeconds(t->unix_seconds());
+  return t.has_value();
 }
 
 bool Read(Reader& r, MicroTime& out) {
-  std::string raw;
-  if (!r.String(&raw)) return false;
-  auto t = Time::Parse(raw);
-  if (!t.ok()) return false;
-  out = MicroTime(Time::FromUnixSeconds(t->unix_seconds(), t->nanos() / 1000 * 1000));
-  return true;
+  auto t = ReadTime(r);
+  if (t) out = MicroTime(Time::FromUnixSeconds(t->unix_seconds(), t->nanos() / 1000 * 1000));
+  return t.has_value();
 }
 
 bool Read(Reader& r, Json& out) { return r.Raw(&out); }

@@ -706,15 +706,32 @@ ApiOr<std::unique_ptr<EventStream>> Registry<T>::WatchStored(std::string_view ns
 }
 
 template <class T>
-ApiOr<StoredObject> Registry<T>::CreateJson(std::string_view ns, const api::Json& body,
-                                            const WriteOptions& opts) {
-  std::vector<std::string> warnings;
-  auto obj = DecodeBody(body, opts, &warnings);
+ApiOr<StoredObject> Registry<T>::CreateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
+                                               std::string_view ns, const WriteOptions& opts) {
   if (!obj.ok()) return obj.error();
   auto w = CreateImpl(*std::move(obj), ns, opts);
   if (!w.ok()) return w.error();
   w->stored.warnings = std::move(warnings);
   return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::UpdateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
+                                               std::string_view ns, std::string_view name,
+                                               bool status, const WriteOptions& opts) {
+  if (!obj.ok()) return obj.error();
+  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
+  if (!w.ok()) return w.error();
+  w->stored.warnings = std::move(warnings);
+  return std::move(w->stored);
+}
+
+template <class T>
+ApiOr<StoredObject> Registry<T>::CreateJson(std::string_view ns, const api::Json& body,
+                                            const WriteOptions& opts) {
+  std::vector<std::string> warnings;
+  auto obj = DecodeBody(body, opts, &warnings);
+  return CreateDecoded(std::move(obj), std::move(warnings), ns, opts);
 }
 
 template <class T>
@@ -723,11 +740,7 @@ ApiOr<StoredObject> Registry<T>::UpdateJson(std::string_view ns, std::string_vie
                                             const WriteOptions& opts) {
   std::vector<std::string> warnings;
   auto obj = DecodeBody(body, opts, &warnings);
-  if (!obj.ok()) return obj.error();
-  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
-  if (!w.ok()) return w.error();
-  w->stored.warnings = std::move(warnings);
-  return std::move(w->stored);
+  return UpdateDecoded(std::move(obj), std::move(warnings), ns, name, status, opts);
 }
 
 template <class T>
@@ -735,11 +748,7 @@ ApiOr<StoredObject> Registry<T>::CreateJsonText(std::string_view ns, std::string
                                                 const WriteOptions& opts) {
   std::vector<std::string> warnings;
   auto obj = DecodeBodyText(body, opts, &warnings);
-  if (!obj.ok()) return obj.error();
-  auto w = CreateImpl(*std::move(obj), ns, opts);
-  if (!w.ok()) return w.error();
-  w->stored.warnings = std::move(warnings);
-  return std::move(w->stored);
+  return CreateDecoded(std::move(obj), std::move(warnings), ns, opts);
 }
 
 template <class T>
@@ -748,11 +757,7 @@ ApiOr<StoredObject> Registry<T>::UpdateJsonText(std::string_view ns, std::string
                                                 const WriteOptions& opts) {
   std::vector<std::string> warnings;
   auto obj = DecodeBodyText(body, opts, &warnings);
-  if (!obj.ok()) return obj.error();
-  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
-  if (!w.ok()) return w.error();
-  w->stored.warnings = std::move(warnings);
-  return std::move(w->stored);
+  return UpdateDecoded(std::move(obj), std::move(warnings), ns, name, status, opts);
 }
 
 template <class T>

@@ -96,6 +96,12 @@ class Registry final : public Resource {
                             const WriteOptions& opts);
   ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, Parts parts,
                       const std::function<bool(T&)>& mutate);
+  // A decoded request body created or written, with the decoder's warnings.
+  ApiOr<StoredObject> CreateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
+                                    std::string_view ns, const WriteOptions& opts);
+  ApiOr<StoredObject> UpdateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
+                                    std::string_view ns, std::string_view name, bool status,
+                                    const WriteOptions& opts);
   ApiOr<Written> DeleteImpl(std::string_view ns, std::string_view name, const DeleteOptions& opts);
   ApiOr<T> DecodeBody(const api::Json& body, const WriteOptions& opts,
                       std::vector<std::string>* warnings);
