@@ -69,16 +69,24 @@ StatusOr<T> Controller::WriteParts(const T& current, const T& next, bool main, b
 }
 
 void Controller::StoreVolume(const PersistentVolume& volume) {
-  auto cur = volumes_.Get(volume.metadata.name);
-  if (cur && Version(cur->metadata) > Version(volume.metadata)) return;  // older than ours
-  volumes_.Upsert(std::make_shared<const PersistentVolume>(volume));
+  StoreVolume(std::make_shared<const PersistentVolume>(volume));
+}
+
+void Controller::StoreVolume(std::shared_ptr<const PersistentVolume> volume) {
+  auto cur = volumes_.Get(volume->metadata.name);
+  if (cur && Version(cur->metadata) > Version(volume->metadata)) return;  // older than ours
+  volumes_.Upsert(std::move(volume));
 }
 
 void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
+  StoreClaim(std::make_shared<const PersistentVolumeClaim>(claim));
+}
+
+void Controller::StoreClaim(ClaimPtr claim) {
   std::lock_guard lock(mu_);
-  auto& slot = claims_[client::KeyOf(claim)];
-  if (slot && Version(slot->metadata) > Version(claim.metadata)) return;
-  slot = std::make_shared<const PersistentVolumeClaim>(claim);
+  auto& slot = claims_[client::KeyOf(*claim)];
+  if (slot && Version(slot->metadata) > Version(claim->metadata)) return;
+  slot = std::move(claim);
 }
 
 void Controller::StoreClass(const api::StorageClass& cls) {
@@ -648,9 +656,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
 
   volume_informer_->AddHandlers(
-      {.on_add = [this](const auto& v) { StoreVolume(*v); volume_queue_->Add(v->metadata.name); },
+      {.on_add = [this](const auto& v) { StoreVolume(v); volume_queue_->Add(v->metadata.name); },
        .on_update = [this](const auto&, const auto& v) {
-         StoreVolume(*v);
+         StoreVolume(v);
          volume_queue_->Add(v->metadata.name);
        },
        .on_delete = [this](const auto& v) {
@@ -659,9 +667,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
          if (v->spec.claim_ref) claim_queue_->Add(ClaimRefKey(*v));
        }});
   claim_informer_->AddHandlers(
-      {.on_add = [this](const auto& c) { StoreClaim(*c); claim_queue_->Add(client::KeyOf(*c)); },
+      {.on_add = [this](const auto& c) { StoreClaim(c); claim_queue_->Add(client::KeyOf(*c)); },
        .on_update = [this](const auto&, const auto& c) {
-         StoreClaim(*c);
+         StoreClaim(c);
          claim_queue_->Add(client::KeyOf(*c));
        },
        .on_delete = [this](const auto& c) {

@@ -74,6 +74,9 @@ class Controller {
   // The controller's view, filled by the informers once started; tests fill it directly.
   void StoreVolume(const api::PersistentVolume& volume);
   void StoreClaim(const api::PersistentVolumeClaim& claim);
+  // The informers' objects, shared rather than copied (they never change).
+  void StoreVolume(std::shared_ptr<const api::PersistentVolume> volume);
+  void StoreClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim);
   void StoreClass(const api::StorageClass& cls);
   void StorePod(const api::Pod& pod);
   void ForgetVolume(const std::string& name);
