@@ -279,14 +279,11 @@ ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts
   const auto& k = info();
   if (!body.is_object()) return BadRequest("the request body must be a JSON object");
   // The kind first: a body of another kind would mostly fail to decode, less clearly.
-  T named;
-  auto av = body.find("apiVersion");
-  if (av != body.end() && av->is_string()) named.api_version = av->get<std::string>();
-  auto kd = body.find("kind");
-  if (kd != body.end() && kd->is_string()) named.kind = kd->get<std::string>();
-  if (auto checked = CheckBody(std::move(named), opts, nullptr); !checked.ok()) {
-    return checked.error();
-  }
+  auto text = [&](const char* key) {
+    auto it = body.find(key);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (auto err = CheckKind(text("apiVersion"), text("kind"))) return *err;
   api::FieldErrors errs;
   T obj = api::DecodeStruct<T>(body, &errs);
   if (!errs.empty()) {
@@ -308,17 +305,24 @@ ApiOr<T> Registry<T>::DecodeBodyText(std::string_view body, const WriteOptions& 
 }
 
 template <class T>
-ApiOr<T> Registry<T>::CheckBody(T obj, const WriteOptions& opts,
-                                std::vector<std::string>* warnings) {
+std::optional<ApiError> Registry<T>::CheckKind(const std::string& api_version,
+                                               const std::string& kind) {
   const auto& k = info();
-  if (!obj.api_version.empty() && obj.api_version != k.ApiVersion()) {
-    return BadRequest("the API version in the data (" + obj.api_version +
+  if (!api_version.empty() && api_version != k.ApiVersion()) {
+    return BadRequest("the API version in the data (" + api_version +
                       ") does not match the expected API version (" + k.ApiVersion() + ")");
   }
-  if (!obj.kind.empty() && obj.kind != k.kind) {
-    return BadRequest("the kind in the data (" + obj.kind + ") does not match the expected kind (" +
+  if (!kind.empty() && kind != k.kind) {
+    return BadRequest("the kind in the data (" + kind + ") does not match the expected kind (" +
                       std::string(k.kind) + ")");
   }
+  return std::nullopt;
+}
+
+template <class T>
+ApiOr<T> Registry<T>::CheckBody(T obj, const WriteOptions& opts,
+                                std::vector<std::string>* warnings) {
+  if (auto err = CheckKind(obj.api_version, obj.kind)) return *err;
   // metadata is modelled completely: an unknown field there is a mistake.
   if (obj.metadata.unknown_fields.is_object()) {
     for (auto it = obj.metadata.unknown_fields.begin(); it != obj.metadata.unknown_fields.end();) {

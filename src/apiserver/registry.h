@@ -108,8 +108,10 @@ class Registry final : public Resource {
   ApiOr<T> DecodeBodyText(std::string_view body, const WriteOptions& opts,
                           std::vector<std::string>* warnings);
   // What every body goes through once decoded: the apiVersion and kind it names, if any,
-  // must be this kind's; unknown metadata fields are dropped (with a warning) or refused.
+  // must be this kind's (CheckKind); unknown metadata fields are dropped (with a warning) or
+  // refused.
   ApiOr<T> CheckBody(T obj, const WriteOptions& opts, std::vector<std::string>* warnings);
+  std::optional<ApiError> CheckKind(const std::string& api_version, const std::string& kind);
   ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
   std::string Encode(T& obj);
   // Remembers the typed object a stored value holds, so that readers of that value (the next

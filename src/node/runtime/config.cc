@@ -41,48 +41,35 @@ std::string ExpandVars(std::string_view in, const std::map<std::string, std::str
 
 namespace {
 
-StatusOr<std::string> ConfigMapValue(const api::Pod& pod, const api::ConfigMapKeySelector& ref,
-                                     volume::Host& host, bool* skip) {
+// The value of a key of a ConfigMap or Secret (`object`, as read), as kubelet resolves an env
+// var's configMapKeyRef or secretKeyRef: a missing object or key of an optional ref sets
+// `skip` instead of failing.
+template <class Object, class Ref>
+StatusOr<std::string> KeyRefValue(const api::Pod& pod, const Ref& ref,
+                                  const StatusOr<Object>& object, std::string_view kind,
+                                  bool* skip) {
   const bool optional = ref.optional.value_or(false);
-  auto cm = host.GetConfigMap(pod.metadata.namespace_, ref.name);
-  if (!cm.ok()) {
-    if (cm.status().code() == StatusCode::kNotFound && optional) {
+  if (!object.ok()) {
+    if (object.status().code() == StatusCode::kNotFound && optional) {
       *skip = true;
       return std::string();
     }
-    return cm.status();
+    return object.status();
   }
-  if (auto it = cm->data.find(ref.key); it != cm->data.end()) return it->second;
-  if (optional) {
-    *skip = true;
-    return std::string();
-  }
-  return InvalidArgumentError("couldn't find key " + ref.key + " in ConfigMap " +
-                              pod.metadata.namespace_ + "/" + ref.name);
-}
-
-StatusOr<std::string> SecretValue(const api::Pod& pod, const api::SecretKeySelector& ref,
-                                  volume::Host& host, bool* skip) {
-  const bool optional = ref.optional.value_or(false);
-  auto secret = host.GetSecret(pod.metadata.namespace_, ref.name);
-  if (!secret.ok()) {
-    if (secret.status().code() == StatusCode::kNotFound && optional) {
-      *skip = true;
-      return std::string();
+  if (auto it = object->data.find(ref.key); it != object->data.end()) {
+    if constexpr (std::is_same_v<Object, api::Secret>) {
+      auto raw = Base64Decode(it->second);
+      if (!raw) return InvalidArgumentError("secret " + ref.name + " key " + ref.key + ": not base64");
+      return *raw;
+    } else {
+      return it->second;
     }
-    return secret.status();
-  }
-  if (auto it = secret->data.find(ref.key); it != secret->data.end()) {
-    auto raw = Base64Decode(it->second);
-    if (!raw)
-      return InvalidArgumentError("secret " + ref.name + " key " + ref.key + ": not base64");
-    return *raw;
   }
   if (optional) {
     *skip = true;
     return std::string();
   }
-  return InvalidArgumentError("couldn't find key " + ref.key + " in Secret " +
+  return InvalidArgumentError("couldn't find key " + ref.key + " in " + std::string(kind) + " " +
                               pod.metadata.namespace_ + "/" + ref.name);
 }
 
@@ -106,9 +93,15 @@ StatusOr<std::vector<std::string>> ContainerEnv(const api::Pod& pod, const api::
       KVOL_ASSIGN_OR_RETURN(value,
                             volume::util::ContainerResourceValue(pod, ref, host.NodeAllocatable()));
     } else if (from.config_map_key_ref) {
-      KVOL_ASSIGN_OR_RETURN(value, ConfigMapValue(pod, *from.config_map_key_ref, host, &skip));
+      const auto& ref = *from.config_map_key_ref;
+      KVOL_ASSIGN_OR_RETURN(
+          value, KeyRefValue(pod, ref, host.GetConfigMap(pod.metadata.namespace_, ref.name),
+                             "ConfigMap", &skip));
     } else if (from.secret_key_ref) {
-      KVOL_ASSIGN_OR_RETURN(value, SecretValue(pod, *from.secret_key_ref, host, &skip));
+      const auto& ref = *from.secret_key_ref;
+      KVOL_ASSIGN_OR_RETURN(
+          value, KeyRefValue(pod, ref, host.GetSecret(pod.metadata.namespace_, ref.name), "Secret",
+                             &skip));
     }
     if (skip) continue;
     vars[e.name] = value;
