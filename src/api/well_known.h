@@ -29,4 +29,8 @@ inline constexpr std::string_view kAnnSelectedNode = "volume.kubernetes.io/selec
 // The class before spec.storageClassName existed; still honoured when the field is unset.
 inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes.io/storage-class";
 
+// Node: the SHA-256 (hex) of the certificate the node's agent serves logs and exec with, which
+// the API server pins when it dials the agent (set by the agent itself).
+inline constexpr std::string_view kAnnAgentCertificateSha256 = "kvol.io/agent-certificate-sha256";
+
 }  // namespace kvol::api

@@ -14,6 +14,8 @@
 #include <condition_variable>
 #include <set>
 
+#include "apiserver/tls_stream.h"
+
 namespace kvol::apiserver {
 
 namespace net = boost::asio;
@@ -39,43 +41,7 @@ std::string UrlDecode(std::string_view s) {
 
 namespace {
 
-using SslStream = beast::ssl_stream<beast::tcp_stream>;
-
 beast::string_view Sv(std::string_view s) { return beast::string_view(s.data(), s.size()); }
-
-class Upgraded final : public UpgradedConnection {
- public:
-  Upgraded(SslStream& stream, beast::flat_buffer& buffer) : stream_(stream), buffer_(buffer) {}
-  int fd() const override {
-    return const_cast<SslStream&>(stream_).next_layer().socket().native_handle();
-  }
-  bool Buffered() const override {
-    return buffer_.size() > 0 || SSL_pending(const_cast<SslStream&>(stream_).native_handle()) > 0;
-  }
-  bool ReadSome(std::string* out) override {
-    out->clear();
-    if (buffer_.size() > 0) {  // read past the request before the upgrade
-      out->assign(static_cast<const char*>(buffer_.data().data()), buffer_.size());
-      buffer_.consume(buffer_.size());
-      return true;
-    }
-    char buf[16 * 1024];
-    beast::error_code ec;
-    const size_t n = stream_.read_some(net::buffer(buf, sizeof buf), ec);
-    if (ec || n == 0) return false;
-    out->assign(buf, n);
-    return true;
-  }
-  bool Write(std::string_view data) override {
-    beast::error_code ec;
-    net::write(stream_, net::const_buffer(data.data(), data.size()), ec);
-    return !ec;
-  }
-
- private:
-  SslStream& stream_;
-  beast::flat_buffer& buffer_;
-};
 
 class ConnectionWriter final : public ResponseWriter {
  public:
@@ -97,7 +63,7 @@ class ConnectionWriter final : public ResponseWriter {
     upgraded_ = true;
     ok_ = !ec;
     if (!ok_) return nullptr;
-    return std::make_unique<Upgraded>(stream_, buffer_);
+    return std::make_unique<UpgradedStream>(stream_, buffer_);
   }
 
   bool Send(int status, std::string_view content_type, std::string_view body,

@@ -34,7 +34,8 @@ struct PodLogOptions {
 class LogStream {
  public:
   virtual ~LogStream() = default;
-  // The next chunk, waiting for one while following. False at the end.
+  // The next chunk, waiting for one while following (an empty chunk now and then while none
+  // comes). False at the end.
   virtual bool Next(std::string* chunk) = 0;
 };
 

@@ -1,14 +1,13 @@
 // Routing and verbs of the HTTP API.
 #include "apiserver/rest.h"
 
-#include <poll.h>
-
 #include "api/protobuf.h"
 #include "apiserver/binding.h"
 #include "apiserver/discovery.h"
+#include "apiserver/node_client.h"
 #include "apiserver/openapi.h"
+#include "apiserver/streaming.h"
 #include "apiserver/tables.h"
-#include "apiserver/websocket.h"
 #include "base/strings.h"
 
 namespace kvol::apiserver {
@@ -33,8 +32,6 @@ void SendJson(ResponseWriter& w, int code, const std::string& body,
   }
   w.Send(code, kJson, body, headers);
 }
-
-void SendError(ResponseWriter& w, const ApiError& e) { SendJson(w, e.code, e.ToJson()); }
 
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> out;
@@ -393,9 +390,8 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
   SendError(w, MethodNotAllowed());
 }
 
-ApiOr<std::pair<api::Pod, NodeConnection*>> RestHandler::PodOnNode(const std::string& ns,
-                                                                    const std::string& name,
-                                                                    std::string& container) {
+ApiOr<RestHandler::PodNode> RestHandler::PodOnNode(const std::string& ns, const std::string& name,
+                                                  std::string& container) {
   auto pod = api_.registry<api::Pod>().Get(ns, name);
   if (!pod.ok()) return pod.error();
   const auto& spec = pod->spec;
@@ -425,152 +421,48 @@ ApiOr<std::pair<api::Pod, NodeConnection*>> RestHandler::PodOnNode(const std::st
     return BadRequest("container " + container + " is not valid for pod " + name);
   }
   if (spec.node_name.empty()) return BadRequest("pod " + name + " does not have a host assigned");
-  NodeConnection* node = opts_.nodes ? opts_.nodes->Find(spec.node_name) : nullptr;
-  if (!node) {
-    return Unavailable("the node agent of node \"" + spec.node_name +
-                       "\" is not connected to this server (only the server's own node serves "
-                       "logs and exec)");
+  PodNode out;
+  out.node = opts_.nodes ? opts_.nodes->Find(spec.node_name) : nullptr;
+  if (!out.node) {
+    // An agent elsewhere: dialled at the endpoint its Node publishes.
+    auto node = api_.registry<api::Node>().Get("", spec.node_name);
+    if (!node.ok()) {
+      if (node.error().code == 404) {
+        return Unavailable("node \"" + spec.node_name + "\" of pod " + name + " does not exist");
+      }
+      return node.error();
+    }
+    auto endpoint = NodeEndpointOf(*node);
+    if (!endpoint.ok()) return endpoint.error();
+    out.remote = std::make_unique<RemoteNodeConnection>(*std::move(endpoint), opts_.token);
+    out.node = out.remote.get();
   }
-  return std::make_pair(*std::move(pod), node);
+  out.pod = *std::move(pod);
+  return out;
 }
 
 void RestHandler::PodLog(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
                          const std::string& name) {
-  PodLogOptions lo;
-  lo.container = req.Query("container");
-  lo.follow = Truthy(req.Query("follow"));
-  lo.previous = Truthy(req.Query("previous"));
-  for (auto [key, field] : {std::pair{"tailLines", &lo.tail_lines},
-                            std::pair{"limitBytes", &lo.limit_bytes}}) {
-    if (!req.HasQuery(key)) continue;
-    int64_t n = 0;
-    if (!ParseInt64(req.Query(key), &n) || n < 0) {
-      return SendError(w, BadRequest(std::string(key) + ": Invalid value: \"" + req.Query(key) +
-                                     "\": must be greater than or equal to 0"));
-    }
-    *field = n;
-  }
-  auto target = PodOnNode(ns, name, lo.container);
+  auto lo = LogOptionsOf(req);
+  if (!lo.ok()) return SendError(w, lo.error());
+  auto target = PodOnNode(ns, name, lo->container);
   if (!target.ok()) return SendError(w, target.error());
-  auto& [pod, node] = *target;
-  auto stream = node->Logs(pod, lo);
+  auto stream = target->node->Logs(target->pod, *lo);
   if (!stream.ok()) return SendError(w, stream.error());
-  if (!w.StartStream(200, "text/plain")) return;
-  std::string chunk;
-  while (!w.Stopping() && (*stream)->Next(&chunk)) {
-    if (!w.WriteChunk(chunk)) return;
-  }
-  w.EndStream();
+  ServeLog(w, **stream);
 }
 
 void RestHandler::PodExec(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
                           const std::string& name) {
-  ExecOptions eo;
-  eo.container = req.Query("container");
-  eo.command = req.QueryAll("command");
-  eo.stdin = Truthy(req.Query("stdin"));
-  eo.tty = Truthy(req.Query("tty"));
-  const bool want_stdout = !req.HasQuery("stdout") || Truthy(req.Query("stdout"));
-  const bool want_stderr = !req.HasQuery("stderr") || Truthy(req.Query("stderr"));
-  if (eo.command.empty()) return SendError(w, BadRequest("you must specify at least 1 command"));
-  auto target = PodOnNode(ns, name, eo.container);
+  auto er = ExecRequestOf(req);
+  if (!er.ok()) return SendError(w, er.error());
+  auto target = PodOnNode(ns, name, er->options.container);
   if (!target.ok()) return SendError(w, target.error());
-  std::string upgrade = req.Header("upgrade");
-  for (char& c : upgrade) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (upgrade != "websocket" || req.Header("sec-websocket-key").empty()) {
-    return SendError(w, BadRequest("Upgrade request required (WebSocket: v5.channel.k8s.io or "
-                                   "v4.channel.k8s.io)"));
-  }
-  // The newest channel protocol both sides speak.
-  std::string protocol;
-  const std::string offered = req.Header("sec-websocket-protocol");
-  std::vector<std::string> offers;
-  for (size_t start = 0; start <= offered.size();) {
-    size_t end = offered.find(',', start);
-    if (end == std::string::npos) end = offered.size();
-    std::string o = offered.substr(start, end - start);
-    o.erase(0, o.find_first_not_of(' '));
-    o.erase(o.find_last_not_of(' ') + 1);
-    offers.push_back(std::move(o));
-    start = end + 1;
-  }
-  for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"}) {
-    if (protocol.empty() && std::find(offers.begin(), offers.end(), p) != offers.end()) {
-      protocol = p;
-    }
-  }
-  if (protocol.empty()) {
-    return SendError(w, BadRequest("no supported WebSocket subprotocol in \"" + offered +
-                                   "\" (v5.channel.k8s.io, v4.channel.k8s.io)"));
-  }
-  auto& [pod, node] = *target;
-  auto process = node->Exec(pod, eo);
+  auto protocol = ExecProtocolOf(req);
+  if (!protocol.ok()) return SendError(w, protocol.error());
+  auto process = target->node->Exec(target->pod, er->options);
   if (!process.ok()) return SendError(w, process.error());
-  ExecProcess& proc = **process;
-  auto conn = w.Upgrade({{"Upgrade", "websocket"},
-                         {"Connection", "Upgrade"},
-                         {"Sec-WebSocket-Accept", WebSocketAccept(req.Header("sec-websocket-key"))},
-                         {"Sec-WebSocket-Protocol", protocol}});
-  if (!conn) return proc.Kill();
-  WebSocket ws(*conn);
-  std::optional<int> exit_code;
-  std::vector<std::pair<int, std::string>> output;
-  std::vector<std::string> messages;
-  while (!exit_code && !w.Stopping()) {
-    pollfd fds[2] = {{conn->fd(), POLLIN, 0}, {proc.fd(), POLLIN, 0}};
-    if (!conn->Buffered()) poll(fds, 2, 1000);
-    if (conn->Buffered() || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      messages.clear();
-      const bool open = ws.Receive(&messages);
-      for (const auto& m : messages) {
-        if (m.empty()) continue;
-        const auto channel = static_cast<unsigned char>(m[0]);
-        const std::string_view data = std::string_view(m).substr(1);
-        if (channel == 0) {
-          proc.WriteStdin(data);
-        } else if (channel == 4) {  // {"Width":80,"Height":24}
-          auto size = api::ParseJson(data);
-          if (size.ok() && size->is_object()) {
-            proc.Resize(size->value("Width", uint16_t{80}), size->value("Height", uint16_t{24}));
-          }
-        } else if (channel == 255 && data.size() == 1 && data[0] == 0) {  // v5: stdin closed
-          proc.CloseStdin();
-        }
-      }
-      if (!open) {  // the client left: so does its process
-        proc.Kill();
-        return;
-      }
-    }
-    exit_code = proc.Collect(&output);
-    for (const auto& [stream, data] : output) {
-      if ((stream == 1 && !want_stdout) || (stream == 2 && !want_stderr)) continue;
-      if (!ws.SendBinary(std::string(1, static_cast<char>(stream)) + data)) {
-        proc.Kill();
-        return;
-      }
-    }
-  }
-  if (!exit_code) {
-    proc.Kill();
-    return;
-  }
-  // The outcome on the error channel, as kubelet reports it.
-  std::string status = R"({"metadata":{},"status":"Success"})";
-  if (*exit_code != 0) {
-    std::string cmd;
-    for (const auto& c : eo.command) cmd += (cmd.empty() ? "" : " ") + c;
-    const std::string code = std::to_string(*exit_code);
-    Json st = {{"metadata", Json::object()},
-               {"status", "Failure"},
-               {"message", "command terminated with non-zero exit code: error executing command [" +
-                               cmd + "], exit code " + code},
-               {"reason", "NonZeroExitCode"},
-               {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", code}}}}}}};
-    status = api::DumpJson(st);
-  }
-  ws.SendBinary(std::string(1, '\x03') + status);
-  ws.Close();
+  ServeExec(req, w, *er, *protocol, **process);
 }
 
 void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res,

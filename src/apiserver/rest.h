@@ -2,6 +2,7 @@
 // (JSON or Table), watch streams, discovery and OpenAPI.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -13,11 +14,13 @@
 namespace kvol::apiserver {
 
 struct RestOptions {
-  std::string token;           // the bearer token every request except health checks needs
+  std::string token;  // the bearer token every request except health checks needs; also the
+                      // one remote node agents take from the server
   std::string server_address;  // host:port, for /api
   std::chrono::seconds max_watch{1800};
   std::chrono::seconds bookmark_interval{60};
-  // Where pods' logs and exec go; null when no node agent is reachable.
+  // The node agents in this process, for pods' logs and exec; others are dialled at the
+  // endpoint their Node publishes.
   NodeConnections* nodes = nullptr;
 };
 
@@ -41,11 +44,16 @@ class RestHandler {
   // GET .../pods/NAME/exec, upgraded to WebSocket (v5.channel.k8s.io or v4.channel.k8s.io).
   void PodExec(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
                const std::string& name);
-  // The pod and the connection to its node, for log and exec; `container` resolved (the only
-  // one, or the default-container annotation's) and checked.
-  ApiOr<std::pair<api::Pod, NodeConnection*>> PodOnNode(const std::string& ns,
-                                                        const std::string& name,
-                                                        std::string& container);
+  // The pod and the connection to its node, for log and exec: the one registered for the
+  // node (the agent in this process), else one to the endpoint the Node publishes.
+  struct PodNode {
+    api::Pod pod;
+    NodeConnection* node = nullptr;
+    std::unique_ptr<NodeConnection> remote;  // owns `node` when it is a remote agent
+  };
+  // `container` resolved (the only one, or the default-container annotation's) and checked.
+  ApiOr<PodNode> PodOnNode(const std::string& ns, const std::string& name,
+                           std::string& container);
 
   Api& api_;
   RestOptions opts_;

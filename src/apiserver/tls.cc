@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -210,6 +211,29 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
   KVOL_RETURN_IF_ERROR(WriteFile(pki / "server.key", files.server_key_pem, 0600));
   KVOL_RETURN_IF_ERROR(WriteFile(pki / "server.crt", files.server_cert_pem, 0644));
   return files;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+StatusOr<std::string> CertificateSha256(std::string_view cert_pem) {
+  X509Ptr cert = ParseCert(std::string(cert_pem));
+  if (!cert) return InvalidArgumentError("not a PEM certificate");
+  unsigned char* der = nullptr;
+  const int n = i2d_X509(cert.get(), &der);
+  if (n <= 0) return InternalError("cannot encode the certificate");
+  std::string out = Sha256Hex(std::string_view(reinterpret_cast<const char*>(der), n));
+  OPENSSL_free(der);
+  return out;
 }
 
 StatusOr<std::string> EnsureAdminToken(const std::string& dir) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -20,6 +21,11 @@ struct TlsFiles {
 // certificate is (re)issued when it does not cover every name in `hosts` (IP addresses or DNS
 // names) or expires within 30 days. Keys are ECDSA P-256, files mode 0600 (certificates 0644).
 StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::string>& hosts);
+
+// The SHA-256 of a certificate's DER encoding, in lower-case hex: how a node agent's
+// self-signed certificate is published and pinned.
+StatusOr<std::string> CertificateSha256(std::string_view cert_pem);
+std::string Sha256Hex(std::string_view bytes);
 
 // The admin token in <dir>/token (mode 0600), created with 256 random bits if absent.
 StatusOr<std::string> EnsureAdminToken(const std::string& dir);

@@ -1,6 +1,8 @@
-// WebSocket framing: parse what arrived, answer control frames, write unmasked frames.
+// WebSocket framing: parse what arrived, answer control frames, write frames (masked when
+// sent by the client side).
 #include "apiserver/websocket.h"
 
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include "base/strings.h"
@@ -14,22 +16,39 @@ std::string WebSocketAccept(std::string_view key) {
   return Base64Encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
+std::string WebSocketKey() {
+  unsigned char raw[16];
+  RAND_bytes(raw, sizeof raw);
+  return Base64Encode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+}
+
 bool WebSocket::SendFrame(uint8_t opcode, std::string_view payload) {
+  const bool mask = side_ == Side::kClient;
+  const char mask_bit = mask ? static_cast<char>(0x80) : 0;
   std::string frame;
-  frame.reserve(payload.size() + 10);
+  frame.reserve(payload.size() + 14);
   frame += static_cast<char>(0x80 | opcode);  // FIN
   const uint64_t n = payload.size();
   if (n < 126) {
-    frame += static_cast<char>(n);
+    frame += static_cast<char>(mask_bit | static_cast<char>(n));
   } else if (n <= 0xFFFF) {
-    frame += static_cast<char>(126);
+    frame += static_cast<char>(mask_bit | 126);
     frame += static_cast<char>(n >> 8);
     frame += static_cast<char>(n & 0xFF);
   } else {
-    frame += static_cast<char>(127);
+    frame += static_cast<char>(mask_bit | 127);
     for (int shift = 56; shift >= 0; shift -= 8) frame += static_cast<char>((n >> shift) & 0xFF);
   }
+  if (!mask) {
+    frame.append(payload);
+    return conn_.Write(frame);
+  }
+  unsigned char key[4];
+  RAND_bytes(key, sizeof key);
+  frame.append(reinterpret_cast<const char*>(key), sizeof key);
+  const size_t at = frame.size();
   frame.append(payload);
+  for (size_t i = 0; i < payload.size(); ++i) frame[at + i] ^= static_cast<char>(key[i % 4]);
   return conn_.Write(frame);
 }
 

@@ -22,6 +22,9 @@ size_t FirstInvalidUtf8(std::string_view s);
 // The 1-based line and column of byte `offset` in `text`.
 void LineColumn(std::string_view text, size_t offset, int* line, int* column);
 
+// Percent-encodes a URL path segment or query value (RFC 3986 unreserved characters stay).
+std::string QueryEscape(std::string_view s);
+
 // Standard base64 with padding (RFC 4648), as Go's base64.StdEncoding writes it.
 std::string Base64Encode(std::string_view data);
 // Decodes standard padded base64 as Go decodes []byte fields: '\r' and '\n' are skipped, any

@@ -65,7 +65,4 @@ class HttpTransport {
   std::vector<std::unique_ptr<Connection>> idle_;
 };
 
-// Percent-encodes a query value (RFC 3986 unreserved characters stay).
-std::string QueryEscape(std::string_view s);
-
 }  // namespace kvol::client

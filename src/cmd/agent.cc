@@ -7,9 +7,12 @@
 
 #include "base/log.h"
 #include "client/http.h"
+#include "cmd/agent_server.h"
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
+#include "cmd/node_connection.h"
 #include "node/runtime/container.h"
+#include "os/machine.h"
 
 namespace kvol::cmd {
 
@@ -43,21 +46,43 @@ int RunAgent(const AgentCommandOptions& opts) {
     }
   }
   const std::string server = cfg.server;
+  const std::string token = cfg.token;
   auto client = client::HttpClient::Create(std::move(cfg));
   if (!client.ok()) {
     log::Error(client.status().message());
     return 1;
   }
-  auto agent = StartNodeAgent(**client, opts.node, opts.data_dir);
+  const std::string root_dir = AgentRootDir(opts.node, opts.data_dir);
+  AgentServerOptions so;
+  so.address = opts.address;
+  so.port = opts.port;
+  so.pki_parent = root_dir;
+  so.hosts = {opts.node.node_name.empty() ? Hostname() : opts.node.node_name,
+              opts.node.node_ip.empty() ? os::ReadMachineInfo(root_dir).address
+                                        : opts.node.node_ip};
+  so.token = token;
+  auto served = AgentServer::Start(so);
+  if (!served.ok()) {
+    log::Error(served.status().Annotate("serving logs and exec").message());
+    return 1;
+  }
+  if (token.empty()) log::Warn("agent: no bearer token, so logs and exec are refused to all");
+  const AgentEndpoint endpoint{(*served)->port(), (*served)->certificate_sha256()};
+  auto agent = StartNodeAgent(**client, opts.node, opts.data_dir, nullptr, &endpoint);
   if (!agent.ok()) {
     log::Error(agent.status().message());
     return 1;
   }
+  LocalNodeConnection local(*agent->agent, agent->kvol_binary);
+  (*served)->Serve(&local);
   log::Info("agent: node " + agent->agent->node_name() + " on API server " + server +
-            ", volumes under " +
-            (opts.node.root_dir.empty() ? opts.data_dir + "/agent" : opts.node.root_dir));
+            ", volumes under " + root_dir);
+  log::Info("agent: logs and exec served on " + opts.address + ":" +
+            std::to_string(endpoint.port) + ", certificate SHA-256 " +
+            endpoint.certificate_sha256);
   log::Info("kvol agent is ready");
   WaitForSignal();
+  (*served)->Stop();
   agent->agent->Stop();
   log::Info("stopped");
   return 0;

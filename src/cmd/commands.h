@@ -26,6 +26,7 @@ struct NodeAgentOptions {
   std::string node_name;    // default: the hostname
   std::string root_dir;     // default: <data-dir>/agent
   std::string node_labels;  // "k=v,k2=v2", added to the node's well-known labels
+  std::string node_ip;      // default: the machine's first non-loopback IPv4 address
 };
 
 struct ServerOptions {
@@ -46,6 +47,8 @@ struct AgentCommandOptions {
   bool insecure_skip_tls_verify = false;
   std::string data_dir = "/var/lib/kvol";  // root dir default: <data-dir>/agent
   NodeAgentOptions node;
+  std::string address = "0.0.0.0";  // where logs and exec are served to the API server
+  int port = 10250;
 };
 
 struct ControllerManagerOptions {

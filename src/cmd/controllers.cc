@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "api/well_known.h"
 #include "base/log.h"
 #include "volume/plugins/plugins.h"
 
@@ -40,14 +41,25 @@ StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text
 
 }  // namespace
 
+std::string AgentRootDir(const NodeAgentOptions& opts, const std::string& default_dir) {
+  return opts.root_dir.empty() ? default_dir + "/agent" : opts.root_dir;
+}
+
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
                                       const std::string& default_dir,
-                                      volume::PluginManager* plugins) {
+                                      volume::PluginManager* plugins,
+                                      const AgentEndpoint* endpoint) {
   node::AgentOptions ao;
   ao.plugins = plugins;
   ao.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
-  ao.root_dir = opts.root_dir.empty() ? default_dir + "/agent" : opts.root_dir;
+  ao.root_dir = AgentRootDir(opts, default_dir);
   ao.version = kVersion;
+  ao.node_ip = opts.node_ip;
+  if (endpoint) {
+    ao.daemon_port = endpoint->port;
+    ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =
+        endpoint->certificate_sha256;
+  }
   KVOL_ASSIGN_OR_RETURN(ao.node_labels, ParseLabels(opts.node_labels));
   std::error_code ec;
   std::filesystem::create_directories(ao.root_dir, ec);

@@ -35,13 +35,23 @@ struct RunningAgent {
   std::string kvol_binary;  // this binary: containers are started and joined with it
 };
 
+// Where the agent serves logs and exec, published on its Node.
+struct AgentEndpoint {
+  int port = 0;
+  std::string certificate_sha256;
+};
+
+// The agent's root directory: from the flags, default `default_dir`/agent.
+std::string AgentRootDir(const NodeAgentOptions& opts, const std::string& default_dir);
+
 // Starts the node agent on `client`: node name from the flags (default the hostname), root
-// directory from the flags (default `default_dir`/agent).
+// directory AgentRootDir.
 // Its plugins are registered with `plugins` when given (shared with the process's
-// controllers), else with the agent's own manager.
+// controllers), else with the agent's own manager. `endpoint`, when given, is published.
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
                                       const std::string& default_dir,
-                                      volume::PluginManager* plugins = nullptr);
+                                      volume::PluginManager* plugins = nullptr,
+                                      const AgentEndpoint* endpoint = nullptr);
 
 // The machine's hostname, or "kvol".
 std::string Hostname();

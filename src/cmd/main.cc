@@ -28,6 +28,9 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "(default: DATA_DIR/agent).");
   app->add_option("--node-labels", o.node_labels,
                   "Labels for this machine's Node, KEY=VALUE[,KEY=VALUE...].");
+  app->add_option("--node-ip", o.node_ip,
+                  "This machine's address on its Node (InternalIP, pods' hostIP; default: the "
+                  "first non-loopback IPv4 address).");
 }
 
 }  // namespace
@@ -104,6 +107,12 @@ int main(int argc, char** argv) {
   a->add_option("--node-name", agent.node.node_name,
                 "This machine's node name (default: the hostname).");
   AddNodeAgentOptions(a, agent.node);
+  a->add_option("--address", agent.address,
+                "The address to serve pods' logs and exec to the API server on.")
+      ->capture_default_str();
+  a->add_option("--port", agent.port,
+                "The port to serve them on (0: any free port; the Node publishes it).")
+      ->capture_default_str();
 
   // Internal: the first process of a container, started by the node agent (not for users).
   std::string container_spec;

@@ -217,7 +217,7 @@ int RunServer(const ServerOptions& opts) {
     local_node = std::make_unique<LocalNodeConnection>(*agent->agent, agent->kvol_binary);
     nodes.Register(agent->agent->node_name(), local_node.get());
     log::Info("agent: node " + agent->agent->node_name() + " registered, pods' volumes under " +
-              (no.root_dir.empty() ? dir + "/agent" : no.root_dir));
+              AgentRootDir(no, dir));
   } else {
     log::Info("agent: not run here (--no-agent)");
   }

@@ -66,6 +66,12 @@ api::ResourceList Allocatable(const os::MachineInfo& m) {
           {"ephemeral-storage", api::Quantity::FromUnits(m.disk_bytes)}};
 }
 
+os::MachineInfo MachineOf(const AgentOptions& o) {
+  os::MachineInfo m = os::ReadMachineInfo(o.root_dir);
+  if (!o.node_ip.empty()) m.address = o.node_ip;
+  return m;
+}
+
 }  // namespace
 
 Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter, os::Exec& exec,
@@ -73,7 +79,7 @@ Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter,
     : client_(client),
       options_(std::move(options)),
       clock_(clock),
-      machine_(os::ReadMachineInfo(options_.root_dir)),
+      machine_(MachineOf(options_)),
       host_(std::make_unique<AgentHost>(*this, mounter, exec, Allocatable(machine_))),
       plugins_(options_.plugins ? options_.plugins : &own_plugins_) {}
 
@@ -92,6 +98,8 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   so.labels = options_.node_labels;
   so.machine = machine_;
   so.version = options_.version;
+  so.annotations = options_.node_annotations;
+  so.daemon_port = options_.daemon_port;
   status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
   if (Status s = status_->Start(); !s.ok()) return s;
 

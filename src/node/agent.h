@@ -39,6 +39,13 @@ struct AgentOptions {
   // The process's plugin manager, shared with its controllers (`kvol server`); the agent's
   // own when null.
   volume::PluginManager* plugins = nullptr;
+  // The node's InternalIP (pods' hostIP); "" for the machine's first non-loopback address.
+  std::string node_ip;
+  // Where the agent serves logs and exec to the API server, published on its Node: the port
+  // (status.daemonEndpoints.kubeletEndpoint.Port; 0 for none) and annotations (the pinned
+  // certificate's SHA-256).
+  int32_t daemon_port = 0;
+  std::map<std::string, std::string> node_annotations;
 };
 
 class Agent {

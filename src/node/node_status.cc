@@ -25,6 +25,7 @@ api::Node NodeStatusManager::Describe() const {
   api::Node n;
   n.metadata.name = options_.node_name;
   n.metadata.labels = options_.labels;
+  n.metadata.annotations = options_.annotations;
   n.metadata.labels["kubernetes.io/hostname"] = options_.node_name;
   n.metadata.labels["kubernetes.io/os"] = options_.machine.os;
   n.metadata.labels["kubernetes.io/arch"] = options_.machine.arch;
@@ -51,6 +52,9 @@ api::Node NodeStatusManager::Describe() const {
                                    {"kubeProxyVersion", ""},
                                    {"operatingSystem", m.os},
                                    {"architecture", m.arch}};
+  if (options_.daemon_port != 0) {
+    st.unknown_fields["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", options_.daemon_port}}}};
+  }
   std::lock_guard lock(mu_);
   st.volumes_in_use = volumes_in_use_;
   return n;
@@ -125,16 +129,22 @@ Status NodeStatusManager::Register() {
     return OkStatus();
   }
   if (!api::IsAlreadyExists(created.error())) return FromApi(created.error());
-  // The node exists (made by hand, or by an earlier run): add the labels it should carry.
+  // The node exists (made by hand, or by an earlier run): add the labels and annotations it
+  // should carry.
   auto updated = client::Mutate<api::Node>(nodes, "", options_.node_name, [&](api::Node& n) {
     bool changed = false;
-    for (const auto& [k, v] : want.metadata.labels) {
-      auto it = n.metadata.labels.find(k);
-      if (it == n.metadata.labels.end() || it->second != v) {
-        n.metadata.labels[k] = v;
-        changed = true;
+    auto merge = [&](const std::map<std::string, std::string>& want_map,
+                     std::map<std::string, std::string>& have) {
+      for (const auto& [k, v] : want_map) {
+        auto it = have.find(k);
+        if (it == have.end() || it->second != v) {
+          have[k] = v;
+          changed = true;
+        }
       }
-    }
+    };
+    merge(want.metadata.labels, n.metadata.labels);
+    merge(want.metadata.annotations, n.metadata.annotations);
     return changed;
   });
   if (!updated.ok()) return FromApi(updated.error());
@@ -155,6 +165,11 @@ Status NodeStatusManager::WriteStatus() {
         st.volumes_in_use = want.status.volumes_in_use;
         if (!st.unknown_fields.is_object()) st.unknown_fields = api::Json::object();
         st.unknown_fields["nodeInfo"] = want.status.unknown_fields["nodeInfo"];
+        if (want.status.unknown_fields.contains("daemonEndpoints")) {
+          st.unknown_fields["daemonEndpoints"] = want.status.unknown_fields["daemonEndpoints"];
+        } else {
+          st.unknown_fields.erase("daemonEndpoints");
+        }
         api::NodeCondition ready;
         ready.type = "Ready";
         ready.status = "True";

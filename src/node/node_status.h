@@ -25,6 +25,8 @@ struct NodeStatusOptions {
   std::map<std::string, std::string> labels;  // --node-labels, on top of the well-known ones
   os::MachineInfo machine;
   std::string version;  // kvol's, reported as the node's kubelet and runtime version
+  std::map<std::string, std::string> annotations;  // set on the Node (others are left alone)
+  int32_t daemon_port = 0;  // status.daemonEndpoints.kubeletEndpoint.Port, when not 0
   int32_t lease_duration_seconds = 40;
   std::chrono::milliseconds renew_interval{10'000};
   std::chrono::milliseconds status_interval{60'000};  // heartbeat when nothing changed

@@ -80,5 +80,30 @@ TEST_F(NodeStatusTest, AnExistingNodeKeepsItsOwnLabelsAndGetsOurs) {
   EXPECT_TRUE(Stored().spec.unschedulable);
 }
 
+// Where a remote agent serves logs and exec: the port in status.daemonEndpoints, as kubelet
+// reports it, and the certificate's fingerprint as an annotation, on new and existing nodes.
+TEST(NodeStatusEndpointTest, PublishesTheAgentsEndpoint) {
+  for (bool exists : {false, true}) {
+    client::testing::FakeClient api;
+    os::testing::FakeClock clock;
+    if (exists) {
+      api::Node mine;
+      mine.metadata.name = "n1";
+      mine.metadata.annotations = {{"note", "mine"}};
+      api.fake<api::Node>().Seed(mine);
+    }
+    NodeStatusOptions o;
+    o.node_name = "n1";
+    o.daemon_port = 10250;
+    o.annotations = {{"kvol.io/agent-certificate-sha256", "ab12"}};
+    NodeStatusManager manager(api, clock, o);
+    ASSERT_TRUE(manager.SyncOnce().ok());
+    api::Node n = api.fake<api::Node>().Objects().at("n1");
+    EXPECT_EQ(n.metadata.annotations.at("kvol.io/agent-certificate-sha256"), "ab12") << exists;
+    EXPECT_EQ(n.status.unknown_fields["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+    if (exists) EXPECT_EQ(n.metadata.annotations.at("note"), "mine");
+  }
+}
+
 }  // namespace
 }  // namespace kvol::node

@@ -5,7 +5,7 @@
 # memory-backed emptyDirs are real tmpfs mounts; a local PV is a real bind mount; changes to a
 # ConfigMap or a pod's labels reach the files within 2 s; failures are FailedMount events in
 # kubelet's words; deleting a pod unmounts and removes everything; `kvol agent` serves a second
-# node over HTTPS; a server killed with -9 comes back without remounting what is right and
+# node over HTTPS, and kubectl logs and exec reach its pods through the server; a server killed with -9 comes back without remounting what is right and
 # cleans up what no pod needs.
 # Usage: agent_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
@@ -414,7 +414,7 @@ until_true 5 test ! -e "$ROOT/pods/$TMPFS_UID" || fail "tmpfs-pod's directory re
 REMOTE=$WORK/remote
 "$KVOL_BIN" agent --server "$KVOL_URL" --token "$(kvol_token)" \
   --certificate-authority "$KVOL_DIR/pki/ca.crt" --node-name remote-node --root-dir "$REMOTE" \
-  >"$WORK/agent.log" 2>&1 &
+  --address 127.0.0.1 --port 0 --node-ip 127.0.0.1 >"$WORK/agent.log" 2>&1 &
 AGENT_PID=$!
 track "$AGENT_PID"
 until_true 10 grep -q "kvol agent is ready" "$WORK/agent.log" || { fail "kvol agent starts"; cat "$WORK/agent.log"; }
@@ -429,6 +429,10 @@ spec:
   containers:
   - name: c
     image: busybox
+    command: ["sh", "-c", "echo first line; echo second line; until [ -e /tmp/go ]; do sleep 0.1; done; echo after go; exec sleep 1000"]
+    volumeMounts:
+    - name: config
+      mountPath: /etc/config
   volumes:
   - name: shm
     emptyDir:
@@ -441,6 +445,43 @@ until_true 10 volumes_ready remote-pod || fail "remote-pod volumes ready through
 REMOTE_UID=$(uid remote-pod)
 expect_contains "remote agent mounts a tmpfs" "tmpfs" "$(mount_of "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~empty-dir/shm")"
 expect_eq "remote agent writes the ConfigMap" "DEBUG" "$(cat "$REMOTE/pods/$REMOTE_UID/volumes/kubernetes.io~configmap/config/log_level" 2>&1)"
+
+# Logs and exec of a pod on the remote node: the server dials the agent at the port and with
+# the certificate its Node publishes.
+expect_eq "remote node publishes its agent's port" "$(sed -n 's/.*served on 127.0.0.1:\([0-9]*\),.*/\1/p' "$WORK/agent.log")" \
+  "$(kubectl get node remote-node -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}')"
+expect_eq "remote node publishes its agent's certificate" "$(sed -n 's/.*certificate SHA-256 //p' "$WORK/agent.log")" \
+  "$(kubectl get node remote-node -o jsonpath='{.metadata.annotations.kvol\.io/agent-certificate-sha256}')"
+until_true 10 sh -c 'kubectl logs remote-pod 2>/dev/null | grep -q "second line"' || fail "remote-pod's container runs"
+expect_eq "kubectl logs of a remote pod" "$(printf 'first line\nsecond line')" "$(kubectl logs remote-pod 2>&1)"
+expect_eq "kubectl logs --tail of a remote pod" "second line" "$(kubectl logs remote-pod --tail 1 2>&1)"
+expect_contains "kubectl logs --previous of a remote pod: the agent's error" \
+  'previous terminated container "c" in pod "remote-pod" not found' "$(kubectl logs remote-pod --previous 2>&1)"
+out=$(kubectl exec remote-pod -- sh -c 'cat /etc/config/log_level; echo to-stderr >&2; exit 3' 2>"$WORK/exec.err")
+expect_eq "kubectl exec on a remote pod: exit code" "3" "$?"
+expect_eq "kubectl exec on a remote pod: stdout" "DEBUG" "$out"
+expect_contains "kubectl exec on a remote pod: stderr" "to-stderr" "$(cat "$WORK/exec.err")"
+expect_eq "kubectl exec -i on a remote pod: stdin" "through stdin" "$(echo 'through stdin' | kubectl exec -i remote-pod -- cat 2>&1)"
+out=$(printf 'tty\nexit\n' | script -qc "kubectl exec -it remote-pod -- sh" /dev/null)
+expect_contains "kubectl exec -it on a remote pod: a terminal" "/dev/pts/0" "$out"
+kubectl logs -f remote-pod >"$WORK/follow.out" 2>&1 &
+FOLLOW_PID=$!
+track "$FOLLOW_PID"
+until_true 5 grep -q "second line" "$WORK/follow.out" || fail "kubectl logs -f of a remote pod starts"
+kubectl exec remote-pod -- touch /tmp/go
+until_true 5 grep -q "after go" "$WORK/follow.out" || fail "kubectl logs -f of a remote pod follows"
+kill "$FOLLOW_PID" 2>/dev/null
+# Only the API server, with the token the agent uses, is served; only the pinned certificate is
+# accepted.
+AGENT_PORT=$(kubectl get node remote-node -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}')
+expect_contains "the agent refuses requests without its token" '"code":401' \
+  "$(curl -sk "https://127.0.0.1:$AGENT_PORT/containerLogs/default/remote-pod/$REMOTE_UID/c")"
+PIN=$(kubectl get node remote-node -o jsonpath='{.metadata.annotations.kvol\.io/agent-certificate-sha256}')
+kubectl annotate node remote-node --overwrite kvol.io/agent-certificate-sha256=0000 >/dev/null
+expect_contains "a certificate other than the pinned one is refused" "presented a certificate with SHA-256 $PIN" \
+  "$(kubectl logs remote-pod 2>&1)"
+kubectl annotate node remote-node --overwrite "kvol.io/agent-certificate-sha256=$PIN" >/dev/null
+expect_eq "the pinned certificate is accepted again" "after go" "$(kubectl logs remote-pod --tail 1 2>&1)"
 kubectl delete pod remote-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$REMOTE/pods/$REMOTE_UID" || fail "remote agent tears down"
 kill -TERM "$AGENT_PID"

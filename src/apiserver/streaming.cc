@@ -1,0 +1,175 @@
+// kubectl logs and exec on the wire.
+#include "apiserver/streaming.h"
+
+#include <poll.h>
+
+#include <algorithm>
+
+#include "apiserver/websocket.h"
+#include "base/strings.h"
+
+namespace kvol::apiserver {
+
+using api::Json;
+
+namespace {
+
+bool Truthy(const std::string& v) { return v == "1" || v == "true" || v == "True"; }
+
+}  // namespace
+
+void SendError(ResponseWriter& w, const ApiError& e) {
+  w.Send(e.code, "application/json", e.ToJson());
+}
+
+ApiOr<PodLogOptions> LogOptionsOf(const HttpRequest& req) {
+  PodLogOptions lo;
+  lo.container = req.Query("container");
+  lo.follow = Truthy(req.Query("follow"));
+  lo.previous = Truthy(req.Query("previous"));
+  for (auto [key, field] :
+       {std::pair{"tailLines", &lo.tail_lines}, std::pair{"limitBytes", &lo.limit_bytes}}) {
+    if (!req.HasQuery(key)) continue;
+    int64_t n = 0;
+    if (!ParseInt64(req.Query(key), &n) || n < 0) {
+      return BadRequest(std::string(key) + ": Invalid value: \"" + req.Query(key) +
+                        "\": must be greater than or equal to 0");
+    }
+    *field = n;
+  }
+  return lo;
+}
+
+void ServeLog(ResponseWriter& w, LogStream& stream) {
+  if (!w.StartStream(200, "text/plain")) return;
+  std::string chunk;
+  while (!w.Stopping() && stream.Next(&chunk)) {
+    if (!chunk.empty() && !w.WriteChunk(chunk)) return;
+  }
+  w.EndStream();
+}
+
+ApiOr<ExecRequest> ExecRequestOf(const HttpRequest& req) {
+  ExecRequest er;
+  er.options.container = req.Query("container");
+  er.options.command = req.QueryAll("command");
+  er.options.stdin = Truthy(req.Query("stdin"));
+  er.options.tty = Truthy(req.Query("tty"));
+  er.want_stdout = !req.HasQuery("stdout") || Truthy(req.Query("stdout"));
+  er.want_stderr = !req.HasQuery("stderr") || Truthy(req.Query("stderr"));
+  if (er.options.command.empty()) return BadRequest("you must specify at least 1 command");
+  return er;
+}
+
+ApiOr<std::string> ExecProtocolOf(const HttpRequest& req) {
+  if (AsciiLower(req.Header("upgrade")) != "websocket" || req.Header("sec-websocket-key").empty()) {
+    return BadRequest(
+        "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io)");
+  }
+  const std::string offered = req.Header("sec-websocket-protocol");
+  std::vector<std::string> offers;
+  for (size_t start = 0; start <= offered.size();) {
+    size_t end = offered.find(',', start);
+    if (end == std::string::npos) end = offered.size();
+    std::string o = offered.substr(start, end - start);
+    o.erase(0, o.find_first_not_of(' '));
+    o.erase(o.find_last_not_of(' ') + 1);
+    offers.push_back(std::move(o));
+    start = end + 1;
+  }
+  for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"}) {
+    if (std::find(offers.begin(), offers.end(), p) != offers.end()) return std::string(p);
+  }
+  return BadRequest("no supported WebSocket subprotocol in \"" + offered +
+                    "\" (v5.channel.k8s.io, v4.channel.k8s.io)");
+}
+
+std::string ExecOutcome(const std::vector<std::string>& command, int exit_code) {
+  if (exit_code == 0) return R"({"metadata":{},"status":"Success"})";
+  std::string cmd;
+  for (const auto& c : command) cmd += (cmd.empty() ? "" : " ") + c;
+  const std::string code = std::to_string(exit_code);
+  Json st = {{"metadata", Json::object()},
+             {"status", "Failure"},
+             {"message", "command terminated with non-zero exit code: error executing command [" +
+                             cmd + "], exit code " + code},
+             {"reason", "NonZeroExitCode"},
+             {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", code}}}}}}};
+  return api::DumpJson(st);
+}
+
+std::optional<int> ExitCodeOf(std::string_view outcome) {
+  auto st = api::ParseJson(outcome);
+  if (!st.ok() || !st->is_object()) return std::nullopt;
+  const std::string status = st->value("status", "");
+  if (status == "Success") return 0;
+  if (status != "Failure") return std::nullopt;
+  auto details = st->find("details");
+  if (details != st->end() && details->is_object()) {
+    auto causes = details->find("causes");
+    if (causes != details->end() && causes->is_array()) {
+      for (const auto& c : *causes) {
+        if (!c.is_object() || c.value("reason", "") != "ExitCode") continue;
+        int64_t code = 0;
+        if (ParseInt64(c.value("message", ""), &code)) return static_cast<int>(code);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
+               const std::string& protocol, ExecProcess& proc) {
+  auto conn = w.Upgrade({{"Upgrade", "websocket"},
+                         {"Connection", "Upgrade"},
+                         {"Sec-WebSocket-Accept", WebSocketAccept(req.Header("sec-websocket-key"))},
+                         {"Sec-WebSocket-Protocol", protocol}});
+  if (!conn) return proc.Kill();
+  WebSocket ws(*conn);
+  std::optional<int> exit_code;
+  std::vector<std::pair<int, std::string>> output;
+  std::vector<std::string> messages;
+  while (!exit_code && !w.Stopping()) {
+    pollfd fds[2] = {{conn->fd(), POLLIN, 0}, {proc.fd(), POLLIN, 0}};
+    if (!conn->Buffered()) poll(fds, 2, 1000);
+    if (conn->Buffered() || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      messages.clear();
+      const bool open = ws.Receive(&messages);
+      for (const auto& m : messages) {
+        if (m.empty()) continue;
+        const auto channel = static_cast<unsigned char>(m[0]);
+        const std::string_view data = std::string_view(m).substr(1);
+        if (channel == 0) {
+          proc.WriteStdin(data);
+        } else if (channel == 4) {  // {"Width":80,"Height":24}
+          auto size = api::ParseJson(data);
+          if (size.ok() && size->is_object()) {
+            proc.Resize(size->value("Width", uint16_t{80}), size->value("Height", uint16_t{24}));
+          }
+        } else if (channel == 255 && data.size() == 1 && data[0] == 0) {  // v5: stdin closed
+          proc.CloseStdin();
+        }
+      }
+      if (!open) {  // the client left: so does its process
+        proc.Kill();
+        return;
+      }
+    }
+    exit_code = proc.Collect(&output);
+    for (const auto& [stream, data] : output) {
+      if ((stream == 1 && !er.want_stdout) || (stream == 2 && !er.want_stderr)) continue;
+      if (!ws.SendBinary(std::string(1, static_cast<char>(stream)) + data)) {
+        proc.Kill();
+        return;
+      }
+    }
+  }
+  if (!exit_code) {
+    proc.Kill();
+    return;
+  }
+  ws.SendBinary(std::string(1, '\x03') + ExecOutcome(er.options.command, *exit_code));
+  ws.Close();
+}
+
+}  // namespace kvol::apiserver

@@ -1,0 +1,45 @@
+// The two streaming calls that only a node can answer, kubectl logs and kubectl exec, as the
+// API server serves them to kubectl and as a node agent serves them to the API server: the
+// query each takes, the log's chunked stream, and exec's WebSocket channels (v5.channel.k8s.io
+// or v4.channel.k8s.io: 0 stdin, 1 stdout, 2 stderr, 3 the outcome as a Status, 4 terminal
+// size, 255 close, v5 only).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apiserver/errors.h"
+#include "apiserver/http_server.h"
+#include "apiserver/node_connection.h"
+
+namespace kvol::apiserver {
+
+// Answers `e` as a Status object.
+void SendError(ResponseWriter& w, const ApiError& e);
+
+// The query of a log request (container, follow, previous, tailLines, limitBytes).
+ApiOr<PodLogOptions> LogOptionsOf(const HttpRequest& req);
+// Streams the log to the end (or until the client leaves).
+void ServeLog(ResponseWriter& w, LogStream& stream);
+
+struct ExecRequest {
+  ExecOptions options;
+  bool want_stdout = true;
+  bool want_stderr = true;
+};
+// The query of an exec request (container, command..., stdin, tty, stdout, stderr).
+ApiOr<ExecRequest> ExecRequestOf(const HttpRequest& req);
+// The channel protocol to answer an upgrade request with: the newest both sides speak.
+ApiOr<std::string> ExecProtocolOf(const HttpRequest& req);
+// Upgrades the connection and runs the session to the process's end, or kills the process
+// when the client leaves.
+void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
+               const std::string& protocol, ExecProcess& proc);
+
+// The Status sent on channel 3 when `command` exited with `exit_code`, as kubelet words it,
+// and the exit code read back from one (nullopt if it is not such a Status).
+std::string ExecOutcome(const std::vector<std::string>& command, int exit_code);
+std::optional<int> ExitCodeOf(std::string_view outcome);
+
+}  // namespace kvol::apiserver
