@@ -178,8 +178,8 @@ void WatchLatency(kvol::client::Client& writer_client,
         auto evs = watches[i]->Next(100ms);
         if (!evs.ok()) break;
         for (auto& e : *evs) {
-          auto it = e.object.metadata.labels.find("round");
-          if (it == e.object.metadata.labels.end()) continue;
+          auto it = e.object->metadata.labels.find("round");
+          if (it == e.object->metadata.labels.end()) continue;
           const int u = std::atoi(it->second.c_str());
           latencies[i].push_back(
               std::chrono::duration<double, std::milli>(Clock::now() - issued[u]).count());

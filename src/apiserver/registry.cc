@@ -222,29 +222,42 @@ std::string Registry<T>::Encode(T& obj) {
 
 template <class T>
 ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
+  auto shared = DecodeShared(o);
+  if (!shared.ok()) return shared.error();
+  return T(**shared);
+}
+
+template <class T>
+ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o) {
+  std::string rv = std::to_string(o.rev);
   std::shared_ptr<const T> hit;
   {
     std::lock_guard lock(decoded_mu_);
     auto it = decoded_.find(o.json.get());
     if (it != decoded_.end() && it->second.json.lock() == o.json) hit = it->second.obj;
   }
+  if (hit && hit->metadata.resource_version == rv) return hit;
+  std::shared_ptr<T> out;
   if (hit) {
-    T obj = *hit;
-    obj.metadata.resource_version = std::to_string(o.rev);
-    return obj;
+    out = std::make_shared<T>(*hit);
+  } else {
+    out = std::make_shared<T>();
+    if (!api::DecodeJsonText(*o.json, *out)) {
+      auto j = api::ParseJson(*o.json);
+      if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
+      api::FieldErrors errs;
+      *out = api::DecodeStruct<T>(*j, &errs);
+      if (!errs.empty()) {
+        return Internal("stored object does not decode: " + api::AggregateMessage(errs));
+      }
+    }
   }
-  auto decoded = std::make_shared<T>();
-  if (!api::DecodeJsonText(*o.json, *decoded)) {
-    auto j = api::ParseJson(*o.json);
-    if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
-    api::FieldErrors errs;
-    *decoded = api::DecodeStruct<T>(*j, &errs);
-    if (!errs.empty()) return Internal("stored object does not decode: " + api::AggregateMessage(errs));
-  }
-  Memoize(o.json, decoded);
-  T obj = *decoded;
-  obj.metadata.resource_version = std::to_string(o.rev);
-  return obj;
+  out->metadata.resource_version = std::move(rv);
+  // Every reader of a stored value sees it at the revision that wrote it, except a deletion's
+  // event (the last state, at the deleting revision): the copy with its version serves the
+  // readers to come.
+  if (!o.deleted) Memoize(o.json, out);
+  return std::shared_ptr<const T>(std::move(out));
 }
 
 template <class T>
@@ -445,18 +458,27 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
       return ObjectModified(k, name);
     }
     StoredObject current{kv->value, kv->mod_revision};
-    auto old = DecodeTyped(current);
-    if (!old.ok()) return old.error();
-    T next = obj;
+    auto shared_old = DecodeShared(current);
+    if (!shared_old.ok()) return shared_old.error();
+    const T& old = **shared_old;
+    // An update with a resourceVersion is tried once: it can have the object itself.
+    T next = precondition.empty() ? obj : std::move(obj);
     const api::Time now = Now();
-    PrepareForUpdate(next, *old, parts == Parts::kStatus, now);
     if constexpr (HasStatus<T>) {
-      if (parts == Parts::kMainAndStatus || parts == Parts::kWhole) next.status = obj.status;
+      if (parts == Parts::kMainAndStatus || parts == Parts::kWhole) {
+        auto status = std::move(next.status);
+        PrepareForUpdate(next, old, false, now);
+        next.status = std::move(status);
+      } else {
+        PrepareForUpdate(next, old, parts == Parts::kStatus, now);
+      }
+    } else {
+      PrepareForUpdate(next, old, parts == Parts::kStatus, now);
     }
     api::SetDefaults(next);
-    AfterUpdate(next, *old, now);
+    AfterUpdate(next, old, now);
     api::FieldErrors errs =
-        parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, *old);
+        parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, old);
     if (!errs.empty()) return Invalid(k, name, std::move(errs));
 
     // The last finalizer removed from an object being deleted (and not waiting out a grace

@@ -77,7 +77,9 @@ class Registry final : public Resource {
                                                   const ListOptions& opts) override;
   ApiOr<api::Json> Decode(const StoredObject& o) override;
 
-  // The typed object a stored one holds.
+  // The typed object a stored one holds, with its resourceVersion; shared with the registry's
+  // memo of recent objects (and every other reader of the same stored version), or a copy.
+  ApiOr<std::shared_ptr<const T>> DecodeShared(const StoredObject& o);
   ApiOr<T> DecodeTyped(const StoredObject& o);
 
  private:

@@ -97,6 +97,21 @@ TEST_F(RegistryTest, DecodedObjectsAreSharedAndNeverStale) {
   auto got = pvs().Get("", "pv1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->spec.capacity.at("storage").ToString(), "2Gi");
+
+  // Readers of one stored version share one object, with that version's resourceVersion.
+  auto s1 = pvs().DecodeShared(*second);
+  auto s2 = pvs().DecodeShared(*second);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  EXPECT_EQ(s1->get(), s2->get());
+  EXPECT_EQ((*s1)->metadata.resource_version, std::to_string(second->rev));
+  // A deletion's event carries the last state at the deleting revision: its own object, and
+  // the shared one keeps its version.
+  StoredObject gone{second->json, second->rev + 5, true};
+  auto g = pvs().DecodeShared(gone);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ((*g)->metadata.resource_version, std::to_string(second->rev + 5));
+  EXPECT_EQ((*pvs().DecodeShared(*second))->metadata.resource_version,
+            std::to_string(second->rev));
 }
 
 // A written object is remembered as written, so readers skip parsing it: what they get must be

@@ -43,7 +43,9 @@ const char* EventTypeName(EventType t);
 template <class T>
 struct WatchEvent {
   EventType type = EventType::kAdded;
-  T object;  // for kDeleted the last state; for kBookmark only metadata.resourceVersion
+  // Never null. For kDeleted the last state; for kBookmark only metadata.resourceVersion. In
+  // process it is the registry's own decoded object, shared by every watcher, not a copy.
+  std::shared_ptr<const T> object;
 };
 
 // A watch's stream of events.

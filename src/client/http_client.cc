@@ -125,7 +125,7 @@ class HttpWatcher final : public Watcher<T> {
       if (api::DecodeJsonText(line, fast) && fast.type != "ERROR") {
         WatchEvent<T> e;
         if (ParseEventType(fast.type, &e.type)) {
-          e.object = std::move(fast.object);
+          e.object = std::make_shared<const T>(std::move(fast.object));
           out.push_back(std::move(e));
         }
         continue;
@@ -149,7 +149,7 @@ class HttpWatcher final : public Watcher<T> {
         ended_ = obj.error();
         break;
       }
-      e.object = *std::move(obj);
+      e.object = std::make_shared<const T>(*std::move(obj));
       out.push_back(std::move(e));
     }
     if (out.empty() && ended_) return *ended_;

@@ -330,19 +330,19 @@ class Informer {
     {
       std::lock_guard lock(mu_);
       for (auto& e : events) {
-        if (!e.object.metadata.resource_version.empty()) *rv = e.object.metadata.resource_version;
+        if (!e.object->metadata.resource_version.empty()) {
+          *rv = e.object->metadata.resource_version;
+        }
         switch (e.type) {
           case EventType::kBookmark: break;
           case EventType::kAdded:
           case EventType::kModified:
-            if (auto n = Upsert(std::make_shared<const T>(std::move(e.object)))) {
-              notices.push_back(std::move(*n));
-            }
+            if (auto n = Upsert(std::move(e.object))) notices.push_back(std::move(*n));
             break;
           case EventType::kDeleted:
-            if (auto n = Remove(KeyOf(e.object))) {
+            if (auto n = Remove(KeyOf(*e.object))) {
               // The deleted object's final state is the one the event carries.
-              n->old = std::make_shared<const T>(std::move(e.object));
+              n->old = std::move(e.object);
               notices.push_back(std::move(*n));
             }
             break;

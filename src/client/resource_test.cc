@@ -219,18 +219,18 @@ TEST_P(ResourceTest, WatchSeesChangesInOrderAndResumes) {
   ASSERT_EQ(evs.size(), 4u);
   EXPECT_EQ(evs[0].type, EventType::kAdded);
   EXPECT_EQ(evs[1].type, EventType::kModified);
-  EXPECT_EQ(evs[1].object.metadata.labels.at("x"), "y");
+  EXPECT_EQ(evs[1].object->metadata.labels.at("x"), "y");
   EXPECT_EQ(evs[2].type, EventType::kModified);
   EXPECT_EQ(evs[3].type, EventType::kDeleted);
-  EXPECT_EQ(evs[3].object.metadata.name, "w1");
+  EXPECT_EQ(evs[3].object->metadata.name, "w1");
 
   // Resuming from the second event replays exactly the two after it.
-  wo.resource_version = evs[1].object.metadata.resource_version;
+  wo.resource_version = evs[1].object->metadata.resource_version;
   auto resumed = pvs().Watch("", wo);
   ASSERT_TRUE(resumed.ok());
   auto again = Collect(**resumed, 2);
   ASSERT_EQ(again.size(), 2u);
-  EXPECT_EQ(again[0].object.metadata.resource_version, evs[2].object.metadata.resource_version);
+  EXPECT_EQ(again[0].object->metadata.resource_version, evs[2].object->metadata.resource_version);
   EXPECT_EQ(again[1].type, EventType::kDeleted);
   auto quiet = (*resumed)->Next(50ms);
   ASSERT_TRUE(quiet.ok());
@@ -303,7 +303,7 @@ TEST_P(ResourceTest, BookmarksMoveWithWritesTheWatchDoesNotSee) {
     ASSERT_TRUE(evs.ok()) << evs.error().message;
     for (auto& e : *evs) {
       ASSERT_EQ(e.type, EventType::kBookmark) << "the selector matches nothing";
-      const int64_t rv = std::stoll(e.object.metadata.resource_version);
+      const int64_t rv = std::stoll(e.object->metadata.resource_version);
       EXPECT_GT(rv, seen) << "bookmarks only move forward";
       seen = rv;
     }
@@ -321,7 +321,7 @@ TEST_P(ResourceTest, BookmarksMoveWithWritesTheWatchDoesNotSee) {
   auto evs = Collect(**w2, 1);
   ASSERT_EQ(evs.size(), 1u);
   EXPECT_EQ(evs[0].type, EventType::kAdded);
-  EXPECT_EQ(evs[0].object.metadata.name, "labelled");
+  EXPECT_EQ(evs[0].object->metadata.name, "labelled");
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ResourceTest, ::testing::Values("local", "http"),

@@ -34,10 +34,7 @@ class LocalWatcher final : public Watcher<T> {
       const store::Revision progress = stream_->Progress();
       if (bookmarks_ && progress > sent_) {
         sent_ = progress;
-        WatchEvent<T> bm;
-        bm.type = EventType::kBookmark;
-        bm.object.metadata.resource_version = std::to_string(progress);
-        out.push_back(std::move(bm));
+        out.push_back(Bookmark(progress));
       }
       return out;
     }
@@ -52,12 +49,12 @@ class LocalWatcher final : public Watcher<T> {
         case apiserver::WatchEvent::Type::kBookmark: we.type = EventType::kBookmark; break;
       }
       if (we.type == EventType::kBookmark) {
-        we.object.metadata.resource_version = std::to_string(e.object.rev);
-      } else {
-        auto obj = reg_.DecodeTyped(e.object);
-        if (!obj.ok()) return obj.error();
-        we.object = *std::move(obj);
+        out.push_back(Bookmark(e.object.rev));
+        continue;
       }
+      auto obj = reg_.DecodeShared(e.object);
+      if (!obj.ok()) return obj.error();
+      we.object = *std::move(obj);
       out.push_back(std::move(we));
     }
     return out;
@@ -66,6 +63,12 @@ class LocalWatcher final : public Watcher<T> {
   void Close() override { stream_->Close(); }
 
  private:
+  static WatchEvent<T> Bookmark(store::Revision rev) {
+    auto obj = std::make_shared<T>();
+    obj->metadata.resource_version = std::to_string(rev);
+    return WatchEvent<T>{EventType::kBookmark, std::move(obj)};
+  }
+
   Registry<T>& reg_;
   std::unique_ptr<apiserver::EventStream> stream_;
   const bool bookmarks_;

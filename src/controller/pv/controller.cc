@@ -40,6 +40,8 @@ void Controller::Event(const T& obj, std::string_view type, std::string_view rea
 
 void Controller::Remember(const PersistentVolume& v) { StoreVolume(v); }
 void Controller::Remember(const PersistentVolumeClaim& c) { StoreClaim(c); }
+void Controller::Remember(std::shared_ptr<const PersistentVolume> v) { StoreVolume(std::move(v)); }
+void Controller::Remember(ClaimPtr c) { StoreClaim(std::move(c)); }
 
 template <class T>
 StatusOr<T> Controller::Write(const T& next, bool status) {
@@ -51,21 +53,24 @@ StatusOr<T> Controller::Write(const T& next, bool status) {
 }
 
 template <class T>
-StatusOr<T> Controller::WriteParts(const T& current, const T& next, bool main, bool status) {
+StatusOr<std::shared_ptr<const T>> Controller::WriteParts(const T& next, bool main, bool status) {
   auto& r = client_.resource<T>();
-  if (main && status && r.writes_with_status()) {
-    auto written = r.UpdateWithStatus(next);
-    if (!written.ok()) return ApiStatus(written.error());
-    Remember(*written);
-    return *std::move(written);
-  }
-  if (main && status) {  // two requests; a failure between them leaves the first written
-    KVOL_ASSIGN_OR_RETURN(T written, Write(next, false));
-    written.status = next.status;
-    return Write(written, true);
-  }
-  if (main || status) return Write(next, status);
-  return current;
+  auto write = [&]() -> client::ApiOr<T> {
+    if (main && status && r.writes_with_status()) return r.UpdateWithStatus(next);
+    if (main && status) {  // two requests; a failure between them leaves the first written
+      auto first = r.Update(next);
+      if (!first.ok()) return first;
+      Remember(*first);
+      first->status = next.status;
+      return r.UpdateStatus(*first);
+    }
+    return status ? r.UpdateStatus(next) : r.Update(next);
+  };
+  auto written = write();
+  if (!written.ok()) return ApiStatus(written.error());
+  auto shared = std::make_shared<const T>(*std::move(written));
+  Remember(shared);
+  return shared;
 }
 
 void Controller::StoreVolume(const PersistentVolume& volume) {
@@ -381,17 +386,22 @@ Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
       "Two claims are bound to the same volume, this one is bound incorrectly").status();
 }
 
-Status Controller::Bind(PersistentVolume volume, PersistentVolumeClaim claim) {
+Status Controller::Bind(const PersistentVolume& volume, const PersistentVolumeClaim& claim) {
   // The volume first (claimRef, then phase), then the claim (volumeName, then status), each in
   // one write where the client can: a crash in between is finished by the next sync.
   PersistentVolume v = volume;
   bool spec = SetClaimRef(v, claim);
   bool status = SetVolumePhase(v, "Bound", {});
-  KVOL_ASSIGN_OR_RETURN(auto bound, WriteParts(volume, v, spec, status));
+  std::shared_ptr<const PersistentVolume> written;
+  if (spec || status) {
+    KVOL_ASSIGN_OR_RETURN(written, WriteParts(v, spec, status));
+  }
+  const PersistentVolume& bound = written ? *written : volume;
   PersistentVolumeClaim c = claim;
   spec = SetVolumeName(c, bound);
   KVOL_ASSIGN_OR_RETURN(status, SetClaimStatus(c, "Bound", &bound));
-  return WriteParts(claim, c, spec, status).status();
+  if (spec || status) return WriteParts(c, spec, status).status();
+  return OkStatus();
 }
 
 bool Controller::SetClaimRef(PersistentVolume& next, const PersistentVolumeClaim& claim) {

@@ -91,7 +91,7 @@ class Controller {
   // Claim sync.
   Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim);
   Status SyncBoundClaim(const api::PersistentVolumeClaim& claim);
-  Status Bind(api::PersistentVolume volume, api::PersistentVolumeClaim claim);
+  Status Bind(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim);
   // Edits of the objects being bound, unwritten; true if they changed something.
   static bool SetClaimRef(api::PersistentVolume& next, const api::PersistentVolumeClaim& claim);
   static bool SetVolumeName(api::PersistentVolumeClaim& next, const api::PersistentVolume& volume);
@@ -138,11 +138,14 @@ class Controller {
   // Update (or UpdateStatus) and remember the result in the view.
   template <class T>
   StatusOr<T> Write(const T& next, bool status);
-  // Writes `next` over `current`: the object (`main`), its status, both, or nothing.
+  // Writes `next`: the object (`main`), its status, or both; the result is remembered in the
+  // view, which shares it.
   template <class T>
-  StatusOr<T> WriteParts(const T& current, const T& next, bool main, bool status);
+  StatusOr<std::shared_ptr<const T>> WriteParts(const T& next, bool main, bool status);
   void Remember(const api::PersistentVolume& v);
   void Remember(const api::PersistentVolumeClaim& c);
+  void Remember(std::shared_ptr<const api::PersistentVolume> v);
+  void Remember(ClaimPtr c);
 
   ClaimPtr GetClaim(const std::string& key) const;
   std::shared_ptr<const api::StorageClass> GetClass(const std::string& name) const;
