@@ -7,9 +7,10 @@
 //   api_bench watch [--watchers K] [--updates U]
 //       K watchers on persistentvolumes (over HTTPS, then in-process); U updates of one PV, one
 //       at a time; the latency from issuing the update to each watcher decoding the event.
-//   api_bench memory [--objects N] [--kvol PATH]
+//   api_bench memory [--objects N] [--kvol PATH] [--api-only]
 //       RSS of a real `kvol server` process, empty and holding N PVs created over HTTPS, and
-//       after a restart that reloads them; per PV beyond the PV's JSON size.
+//       after a restart that reloads them; per PV beyond the PV's JSON size. --api-only runs
+//       the server without its controllers and node agent (`--no-controllers --no-agent`).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ struct Flags {
   bool etcd = false;
   std::string transport;  // "local" or "https" to run only one
   std::string kvol;
+  bool api_only = false;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -247,7 +249,7 @@ struct ServerProcess {
   pid_t pid = -1;
   std::unique_ptr<kvol::client::HttpClient> client;
 
-  void Start(const std::string& kvol, const std::string& dir) {
+  void Start(const std::string& kvol, const std::string& dir, bool api_only) {
     fs::remove(dir + "/kubeconfig");
     std::fflush(stdout);  // or the child's freopen writes the parent's buffered lines again
     std::fflush(stderr);
@@ -256,8 +258,13 @@ struct ServerProcess {
       std::string log = dir + "/server.log";
       freopen(log.c_str(), "a", stderr);
       freopen("/dev/null", "w", stdout);
-      execl(kvol.c_str(), kvol.c_str(), "server", "--data-dir", dir.c_str(), "--listen",
-            "127.0.0.1:0", static_cast<char*>(nullptr));
+      if (api_only) {
+        execl(kvol.c_str(), kvol.c_str(), "server", "--data-dir", dir.c_str(), "--listen",
+              "127.0.0.1:0", "--no-controllers", "--no-agent", static_cast<char*>(nullptr));
+      } else {
+        execl(kvol.c_str(), kvol.c_str(), "server", "--data-dir", dir.c_str(), "--listen",
+              "127.0.0.1:0", static_cast<char*>(nullptr));
+      }
       _exit(127);
     }
     const auto deadline = Clock::now() + 120s;
@@ -299,7 +306,7 @@ void RunMemory(const Flags& f) {
   if (!mkdtemp(dir.data())) Die("mkdtemp");
 
   ServerProcess server;
-  server.Start(kvol, dir);
+  server.Start(kvol, dir, f.api_only);
   std::this_thread::sleep_for(500ms);
   const long empty = RssKiB(server.pid);
   std::printf("server RSS MiB, empty: %.1f\n", empty / 1024.0);
@@ -339,7 +346,7 @@ void RunMemory(const Flags& f) {
               (full - empty) * 1024.0 / n - json_avg);
 
   server.Stop();
-  server.Start(kvol, dir);
+  server.Start(kvol, dir, f.api_only);
   std::this_thread::sleep_for(500ms);
   const long reloaded = RssKiB(server.pid);
   std::printf("server RSS MiB, %d PVs after a restart: %.1f\n", n, reloaded / 1024.0);
@@ -366,6 +373,7 @@ int main(int argc, char** argv) {
     else if (a == "--updates") f.updates = std::atoi(value().c_str());
     else if (a == "--kvol") f.kvol = value();
     else if (a == "--etcd") f.etcd = true;
+    else if (a == "--api-only") f.api_only = true;
     else if (a == "--transport") f.transport = value();
     else if (a == "creates" || a == "watch" || a == "memory" || a == "all") f.what = a;
     else Die("unknown argument " + a);

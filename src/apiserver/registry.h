@@ -137,7 +137,7 @@ class Registry final : public Resource {
     std::weak_ptr<const std::string> json;
     std::shared_ptr<const T> obj;
   };
-  static constexpr size_t kDecodedMemo = 16384;
+  static constexpr size_t kDecodedMemo = 8192;
   std::mutex decoded_mu_;
   std::unordered_map<const std::string*, Decoded> decoded_;
   std::deque<const std::string*> decoded_order_;

@@ -37,6 +37,15 @@ struct ObjectList {
   std::string continue_token;    // non-empty when a limit cut the list short
 };
 
+// A list whose objects may be shared with others: in process, with the registry and every
+// informer holding the same version.
+template <class T>
+struct SharedList {
+  std::vector<std::shared_ptr<const T>> items;
+  std::string resource_version;
+  std::string continue_token;
+};
+
 enum class EventType { kAdded, kModified, kDeleted, kBookmark };
 const char* EventTypeName(EventType t);
 
@@ -82,6 +91,17 @@ class Resource {
   virtual ApiOr<T> Create(const T& obj, const WriteOptions& opts = {}) = 0;
   virtual ApiOr<T> Get(std::string_view ns, std::string_view name) = 0;
   virtual ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts = {}) = 0;
+  // List, with the objects shared where the transport has them shared (in process).
+  virtual ApiOr<SharedList<T>> ListShared(std::string_view ns, const ListOptions& opts = {}) {
+    auto l = List(ns, opts);
+    if (!l.ok()) return l.error();
+    SharedList<T> out;
+    out.items.reserve(l->items.size());
+    for (auto& item : l->items) out.items.push_back(std::make_shared<const T>(std::move(item)));
+    out.resource_version = std::move(l->resource_version);
+    out.continue_token = std::move(l->continue_token);
+    return out;
+  }
   // Replaces the object (its spec and metadata; status is kept for kinds with a status
   // subresource). A non-empty metadata.resourceVersion must match: Conflict otherwise.
   virtual ApiOr<T> Update(const T& obj, const WriteOptions& opts = {}) = 0;

@@ -198,7 +198,7 @@ class Informer {
     while (!Stopping()) {
       if (backoff.count() > 0) Sleep(backoff);
       if (Stopping()) break;
-      auto list = resource_.List(opts_.ns, Selectors());
+      auto list = resource_.ListShared(opts_.ns, Selectors());
       if (!list.ok()) {
         log::Warn("informer " + std::string(kind) + ": list failed: " + list.error().message);
         backoff = NextBackoff(backoff);
@@ -300,13 +300,12 @@ class Informer {
     return Notice{Change::kDelete, old, old};
   }
 
-  void Replace(std::vector<T> items, const std::string& rv) {
+  void Replace(std::vector<Ptr> items, const std::string& rv) {
     std::vector<Notice> notices;
     {
       std::lock_guard lock(mu_);
       std::set<std::string> seen;
-      for (auto& item : items) {
-        auto ptr = std::make_shared<const T>(std::move(item));
+      for (auto& ptr : items) {
         seen.insert(KeyOf(*ptr));
         if (auto n = Upsert(std::move(ptr))) notices.push_back(std::move(*n));
       }

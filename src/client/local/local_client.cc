@@ -100,6 +100,20 @@ class LocalResource final : public Resource<T> {
     out.continue_token = std::move(l->continue_token);
     return out;
   }
+  ApiOr<SharedList<T>> ListShared(std::string_view ns, const ListOptions& opts) override {
+    auto l = reg_.ListStored(Namespace(ns), opts);
+    if (!l.ok()) return l.error();
+    SharedList<T> out;
+    out.items.reserve(l->items.size());
+    for (const auto& s : l->items) {
+      auto obj = reg_.DecodeShared(s);
+      if (!obj.ok()) return obj.error();
+      out.items.push_back(*std::move(obj));
+    }
+    out.resource_version = std::to_string(l->rev);
+    out.continue_token = std::move(l->continue_token);
+    return out;
+  }
   ApiOr<T> Update(const T& obj, const WriteOptions& opts) override {
     return reg_.Update(obj, false, opts);
   }
