@@ -87,16 +87,12 @@ class LocalResource final : public Resource<T> {
     return reg_.Get(Namespace(ns), name);
   }
   ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts) override {
-    auto l = reg_.ListStored(Namespace(ns), opts);
+    auto l = ListShared(ns, opts);
     if (!l.ok()) return l.error();
     ObjectList<T> out;
     out.items.reserve(l->items.size());
-    for (const auto& s : l->items) {
-      auto obj = reg_.DecodeTyped(s);
-      if (!obj.ok()) return obj.error();
-      out.items.push_back(*std::move(obj));
-    }
-    out.resource_version = std::to_string(l->rev);
+    for (const auto& obj : l->items) out.items.push_back(*obj);
+    out.resource_version = std::move(l->resource_version);
     out.continue_token = std::move(l->continue_token);
     return out;
   }
