@@ -14,7 +14,8 @@
 //   };
 //
 // Field types: std::string, bool, int32_t, int64_t, Quantity, Time, MicroTime, Json (kept raw),
-// std::optional<T> (present even when empty, like a Go pointer), std::vector<T>,
+// std::optional<T> (present even when empty, like a Go pointer) and Boxed<T> (the same, on the
+// heap), std::vector<T>,
 // std::map<std::string, T>, and nested API structs. Plain values are omitted when empty;
 // `v("attached", s.attached, Emit::kAlways)` writes them regardless.
 #pragma once
@@ -28,6 +29,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "api/boxed.h"
 
 #include "api/field_errors.h"
 #include "api/quantity.h"
@@ -114,6 +117,8 @@ void Decode(const Json& j, Json& out, DecodeContext& c);
 template <class T>
 void Decode(const Json& j, std::optional<T>& out, DecodeContext& c);
 template <class T>
+void Decode(const Json& j, Boxed<T>& out, DecodeContext& c);
+template <class T>
 void Decode(const Json& j, std::vector<T>& out, DecodeContext& c);
 template <class T>
 void Decode(const Json& j, std::map<std::string, T>& out, DecodeContext& c);
@@ -131,6 +136,8 @@ void Encode(const MicroTime& v, Json& out);
 void Encode(const Json& v, Json& out);
 template <class T>
 void Encode(const std::optional<T>& v, Json& out);
+template <class T>
+void Encode(const Boxed<T>& v, Json& out);
 template <class T>
 void Encode(const std::vector<T>& v, Json& out);
 template <class T>
@@ -152,6 +159,8 @@ void EncodeText(const MicroTime& v, std::string& out);
 void EncodeText(const Json& v, std::string& out);
 template <class T>
 void EncodeText(const std::optional<T>& v, std::string& out);
+template <class T>
+void EncodeText(const Boxed<T>& v, std::string& out);
 template <class T>
 void EncodeText(const std::vector<T>& v, std::string& out);
 template <class T>
@@ -204,6 +213,8 @@ bool Read(Reader& r, Json& out);
 template <class T>
 bool Read(Reader& r, std::optional<T>& out);
 template <class T>
+bool Read(Reader& r, Boxed<T>& out);
+template <class T>
 bool Read(Reader& r, std::vector<T>& out);
 template <class T>
 bool Read(Reader& r, std::map<std::string, T>& out);
@@ -225,6 +236,10 @@ inline bool IsOmitted(const MicroTime&) { return false; }
 inline bool IsOmitted(const Json& v) { return v.is_null(); }
 template <class T>
 bool IsOmitted(const std::optional<T>& v) {
+  return !v.has_value();
+}
+template <class T>
+bool IsOmitted(const Boxed<T>& v) {
   return !v.has_value();
 }
 template <class T>
@@ -326,6 +341,12 @@ void Decode(const Json& j, std::optional<T>& out, DecodeContext& c) {
 }
 
 template <class T>
+void Decode(const Json& j, Boxed<T>& out, DecodeContext& c) {
+  out.emplace();
+  Decode(j, *out, c);
+}
+
+template <class T>
 void Decode(const Json& j, std::vector<T>& out, DecodeContext& c) {
   if (!j.is_array()) {
     c.Fail(j, ExpectedType("a list", j));
@@ -384,6 +405,15 @@ void Encode(const std::optional<T>& v, Json& out) {
 }
 
 template <class T>
+void Encode(const Boxed<T>& v, Json& out) {
+  if (v.has_value()) {
+    Encode(*v, out);
+  } else {
+    out = nullptr;
+  }
+}
+
+template <class T>
 void Encode(const std::vector<T>& v, Json& out) {
   out = Json::array();
   for (const auto& e : v) {
@@ -416,6 +446,15 @@ void Encode(const T& v, Json& out) {
 
 template <class T>
 void EncodeText(const std::optional<T>& v, std::string& out) {
+  if (v.has_value()) {
+    EncodeText(*v, out);
+  } else {
+    out += "null";
+  }
+}
+
+template <class T>
+void EncodeText(const Boxed<T>& v, std::string& out) {
   if (v.has_value()) {
     EncodeText(*v, out);
   } else {
@@ -485,6 +524,12 @@ struct FieldReader {
 
 template <class T>
 bool Read(Reader& r, std::optional<T>& out) {
+  out.emplace();
+  return Read(r, *out);
+}
+
+template <class T>
+bool Read(Reader& r, Boxed<T>& out) {
   out.emplace();
   return Read(r, *out);
 }

@@ -76,6 +76,29 @@ TEST(CodecTest, PersistentVolumeSourcesRoundTrip) {
              "volumeAttributesClassName": "gold"}})");
 }
 
+// The CSI and FlexVolume sources are held on the heap (Boxed): copies are deep, equality looks
+// at the contents, and both decoders fill them as they fill std::optional members.
+TEST(CodecTest, BoxedSourcesCopyCompareAndDecode) {
+  const char* text =
+      R"({"metadata":{"name":"csi"},"spec":{"csi":{"driver":"d","volumeHandle":"h1"}}})";
+  FieldErrors errors;
+  PersistentVolume tree = DecodeStruct<PersistentVolume>(J(text), &errors);
+  ASSERT_TRUE(errors.empty());
+  PersistentVolume fast;
+  ASSERT_TRUE(DecodeJsonText(text, fast));
+  ASSERT_TRUE(fast.spec.csi.has_value());
+  EXPECT_FALSE(fast.spec.flex_volume.has_value());
+  EXPECT_TRUE(fast == tree);
+  EXPECT_EQ(EncodeJsonText(fast), EncodeJsonText(tree));
+  PersistentVolume copy = fast;
+  copy.spec.csi->volume_handle = "h2";
+  EXPECT_EQ(fast.spec.csi->volume_handle, "h1") << "a copy has its own source";
+  EXPECT_FALSE(copy == fast);
+  copy.spec.csi.reset();
+  EXPECT_FALSE(copy.spec.csi);
+  EXPECT_EQ(EncodeJsonText(copy), R"({"metadata":{"name":"csi"}})");
+}
+
 TEST(CodecTest, ClaimStorageClassNameAbsentVersusEmpty) {
   FieldErrors errors;
   auto absent = DecodeStruct<PersistentVolumeClaim>(J(R"({"spec": {}})"), &errors);

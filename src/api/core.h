@@ -352,11 +352,11 @@ struct Volume {
   std::optional<SecretVolumeSource> secret;
   std::optional<NFSVolumeSource> nfs;
   std::optional<PersistentVolumeClaimVolumeSource> persistent_volume_claim;
-  std::optional<FlexVolumeSource> flex_volume;
+  Boxed<FlexVolumeSource> flex_volume;
   std::optional<DownwardAPIVolumeSource> downward_api;
   std::optional<ConfigMapVolumeSource> config_map;
   std::optional<ProjectedVolumeSource> projected;
-  std::optional<CSIVolumeSource> csi;
+  Boxed<CSIVolumeSource> csi;
   KVOL_FIELDS(Volume) {
     v("name", s.name, Emit::kAlways);
     v("hostPath", s.host_path);
@@ -663,9 +663,9 @@ struct PersistentVolumeSpec {
   ResourceList capacity;
   std::optional<HostPathVolumeSource> host_path;
   std::optional<NFSVolumeSource> nfs;
-  std::optional<FlexPersistentVolumeSource> flex_volume;
+  Boxed<FlexPersistentVolumeSource> flex_volume;
   std::optional<LocalVolumeSource> local;
-  std::optional<CSIPersistentVolumeSource> csi;
+  Boxed<CSIPersistentVolumeSource> csi;
   std::vector<std::string> access_modes;
   std::optional<ObjectReference> claim_ref;
   std::string persistent_volume_reclaim_policy;  // Retain, Delete, Recycle

@@ -40,6 +40,10 @@ Json SchemaOf(Tag<std::optional<T>>) {
   return SchemaOf(Tag<T>{});
 }
 template <class T>
+Json SchemaOf(Tag<api::Boxed<T>>) {
+  return SchemaOf(Tag<T>{});
+}
+template <class T>
 Json SchemaOf(Tag<std::vector<T>>) {
   return {{"type", "array"}, {"items", SchemaOf(Tag<T>{})}};
 }
