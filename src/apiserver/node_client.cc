@@ -242,15 +242,14 @@ ApiOr<NodeEndpoint> NodeEndpointOf(const api::Node& node) {
   }
   auto pin = node.metadata.annotations.find(std::string(api::kAnnAgentCertificateSha256));
   if (pin != node.metadata.annotations.end()) ep.certificate_sha256 = pin->second;
-  const std::string lacks =
-      ep.host.empty() ? "no address"
-      : ep.port <= 0  ? "no status.daemonEndpoints.kubeletEndpoint.Port"
-      : ep.certificate_sha256.empty()
-          ? "no " + std::string(api::kAnnAgentCertificateSha256) + " annotation"
-          : "";
-  if (!lacks.empty()) {
+  auto lacks = [&](const std::string& what) {
     return Unavailable("the node agent of node \"" + ep.node +
-                       "\" cannot be reached for logs and exec: its Node has " + lacks);
+                       "\" cannot be reached for logs and exec: its Node has no " + what);
+  };
+  if (ep.host.empty()) return lacks("address");
+  if (ep.port <= 0) return lacks("status.daemonEndpoints.kubeletEndpoint.Port");
+  if (ep.certificate_sha256.empty()) {
+    return lacks(std::string(api::kAnnAgentCertificateSha256) + " annotation");
   }
   return ep;
 }

@@ -45,11 +45,8 @@ void Controller::Remember(ClaimPtr c) { StoreClaim(std::move(c)); }
 
 template <class T>
 StatusOr<T> Controller::Write(const T& next, bool status) {
-  auto& r = client_.resource<T>();
-  auto written = status ? r.UpdateStatus(next) : r.Update(next);
-  if (!written.ok()) return ApiStatus(written.error());
-  Remember(*written);
-  return *std::move(written);
+  KVOL_ASSIGN_OR_RETURN(auto written, WriteParts(next, !status, status));
+  return *written;
 }
 
 template <class T>
