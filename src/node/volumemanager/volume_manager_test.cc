@@ -487,7 +487,11 @@ TEST_F(VolumeManagerTest, BlockDeviceIsFormattedAndMountedOnceForTheNode) {
   ASSERT_TRUE(Eventually([&] { return vm_->MountedVolumeKeys().size() == 1; }));
   EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(global));
   RemovePod("b");
-  ASSERT_TRUE(Eventually([&] { return vm_->MountedDevices().empty(); }));
+  // A device going away leaves MountedDevices() before its unmount has run: wait for that too.
+  ASSERT_TRUE(Eventually([&] {
+    return vm_->MountedDevices().empty() && !*host_.fake_mounter().IsMountPoint(global) &&
+           !fs::exists(global);
+  }));
   EXPECT_FALSE(*host_.fake_mounter().IsMountPoint(global));
   EXPECT_FALSE(fs::exists(global));
   ASSERT_TRUE(Eventually([&] {
