@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "volume/plugins/plugins.h"
+
 namespace kvol::cmd {
 
 // kvol's version (`kvol --version`, and the version its nodes report).
@@ -27,6 +29,7 @@ struct NodeAgentOptions {
   std::string root_dir;     // default: <data-dir>/agent
   std::string node_labels;  // "k=v,k2=v2", added to the node's well-known labels
   std::string node_ip;      // default: the machine's first non-loopback IPv4 address
+  std::string volume_plugin_dir = std::string(volume::plugins::kDefaultFlexVolumeDir);
 };
 
 struct ServerOptions {

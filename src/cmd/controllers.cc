@@ -75,6 +75,15 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   for (auto& p : volume::plugins::InTreePlugins(r.agent->host())) {
     KVOL_RETURN_IF_ERROR(r.agent->plugins().Register(std::move(p)));
   }
+  // FlexVolume drivers installed now are registered before the volume manager reconstructs
+  // what is on disk; those installed later are found when a volume names them.
+  volume::plugins::FlexVolumeOptions flex;
+  flex.dir = opts.volume_plugin_dir;
+  auto prober = volume::plugins::FlexVolumeProber(r.agent->host(), flex);
+  for (auto& p : prober()) {
+    if (Status s = r.agent->plugins().Register(std::move(p)); !s.ok()) log::Warn(s.message());
+  }
+  r.agent->plugins().SetProber(std::move(prober));
   KVOL_RETURN_IF_ERROR(r.agent->Start());
   return r;
 }

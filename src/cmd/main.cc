@@ -31,6 +31,10 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
   app->add_option("--node-ip", o.node_ip,
                   "This machine's address on its Node (InternalIP, pods' hostIP; default: the "
                   "first non-loopback IPv4 address).");
+  app->add_option("--volume-plugin-dir", o.volume_plugin_dir,
+                  "Where FlexVolume drivers are installed, as <vendor~driver>/<driver>; drivers "
+                  "installed while the agent runs are found too.")
+      ->capture_default_str();
 }
 
 }  // namespace

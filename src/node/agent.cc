@@ -135,6 +135,9 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   vo.on_volumes_in_use = [this](std::vector<std::string> names) {
     status_->SetVolumesInUse(std::move(names));
   };
+  vo.on_volumes_attached = [this](std::vector<api::AttachedVolume> volumes) {
+    status_->SetVolumesAttached(std::move(volumes));
+  };
   vo.on_pod_cleaned_up = [this] { runtime_->Kick(); };
   sources.containers_alive = [this](const std::string& uid) {
     return runtime_->ContainersAlive(uid);

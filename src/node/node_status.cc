@@ -57,6 +57,7 @@ api::Node NodeStatusManager::Describe() const {
   }
   std::lock_guard lock(mu_);
   st.volumes_in_use = volumes_in_use_;
+  st.volumes_attached = volumes_attached_;
   return n;
 }
 
@@ -80,6 +81,13 @@ void NodeStatusManager::SetVolumesInUse(std::vector<std::string> names) {
   std::lock_guard lock(mu_);
   if (names == volumes_in_use_) return;
   volumes_in_use_ = std::move(names);
+  volumes_changed_ = true;
+  cv_.notify_all();
+}
+
+void NodeStatusManager::SetVolumesAttached(std::vector<api::AttachedVolume> volumes) {
+  std::lock_guard lock(mu_);
+  volumes_attached_ = std::move(volumes);
   volumes_changed_ = true;
   cv_.notify_all();
 }
@@ -163,6 +171,7 @@ Status NodeStatusManager::WriteStatus() {
         st.allocatable = want.status.allocatable;
         st.addresses = want.status.addresses;
         st.volumes_in_use = want.status.volumes_in_use;
+        st.volumes_attached = want.status.volumes_attached;
         if (!st.unknown_fields.is_object()) st.unknown_fields = api::Json::object();
         st.unknown_fields["nodeInfo"] = want.status.unknown_fields["nodeInfo"];
         if (want.status.unknown_fields.contains("daemonEndpoints")) {

@@ -1,6 +1,6 @@
 // The agent's Node: registered at start (labels kubernetes.io/hostname, kubernetes.io/os,
 // kubernetes.io/arch and the operator's own), its status (Ready, addresses, capacity,
-// volumesInUse) written when it changes and as a heartbeat, and its Lease in kube-node-lease
+// volumesInUse, volumesAttached) written when it changes and as a heartbeat, and its Lease in kube-node-lease
 // renewed, as kubelet does.
 #pragma once
 
@@ -48,6 +48,8 @@ class NodeStatusManager {
   Status SyncOnce();
   // The volumes the node reports in use (status.volumesInUse); written at the next round.
   void SetVolumesInUse(std::vector<std::string> names);
+  // The volumes attached to the node (status.volumesAttached); written at the next round.
+  void SetVolumesAttached(std::vector<api::AttachedVolume> volumes);
 
   // The Node as this agent describes it (labels and status), for tests.
   api::Node Describe() const;
@@ -66,6 +68,7 @@ class NodeStatusManager {
   std::condition_variable cv_;
   bool stopping_ = false;                    // guarded by mu_
   std::vector<std::string> volumes_in_use_;  // guarded by mu_
+  std::vector<api::AttachedVolume> volumes_attached_;  // guarded by mu_
   bool volumes_changed_ = false;             // guarded by mu_
   bool registered_ = false;                  // loop thread (and Start) only
   os::MonoTime next_status_{};               // loop thread only

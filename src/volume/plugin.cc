@@ -1,6 +1,8 @@
 // The plugin manager and plugin-name escaping.
 #include "volume/plugin.h"
 
+#include <algorithm>
+
 namespace kvol::volume {
 
 std::string EscapePluginName(std::string_view name) {
@@ -78,21 +80,47 @@ std::vector<std::string> PluginManager::ProvisionerNames() const {
   return out;
 }
 
-StatusOr<VolumePlugin*> PluginManager::FindBySpec(const Spec& spec) const {
-  std::shared_lock lock(mu_);
+VolumePlugin* PluginManager::FindOneBySpec(const Spec& spec, Status* error) const {
   std::vector<VolumePlugin*> matches;
   for (const auto& p : plugins_) {
     if (p->CanSupport(spec)) matches.push_back(p.get());
   }
   if (matches.empty()) {
-    return NotFoundError("no volume plugin matched");
+    *error = NotFoundError("no volume plugin matched");
+    return nullptr;
   }
   if (matches.size() > 1) {
     std::string names;
     for (auto* p : matches) names += (names.empty() ? "" : ",") + std::string(p->Name());
-    return InvalidArgumentError("multiple volume plugins matched: " + names);
+    *error = InvalidArgumentError("multiple volume plugins matched: " + names);
+    return nullptr;
   }
   return matches.front();
+}
+
+StatusOr<VolumePlugin*> PluginManager::FindBySpec(const Spec& spec) {
+  Status error;
+  Prober prober;
+  {
+    std::shared_lock lock(mu_);
+    if (VolumePlugin* p = FindOneBySpec(spec, &error)) return p;
+    if (error.code() != StatusCode::kNotFound || !prober_) return error;
+    prober = prober_;
+  }
+  std::vector<std::unique_ptr<VolumePlugin>> found = prober();
+  std::unique_lock lock(mu_);
+  for (auto& p : found) {
+    const bool known = std::any_of(plugins_.begin(), plugins_.end(),
+                                   [&](const auto& q) { return q->Name() == p->Name(); });
+    if (!known) plugins_.push_back(std::move(p));
+  }
+  if (VolumePlugin* p = FindOneBySpec(spec, &error)) return p;
+  return error;
+}
+
+void PluginManager::SetProber(Prober prober) {
+  std::unique_lock lock(mu_);
+  prober_ = std::move(prober);
 }
 
 VolumePlugin* PluginManager::FindByName(std::string_view name) const {

@@ -1,9 +1,11 @@
 // The in-tree volume plugin interface, as the node agent's volume manager uses it: a plugin
 // recognises a volume source and makes a mounter (SetUp) or unmounter (TearDown) for one pod's
-// volume. Capabilities some plugins add (provision/delete: provisioner.h) are separate
-// interfaces. Plugins reach the OS only through the Host's Mounter and Exec.
+// volume. Capabilities some plugins add are separate interfaces: device mount, block volumes,
+// attach, expand (here) and provision/delete (provisioner.h). Plugins reach the OS only through
+// the Host's Mounter and Exec.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -87,6 +89,9 @@ class Unmounter {
 
 class DeviceMountableVolumePlugin;
 class BlockVolumePlugin;
+class AttachableVolumePlugin;
+class ExpandableVolumePlugin;
+class NodeExpandableVolumePlugin;
 
 class VolumePlugin {
  public:
@@ -105,6 +110,9 @@ class VolumePlugin {
   // Capabilities beyond set-up and tear-down; nullptr when the plugin lacks them.
   virtual DeviceMountableVolumePlugin* AsDeviceMountable() { return nullptr; }
   virtual BlockVolumePlugin* AsBlock() { return nullptr; }
+  virtual AttachableVolumePlugin* AsAttachable() { return nullptr; }
+  virtual ExpandableVolumePlugin* AsExpandable() { return nullptr; }
+  virtual NodeExpandableVolumePlugin* AsNodeExpandable() { return nullptr; }
 };
 
 // Plugins whose volumes may be a device mounted once per node at a global path (formatted
@@ -121,8 +129,9 @@ class DeviceMountableVolumePlugin {
   virtual std::string GetDeviceMountPath(const Spec& spec) = 0;
   // Formats the device if it carries no filesystem (spec's fsType, ext4 by default; a device
   // with another filesystem or a partition table is never formatted) and mounts it at
-  // GetDeviceMountPath. Idempotent.
-  virtual Status MountDevice(const Spec& spec) = 0;
+  // GetDeviceMountPath. `device_path` is where attaching put the device (AttachableVolumePlugin),
+  // "" for volumes that are not attached. Idempotent.
+  virtual Status MountDevice(const Spec& spec, const std::string& device_path) = 0;
   // Unmounts a global mount point and removes it; nothing there is success.
   virtual Status UnmountDevice(const std::string& device_mount_path) = 0;
 };
@@ -157,10 +166,15 @@ class PluginManager {
   Status Register(std::unique_ptr<VolumePlugin> plugin);
   // The one plugin that supports `spec`: NotFound when none does ("no volume plugin matched"),
   // InvalidArgument when the spec names more than one source.
-  StatusOr<VolumePlugin*> FindBySpec(const Spec& spec) const;
+  StatusOr<VolumePlugin*> FindBySpec(const Spec& spec);
   // nullptr when no plugin has that name.
   VolumePlugin* FindByName(std::string_view name) const;
   std::vector<std::string> Names() const;
+  // Plugins that appear while the process runs (FlexVolume drivers installed later): when no
+  // plugin supports a spec, FindBySpec asks `prober` for new plugins, registers those whose names
+  // are new, and looks again. The prober decides how often it really looks.
+  using Prober = std::function<std::vector<std::unique_ptr<VolumePlugin>>()>;
+  void SetProber(Prober prober);
 
   // The provision/delete capability, by the StorageClass provisioner name served.
   // AlreadyExists when one of that name is registered.
@@ -170,7 +184,10 @@ class PluginManager {
   std::vector<std::string> ProvisionerNames() const;
 
  private:
+  VolumePlugin* FindOneBySpec(const Spec& spec, Status* error) const;  // mu_ held
+
   mutable std::shared_mutex mu_;
+  Prober prober_;
   std::vector<std::unique_ptr<VolumePlugin>> plugins_;
   std::vector<std::unique_ptr<Provisioner>> provisioners_;
 };
@@ -185,6 +202,51 @@ class BlockVolumePlugin {
   virtual Status MapPodDevice(const Spec& spec, std::string_view pod_uid) = 0;
   // Removes the pod's link; nothing there is success.
   virtual Status UnmapPodDevice(std::string_view volume_name, std::string_view pod_uid) = 0;
+};
+
+// Plugins whose volumes must be attached to the node (made to appear on it as a device) before
+// the device is mounted (DeviceMountableVolumePlugin) and detached after it is unmounted. The
+// node agent attaches the volumes of its own pods, as kubelet does when no controller manages
+// the node's attachments.
+class AttachableVolumePlugin {
+ public:
+  virtual ~AttachableVolumePlugin() = default;
+  virtual bool NeedsAttach(const Spec& spec) = 0;
+  // Attaches the volume to node `node_name`: the device's path on the node, "" when only
+  // WaitForAttach can tell. Idempotent: attaching an attached volume succeeds.
+  virtual StatusOr<std::string> Attach(const Spec& spec, const std::string& node_name) = 0;
+  // Waits until the attached device is present on this node: its path.
+  virtual StatusOr<std::string> WaitForAttach(const Spec& spec, const std::string& device_path) = 0;
+  // Detaches the volume named `volume_name` (Spec::Name()) from the node. Idempotent.
+  virtual Status Detach(const std::string& volume_name, const std::string& node_name) = 0;
+};
+
+// Plugins that can grow a PersistentVolume's storage: the expand controller's side.
+class ExpandableVolumePlugin {
+ public:
+  virtual ~ExpandableVolumePlugin() = default;
+  // Grows the volume from `old_size` to `new_size` bytes: the size it has now.
+  virtual StatusOr<int64_t> ExpandVolumeDevice(const Spec& spec, int64_t new_size,
+                                               int64_t old_size) = 0;
+  // Whether the filesystem must then be grown on the node where the volume is mounted
+  // (NodeExpandableVolumePlugin) before the claim has the new size.
+  virtual bool RequiresFSResize(const Spec& spec) = 0;
+};
+
+struct NodeExpandOptions {
+  std::string device_path;        // the attached device ("" when not attached)
+  std::string device_mount_path;  // where the device is mounted for the node
+  int64_t new_size = 0;           // bytes: the PersistentVolume's capacity now
+  int64_t old_size = 0;           // bytes: the claim's capacity before
+};
+
+// Plugins that grow a volume's filesystem on the node once its storage has grown.
+class NodeExpandableVolumePlugin {
+ public:
+  virtual ~NodeExpandableVolumePlugin() = default;
+  // Grows the filesystem of a mounted volume. Idempotent: a filesystem already that size is
+  // success.
+  virtual Status NodeExpand(const Spec& spec, const NodeExpandOptions& options) = 0;
 };
 
 }  // namespace kvol::volume

@@ -50,7 +50,7 @@ std::string ContentVersion(const api::Volume& v, const api::Pod& pod, const Look
 }  // namespace
 
 DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
-                    const volume::PluginManager& plugins) {
+                    volume::PluginManager& plugins) {
   DesiredPod out;
   out.pod = pod;
   const std::string& ns = pod->metadata.namespace_;
@@ -100,6 +100,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     d.plugin = *plugin;
     if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
     d.unique_name = UniqueVolumeName(d.plugin->Name(), spec.Name());
+    if (auto* at = d.plugin->AsAttachable()) d.attach = at->NeedsAttach(spec);
     if (auto* dm = d.plugin->AsDeviceMountable(); dm && !block) {
       d.device_mount = dm->NeedsDeviceMount(spec);
     }

@@ -30,6 +30,6 @@ struct Lookups {
 bool PodNeedsVolumes(const api::Pod& pod);
 
 DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
-                    const volume::PluginManager& plugins);
+                    volume::PluginManager& plugins);
 
 }  // namespace kvol::node::volumemanager

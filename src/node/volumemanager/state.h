@@ -28,6 +28,8 @@ struct DesiredVolume {
   // For plugins that follow their sources (configMap, secret, downwardAPI, projected): what the
   // contents were computed from; a change means SetUp again. Empty for the others.
   std::string content_version;
+  // Set when the volume must be attached to the node (AttachableVolumePlugin) first.
+  bool attach = false;
   // Set when the plugin mounts this volume's device once per node before any pod's SetUp.
   bool device_mount = false;
   // Set for volumeMode Block: the device is mapped for the pod (BlockVolumePlugin), not
@@ -67,6 +69,19 @@ struct ActualDevice {
   std::string plugin_name;
   std::string mount_path;
   MountState state = MountState::kMounted;
+};
+
+// A volume attached to this node (AttachableVolumePlugin), by unique name. Each is recorded
+// in a file, <plugin dir>/attachments/<volume name> holding the device's path, written before
+// Attach starts and removed once Detach succeeded: after a crash, the agent knows what it may
+// have attached.
+struct ActualAttachment {
+  std::string plugin_name;
+  std::string volume_name;  // Spec::Name(): what Detach is given
+  std::string device_path;
+  // False for an attachment found on disk at start or one that failed half-way: attached
+  // again if wanted (Attach is idempotent), detached otherwise.
+  bool certain = true;
 };
 
 }  // namespace kvol::node::volumemanager

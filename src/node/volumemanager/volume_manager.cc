@@ -1,7 +1,12 @@
 // The volume manager: populate, reconcile, operate, report.
 #include "node/volumemanager/volume_manager.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "api/pod_status.h"
@@ -24,6 +29,43 @@ std::string JoinSorted(std::vector<std::string> names) {
 
 std::string PodKey(const api::Pod& pod) {
   return pod.metadata.namespace_ + "/" + pod.metadata.name;
+}
+
+// Where an attachment is recorded: <plugin dir>/attachments/<volume name>.
+std::string AttachmentRecord(volume::Host& host, std::string_view plugin,
+                             std::string_view volume_name) {
+  return host.PluginDir(plugin) + "/attachments/" + std::string(volume_name);
+}
+
+// Writes `device` as the record at `path` whole (a temporary file renamed over it), synced, so
+// that a crash leaves the old record or the new one.
+Status WriteRecord(const std::string& path, const std::string& device) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return InternalError("mkdir " + fs::path(path).parent_path().string() + ": " + ec.message());
+  const std::string tmp = path + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (!f) return InternalError("write " + tmp + ": " + strerror(errno));
+  const bool written = fwrite(device.data(), 1, device.size(), f) == device.size() &&
+                       fflush(f) == 0 && fsync(fileno(f)) == 0;
+  const int err = errno;
+  fclose(f);
+  if (!written) return InternalError("write " + tmp + ": " + strerror(err));
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return InternalError("rename " + tmp + ": " + strerror(errno));
+  }
+  return OkStatus();
+}
+
+std::string ReadRecord(const fs::path& path) {
+  std::string out;
+  if (FILE* f = fopen(path.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    fclose(f);
+  }
+  return out;
 }
 
 }  // namespace
@@ -106,6 +148,15 @@ std::set<std::string> VolumeManager::MountedDevices() const {
   std::set<std::string> out;
   for (const auto& [name, d] : devices_) {
     if (d.state == MountState::kMounted) out.insert(name);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> VolumeManager::AttachedVolumes() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::string> out;
+  for (const auto& [name, a] : attachments_) {
+    if (a.certain) out[name] = a.device_path;
   }
   return out;
 }
@@ -211,7 +262,7 @@ void VolumeManager::ReconcileOnce() {
   std::vector<std::string> in_use;
   for (const auto& [uid, dp] : desired) {
     for (const auto& [key, v] : dp.volumes) {
-      if (v.device_mount) in_use.push_back(v.unique_name);
+      if (v.device_mount || v.attach) in_use.push_back(v.unique_name);
     }
   }
   std::sort(in_use.begin(), in_use.end());
@@ -220,19 +271,33 @@ void VolumeManager::ReconcileOnce() {
     volumes_in_use_ = in_use;
     if (options_.on_volumes_in_use) options_.on_volumes_in_use(std::move(in_use));
   }
+  std::vector<api::AttachedVolume> attached;
+  for (const auto& [name, device] : AttachedVolumes()) attached.push_back({name, device});
+  const bool same = attached.size() == volumes_attached_.size() &&
+                    std::equal(attached.begin(), attached.end(), volumes_attached_.begin(),
+                               [](const auto& a, const auto& b) {
+                                 return a.name == b.name && a.device_path == b.device_path;
+                               });
+  if (!same) {
+    volumes_attached_ = attached;
+    if (options_.on_volumes_attached) options_.on_volumes_attached(std::move(attached));
+  }
 }
 
 void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& desired) {
-  std::set<std::string> wanted, wanted_devices;
+  std::set<std::string> wanted, wanted_devices, wanted_attachments;
   for (const auto& [uid, dp] : desired) {
     for (const auto& [key, v] : dp.volumes) {
       wanted.insert(key);
       if (v.device_mount) wanted_devices.insert(v.unique_name);
+      if (v.attach) wanted_attachments.insert(v.unique_name);
     }
   }
-  // Tear-downs first: what is mounted and no longer wanted, then devices no pod uses.
+  // Tear-downs first: what is mounted and no longer wanted, then devices no pod uses, then
+  // attachments of volumes no longer mounted anywhere on the node.
   std::vector<std::pair<std::string, ActualVolume>> unwanted;
   std::vector<std::pair<std::string, ActualDevice>> unused_devices;
+  std::vector<std::pair<std::string, ActualAttachment>> unused_attachments;
   {
     std::lock_guard lock(mu_);
     for (const auto& [key, a] : actual_) {
@@ -258,9 +323,22 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
       d.state = MountState::kUncertain;
       unused_devices.emplace_back(name, d);
     }
+    for (auto& [name, at] : attachments_) {
+      if (wanted_attachments.count(name) || devices_.count(name) ||
+          executor_->IsPending("device/" + name)) {
+        continue;
+      }
+      const bool used = std::any_of(actual_.begin(), actual_.end(), [&](const auto& kv) {
+        return UniqueVolumeName(kv.second.plugin_name, kv.second.dir_name) == name;
+      });
+      if (used) continue;
+      at.certain = false;  // going away: a new user attaches it again
+      unused_attachments.emplace_back(name, at);
+    }
   }
   for (const auto& [key, a] : unwanted) TearDown(key, a);
   for (const auto& [name, d] : unused_devices) UnmountDevice(name, d);
+  for (const auto& [name, a] : unused_attachments) Detach(name, a);
   {
     // Backoff is kept only for operations that may still run.
     std::set<std::string> keep = wanted;
@@ -268,37 +346,120 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
     for (const auto& [key, a] : actual_) keep.insert(key);
     for (const auto& [name, d] : devices_) keep.insert("device/" + name);
     for (const auto& name : wanted_devices) keep.insert("device/" + name);
+    for (const auto& [name, a] : attachments_) keep.insert("attach/" + name);
+    for (const auto& name : wanted_attachments) keep.insert("attach/" + name);
     executor_->ForgetAllExcept(keep);
   }
 
-  // Then set-ups: a device before the pods that use it; a pod volume when it is not (or no
-  // longer, or not surely) set up as asked.
+  // Then set-ups: an attachment, then a device, before the pods that use them; a pod volume
+  // when it is not (or no longer, or not surely) set up as asked. Each operation finishing
+  // wakes the reconciler for the next step.
   for (const auto& [uid, dp] : desired) {
     for (const auto& [key, v] : dp.volumes) {
-      enum { kNothing, kDevice, kSetUp } action = kSetUp;
+      enum { kNothing, kAttach, kDevice, kSetUp } action = kSetUp;
+      std::string device_path;
       {
         std::lock_guard lock(mu_);
+        auto at = attachments_.find(v.unique_name);
         auto d = devices_.find(v.unique_name);
         auto a = actual_.find(key);
-        if (v.device_mount && (d == devices_.end() || d->second.state != MountState::kMounted ||
-                               executor_->IsPending("device/" + v.unique_name))) {
-          action = kDevice;  // its operation finishing wakes the reconciler for the SetUp
+        if (v.attach && (at == attachments_.end() || !at->second.certain ||
+                         executor_->IsPending("attach/" + v.unique_name))) {
+          action = kAttach;
+        } else if (v.device_mount &&
+                   (d == devices_.end() || d->second.state != MountState::kMounted ||
+                    executor_->IsPending("device/" + v.unique_name))) {
+          action = kDevice;
+          if (at != attachments_.end()) device_path = at->second.device_path;
         } else if (a != actual_.end() && a->second.state == MountState::kMounted &&
                    a->second.content_version == v.content_version) {
           action = kNothing;
         }
       }
-      if (action == kDevice) MountDevice(dp, v);
+      if (action == kAttach) Attach(dp, v);
+      if (action == kDevice) MountDevice(dp, v, device_path);
       if (action == kSetUp) SetUp(key, dp, v);
     }
   }
 }
 
-void VolumeManager::MountDevice(const DesiredPod& dp, const DesiredVolume& v) {
+void VolumeManager::Attach(const DesiredPod& dp, const DesiredVolume& v) {
+  std::shared_ptr<const api::Pod> pod = dp.pod;
+  const std::string record = AttachmentRecord(host_, v.plugin->Name(), v.spec.Name());
+  struct Result {
+    bool attached = false;  // Attach returned; what failed after was WaitForAttach
+    std::string device;
+  };
+  auto result = std::make_shared<Result>();
+  executor_->Run(
+      "attach/" + v.unique_name,
+      [this, v, record, result]() -> Status {
+        // Recorded before it starts: after a crash half-way, the volume is detached unless a
+        // pod still needs it.
+        KVOL_RETURN_IF_ERROR(WriteRecord(record, ""));
+        volume::AttachableVolumePlugin* at = v.plugin->AsAttachable();
+        KVOL_ASSIGN_OR_RETURN(std::string device, at->Attach(v.spec, host_.NodeName()));
+        result->attached = true;
+        KVOL_ASSIGN_OR_RETURN(result->device, at->WaitForAttach(v.spec, device));
+        return WriteRecord(record, result->device);
+      },
+      [this, pod, v, result](Status s) {
+        {
+          std::lock_guard lock(mu_);
+          ActualAttachment& a = attachments_[v.unique_name];
+          a.plugin_name = std::string(v.plugin->Name());
+          a.volume_name = v.spec.Name();
+          if (s.ok()) a.device_path = result->device;
+          a.certain = s.ok();
+        }
+        if (s.ok()) return;
+        if (result->attached) {
+          PodEvent(*pod, "Warning", "FailedMount",
+                   "MountVolume.WaitForAttach failed for volume \"" + v.spec.Name() +
+                       "\" : " + s.message());
+        } else {
+          PodEvent(*pod, "Warning", "FailedAttachVolume",
+                   "AttachVolume.Attach failed for volume \"" + v.spec.Name() + "\" : " +
+                       s.message());
+        }
+      },
+      "attach");
+}
+
+void VolumeManager::Detach(const std::string& unique_name, const ActualAttachment& a) {
+  executor_->Run(
+      "attach/" + unique_name,
+      [this, a]() -> Status {
+        volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
+        if (!plugin || !plugin->AsAttachable()) {
+          return NotFoundError("no attachable volume plugin named " + a.plugin_name);
+        }
+        KVOL_RETURN_IF_ERROR(plugin->AsAttachable()->Detach(a.volume_name, host_.NodeName()));
+        std::error_code ec;
+        fs::remove(AttachmentRecord(host_, a.plugin_name, a.volume_name), ec);
+        if (ec) return InternalError("removing the attachment record: " + ec.message());
+        return OkStatus();
+      },
+      [this, unique_name](Status s) {
+        if (!s.ok()) {
+          log::Warn("DetachVolume.Detach failed for volume \"" + unique_name + "\": " +
+                    s.message());
+          return;
+        }
+        std::lock_guard lock(mu_);
+        attachments_.erase(unique_name);
+      },
+      "detach");
+}
+
+void VolumeManager::MountDevice(const DesiredPod& dp, const DesiredVolume& v,
+                                const std::string& device_path) {
   std::shared_ptr<const api::Pod> pod = dp.pod;
   executor_->Run(
       "device/" + v.unique_name,
-      [v]() -> Status { return v.plugin->AsDeviceMountable()->MountDevice(v.spec); },
+      [v, device_path]() -> Status {
+        return v.plugin->AsDeviceMountable()->MountDevice(v.spec, device_path);
+      },
       [this, pod, v](Status s) {
         {
           std::lock_guard lock(mu_);
@@ -507,6 +668,22 @@ void VolumeManager::Reconstruct() {
     }
     ec.clear();
   }
+  // Volumes attached to the node, by their records.
+  for (const auto& name : plugins_.Names()) {
+    if (!plugins_.FindByName(name)->AsAttachable()) continue;
+    const fs::path records = fs::path(host_.PluginDir(name)) / "attachments";
+    for (fs::directory_iterator r(records, ec), end; !ec && r != end; r.increment(ec)) {
+      if (r->path().extension() == ".tmp") continue;
+      ActualAttachment a;
+      a.plugin_name = name;
+      a.volume_name = r->path().filename().string();
+      a.device_path = ReadRecord(r->path());
+      a.certain = false;  // attached again if wanted (idempotent), else detached
+      attachments_[UniqueVolumeName(name, a.volume_name)] = a;
+      ++found;
+    }
+    ec.clear();
+  }
   if (found > 0) log::Info("volume manager: found " + std::to_string(found) + " volume(s) on disk");
 }
 
@@ -522,6 +699,10 @@ void VolumeManager::ReportPods(const std::map<std::string, DesiredPod>& desired)
     {
       std::lock_guard lock(mu_);
       for (const auto& [key, v] : dp.volumes) {
+        if (v.attach) {
+          auto at = attachments_.find(v.unique_name);
+          if (at == attachments_.end() || !at->second.certain) unattached.push_back(v.outer_name);
+        }
         // A volume whose contents are only being refreshed is still there for the pod.
         auto a = actual_.find(key);
         const bool there = a != actual_.end() &&

@@ -7,11 +7,12 @@
 // event, or a finished operation), when a backoff or mount deadline passes, and at a slow
 // resync, which also checks with one read of the mount table that what was set up is still
 // there (and sets up again what drifted); with nothing changing it does no other work. Block
-// volumes (volumeMode Block) are mapped for the pod instead of mounted, and devices a plugin
-// mounts once per node are mounted before, and unmounted after, the pods that use them. On
-// start it reconstructs the actual state
-// from the pod directories, so a restart remounts nothing that is already right and removes
-// only what no pod needs.
+// volumes (volumeMode Block) are mapped for the pod instead of mounted. Attachable volumes are
+// attached to the node first (as kubelet does when no controller manages the node's
+// attachments) and detached after; devices a plugin mounts once per node are mounted before,
+// and unmounted after, the pods that use them. On start it reconstructs the actual state from
+// the pod directories, the device mounts and the attachment records, so a restart remounts
+// nothing that is already right and removes only what no pod needs.
 //
 // Pods it serves get status: phase Pending and containers waiting with ContainerCreating
 // while volumes are not ready, and condition kvol.io/VolumesReady (True once every volume is
@@ -56,6 +57,9 @@ struct Options {
   // Called (from the reconciler) with the sorted unique names of the volumes in use whose
   // devices this node mounts, whenever that list changes: the node's status.volumesInUse.
   std::function<void(std::vector<std::string>)> on_volumes_in_use;
+  // Called (from the reconciler) with the volumes attached to the node, sorted by name, whenever
+  // that list changes: the node's status.volumesAttached.
+  std::function<void(std::vector<api::AttachedVolume>)> on_volumes_attached;
   // Called (from the reconciler) once the last of a pod's volumes is torn down and its
   // directory removed: the pod runtime may now remove the pod.
   std::function<void()> on_pod_cleaned_up;
@@ -100,6 +104,8 @@ class VolumeManager {
   std::set<std::string> MountedVolumeKeys() const;
   // Unique names of the devices mounted for the node. Thread-safe.
   std::set<std::string> MountedDevices() const;
+  // Unique names of the volumes attached to the node, with their devices. Thread-safe.
+  std::map<std::string, std::string> AttachedVolumes() const;
   // The pod's volumes that are set up, by their name in the pod's spec. Thread-safe.
   std::map<std::string, PodVolume> PodVolumes(const std::string& uid) const;
   // True when nothing of the pod's volumes is set up, recorded or in flight. Thread-safe.
@@ -116,7 +122,9 @@ class VolumeManager {
   void StartOperations(const std::map<std::string, DesiredPod>& desired);
   void SetUp(const std::string& key, const DesiredPod& pod, const DesiredVolume& v);
   void TearDown(const std::string& key, const ActualVolume& v);
-  void MountDevice(const DesiredPod& pod, const DesiredVolume& v);
+  void Attach(const DesiredPod& pod, const DesiredVolume& v);
+  void Detach(const std::string& unique_name, const ActualAttachment& a);
+  void MountDevice(const DesiredPod& pod, const DesiredVolume& v, const std::string& device_path);
   void UnmountDevice(const std::string& unique_name, const ActualDevice& d);
   void RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired);
   void ReportPods(const std::map<std::string, DesiredPod>& desired);
@@ -143,6 +151,7 @@ class VolumeManager {
   bool stopping_ = false;                        // guarded by mu_
   std::map<std::string, ActualVolume> actual_;   // guarded by mu_, by VolumeKey
   std::map<std::string, ActualDevice> devices_;  // guarded by mu_, by unique name
+  std::map<std::string, ActualAttachment> attachments_;  // guarded by mu_, by unique name
   std::map<std::string, DesiredPod> desired_;    // guarded by mu_, by pod uid (last populated)
   std::set<std::string> orphan_candidates_;      // guarded by mu_: pod uids whose dir may go
 
@@ -159,6 +168,7 @@ class VolumeManager {
   };
   std::map<std::string, PodReport> reports_;  // by pod uid
   std::vector<std::string> volumes_in_use_;   // as last reported
+  std::vector<api::AttachedVolume> volumes_attached_;  // as last reported
 
   std::unique_ptr<OperationExecutor> executor_;
   std::thread thread_;

@@ -651,5 +651,177 @@ TEST(OperationExecutor, AtMostMaxThreadsRunAndTheRestWait) {
   EXPECT_TRUE(Eventually([&] { return again.load(); }));
 }
 
+
+// A FlexVolume driver that attaches, scripted on the FakeExec: the real FlexVolume plugin calls
+// it. attach gives /dev/fake-<volumeID>; mountdevice mounts it (on the FakeMounter); everything
+// else is not supported, so the defaults apply (pods bind the device's mount).
+class AttachTest : public VolumeManagerTest {
+ protected:
+  static constexpr char kPlugin[] = "flexvolume-kvol.io/disk";
+
+  AttachTest() {
+    const std::string dir = tmp_.path() + "/exec";
+    executable_ = dir + "/kvol.io~disk/disk";
+    fs::create_directories(fs::path(executable_).parent_path());
+    std::ofstream(executable_) << "#!/bin/sh\n";
+    chmod(executable_.c_str(), 0755);
+    host_.fake_exec().On(executable_, [this](const std::vector<std::string>& argv) {
+      return Driver(argv);
+    });
+    plugins::FlexVolumeOptions fo;
+    fo.dir = dir;
+    for (auto& p : plugins::FlexVolumeProber(host_, fo)()) {
+      EXPECT_TRUE(plugins_.Register(std::move(p)).ok());
+    }
+  }
+
+  StatusOr<os::ExecResult> Driver(const std::vector<std::string>& argv) {
+    const std::string& cmd = argv.at(1);
+    std::lock_guard lock(driver_mu_);
+    driver_calls_.push_back(cmd + (cmd == "detach" ? " " + argv.at(2) : ""));
+    auto reply = [](const std::string& json) { return os::ExecResult{0, json}; };
+    if (cmd == "init") return reply(R"({"status": "Success", "capabilities": {"attach": true}})");
+    if (cmd == "attach") {
+      if (!attach_error_.empty()) {
+        return reply(R"({"status": "Failure", "message": ")" + attach_error_ + "\"}");
+      }
+      const std::string id = api::Json::parse(argv.at(2)).at("volumeID");
+      return reply(R"({"status": "Success", "device": "/dev/fake-)" + id + "\"}");
+    }
+    if (cmd == "mountdevice") {
+      EXPECT_TRUE(host_.fake_mounter().Mount(argv.at(3), argv.at(2), "ext4", {}).ok());
+      return reply(R"({"status": "Success"})");
+    }
+    if (cmd == "detach") return reply(R"({"status": "Success"})");
+    return reply(R"({"status": "Not supported"})");
+  }
+  std::vector<std::string> DriverCalls() {
+    std::lock_guard lock(driver_mu_);
+    return driver_calls_;
+  }
+  void SetAttachError(std::string e) {
+    std::lock_guard lock(driver_mu_);
+    attach_error_ = std::move(e);
+  }
+  // A FlexVolume PV `pv_name` of volume `id`, and the claim default/`claim` Bound to it.
+  void BoundFlexClaim(const std::string& claim, const std::string& pv_name, const std::string& id) {
+    std::lock_guard lock(mu_);
+    api::PersistentVolume pv;
+    pv.metadata.name = pv_name;
+    auto& f = pv.spec.flex_volume.emplace();
+    f.driver = "kvol.io/disk";
+    f.options = {{"volumeID", id}};
+    pv.spec.claim_ref.emplace().uid = "uid-" + claim;
+    volumes_[pv_name] = pv;
+    api::PersistentVolumeClaim c;
+    c.metadata.uid = "uid-" + claim;
+    c.spec.volume_name = pv_name;
+    c.status.phase = "Bound";
+    claims_["default/" + claim] = c;
+  }
+  std::string Record(const std::string& pv_name) {
+    return host_.root() + "/plugins/" + kPlugin + "/attachments/" + pv_name;
+  }
+  size_t IndexOf(const std::string& call) {
+    auto calls = DriverCalls();
+    return std::find(calls.begin(), calls.end(), call) - calls.begin();
+  }
+
+  std::string executable_;
+  std::mutex driver_mu_;
+  std::vector<std::string> driver_calls_;  // guarded by driver_mu_
+  std::string attach_error_;               // guarded by driver_mu_
+  std::vector<api::AttachedVolume> attached_;  // guarded by mu_
+};
+
+TEST_F(AttachTest, AttachesMountsTheDeviceThenSetsUpAndDetachesAfterTheLastPod) {
+  BoundFlexClaim("data", "pv-flex", "vol-1");
+  PutPod(PodWith("a", {ClaimVolume("data", "data")}));
+  PutPod(PodWith("b", {ClaimVolume("data", "data")}));
+  Options o;
+  o.on_volumes_attached = [this](std::vector<api::AttachedVolume> v) {
+    std::lock_guard lock(mu_);
+    attached_ = std::move(v);
+  };
+  StartManager(o);
+  ASSERT_TRUE(
+      Eventually([&] { return VolumesReady("a") == "True" && VolumesReady("b") == "True"; }));
+  const std::string unique = std::string(kPlugin) + "/pv-flex";
+  EXPECT_EQ(vm_->AttachedVolumes(), (std::map<std::string, std::string>{{unique, "/dev/fake-vol-1"}}));
+  EXPECT_EQ(Read(Record("pv-flex")), "/dev/fake-vol-1");
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return attached_.size() == 1 && attached_[0].name == unique &&
+           attached_[0].device_path == "/dev/fake-vol-1" &&
+           in_use_ == std::vector<std::string>{unique};
+  }));
+  // Once per node, in order: attach, mount the device; then each pod binds from it.
+  auto calls = DriverCalls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "attach"), 1);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "mountdevice"), 1);
+  EXPECT_LT(IndexOf("attach"), IndexOf("mountdevice"));
+  const std::string global = host_.root() + "/plugins/" + kPlugin + "/mounts/pv-flex";
+  for (const std::string pod : {"a", "b"}) {
+    EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(Dir(pod, kPlugin, "pv-flex")));
+  }
+
+  RemovePod("a");
+  ASSERT_TRUE(Eventually([&] { return vm_->MountedVolumeKeys().size() == 1; }));
+  EXPECT_EQ(IndexOf("detach pv-flex"), DriverCalls().size()) << "b still uses it";
+  RemovePod("b");
+  ASSERT_TRUE(Eventually([&] { return vm_->AttachedVolumes().empty() && !fs::exists(Record("pv-flex")); }));
+  EXPECT_FALSE(fs::exists(global));
+  EXPECT_LT(IndexOf("unmountdevice"), IndexOf("detach pv-flex"));
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return attached_.empty() && in_use_.empty();
+  }));
+}
+
+TEST_F(AttachTest, AttachFailureIsAnEventAndThePodWaitsUnattached) {
+  BoundFlexClaim("data", "pv-flex", "vol-1");
+  PutPod(PodWith("web", {ClaimVolume("data", "data")}));
+  SetAttachError("disk vol-1 is attached to another node");
+  Options o;
+  o.executor.initial_backoff = 500ms;
+  o.mount_timeout = 10s;
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Warning FailedAttachVolume AttachVolume.Attach failed for volume \"pv-flex\" : "
+        "attach command failed, status: Failure, reason: disk vol-1 is attached to another node");
+  }));
+  EXPECT_EQ(VolumesReady("web"), "False");
+  EXPECT_EQ(IndexOf("mountdevice"), DriverCalls().size()) << "no device mount before attach";
+  clock_.Advance(11s);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data], "
+        "unattached volumes=[data]: timed out waiting for the condition");
+  }));
+  // Recorded while it was tried: if the pod went now, the volume would be detached.
+  EXPECT_TRUE(fs::exists(Record("pv-flex")));
+  SetAttachError("");
+  clock_.Advance(1s);
+  EXPECT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+}
+
+TEST_F(AttachTest, RestartAttachesAgainWhatIsNeededAndDetachesWhatIsNot) {
+  // Records a previous agent left: one volume a pod still uses, one nobody does.
+  BoundFlexClaim("data", "pv-flex", "vol-1");
+  PutPod(PodWith("web", {ClaimVolume("data", "data")}));
+  fs::create_directories(fs::path(Record("x")).parent_path());
+  std::ofstream(Record("pv-flex")) << "/dev/fake-vol-1";
+  std::ofstream(Record("pv-old")) << "/dev/fake-vol-9";
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  ASSERT_TRUE(Eventually([&] { return !fs::exists(Record("pv-old")); }));
+  auto calls = DriverCalls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "detach pv-old"), 1);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "detach pv-flex"), 0);
+  EXPECT_EQ(vm_->AttachedVolumes(),
+            (std::map<std::string, std::string>{{std::string(kPlugin) + "/pv-flex", "/dev/fake-vol-1"}}));
+}
+
 }  // namespace
 }  // namespace kvol::node::volumemanager

@@ -124,7 +124,7 @@ class LocalPlugin final : public VolumePlugin,
   std::string GetDeviceMountPath(const Spec& spec) override {
     return DeviceMountPath(host_, spec.Name());
   }
-  Status MountDevice(const Spec& spec) override {
+  Status MountDevice(const Spec& spec, const std::string& /*device_path*/) override {
     const std::string target = GetDeviceMountPath(spec);
     auto mounted = host_.mounter().IsMountPoint(target);
     if (mounted.ok() && *mounted) return OkStatus();

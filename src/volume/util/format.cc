@@ -70,4 +70,25 @@ Status FormatAndMount(os::Exec& exec, os::Mounter& mounter, const std::string& d
   return mounter.Mount(device, target, fs_type, options);
 }
 
+Status ResizeFilesystem(os::Exec& exec, const std::string& device,
+                        const std::string& mount_path) {
+  KVOL_ASSIGN_OR_RETURN(std::string fs_type, DetectFilesystem(exec, device));
+  std::vector<std::string> argv;
+  if (fs_type == "ext2" || fs_type == "ext3" || fs_type == "ext4") {
+    argv = {"resize2fs", device};
+  } else if (fs_type == "xfs") {
+    argv = {"xfs_growfs", "-d", mount_path};
+  } else {
+    return InvalidArgumentError("resize of format \"" + fs_type + "\" is not supported on device \"" +
+                                device + "\" mounted on \"" + mount_path + "\"");
+  }
+  KVOL_ASSIGN_OR_RETURN(auto r, exec.Run(argv, kFormatTimeout));
+  if (r.exit_code != 0) {
+    return InternalError("resize of device " + device + " failed: " +
+                         os::DescribeExit(r.exit_code) + ". " + argv[0] + " output: " +
+                         Trim(r.output));
+  }
+  return OkStatus();
+}
+
 }  // namespace kvol::volume::util

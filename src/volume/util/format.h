@@ -23,4 +23,9 @@ Status FormatAndMount(os::Exec& exec, os::Mounter& mounter, const std::string& d
                       const std::string& target, std::string fs_type,
                       const std::vector<std::string>& options);
 
+// Grows the filesystem on `device`, mounted at `mount_path`, to fill the device, as kubelet's
+// resize does: resize2fs for ext2/3/4, xfs_growfs for xfs. InvalidArgument for a filesystem
+// that cannot be grown online, and for a device with none.
+Status ResizeFilesystem(os::Exec& exec, const std::string& device, const std::string& mount_path);
+
 }  // namespace kvol::volume::util
