@@ -26,6 +26,13 @@ inline constexpr std::string_view kAnnStorageProvisioner =
 inline constexpr std::string_view kAnnBetaStorageProvisioner =
     "volume.beta.kubernetes.io/storage-provisioner";
 inline constexpr std::string_view kAnnSelectedNode = "volume.kubernetes.io/selected-node";
+// On a claim whose volume an external resizer (of that CSI driver) is to expand.
+inline constexpr std::string_view kAnnStorageResizer = "volume.kubernetes.io/storage-resizer";
+
+// A claim's conditions while its volume grows: the controller expanding the storage, then the
+// node agent growing the filesystem where the volume is mounted.
+inline constexpr std::string_view kClaimResizing = "Resizing";
+inline constexpr std::string_view kClaimFileSystemResizePending = "FileSystemResizePending";
 // The class before spec.storageClassName existed; still honoured when the field is unset.
 inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes.io/storage-class";
 

@@ -65,6 +65,11 @@ std::optional<ApiError> Api::CheckNamespace(std::string_view ns) {
   return std::nullopt;
 }
 
+bool Api::AllowsVolumeExpansion(std::string_view name) {
+  auto sc = registry<api::StorageClass>().Get("", name);
+  return sc.ok() && sc->allow_volume_expansion.value_or(false);
+}
+
 std::optional<std::string> Api::DefaultStorageClass() {
   auto& reg = registry<api::StorageClass>();
   auto classes = reg.List("", {}, nullptr);

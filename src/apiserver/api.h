@@ -37,6 +37,7 @@ class Api final : public Cluster {
   // Cluster
   std::optional<ApiError> CheckNamespace(std::string_view ns) override;
   std::optional<std::string> DefaultStorageClass() override;
+  bool AllowsVolumeExpansion(std::string_view name) override;
 
  private:
   template <class... T>

@@ -480,6 +480,9 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     api::FieldErrors errs =
         parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, old);
     if (!errs.empty()) return Invalid(k, name, std::move(errs));
+    if (parts != Parts::kStatus) {
+      if (auto refused = AdmitUpdate(next, old, cluster_)) return *std::move(refused);
+    }
 
     // The last finalizer removed from an object being deleted (and not waiting out a grace
     // period): it goes now.

@@ -202,6 +202,41 @@ TEST_F(RegistryTest, ClaimsGetTheDefaultClassAndProtection) {
   EXPECT_EQ(pvcs().Create(none, "default")->spec.storage_class_name, "");
 }
 
+TEST_F(RegistryTest, AClaimGrowsOnlyWhenItsClassAllowsExpansion) {
+  for (auto [name, allow] : {std::pair{"fixed", false}, std::pair{"growing", true}}) {
+    api::StorageClass sc;
+    sc.metadata.name = name;
+    sc.provisioner = "kvol.io/local-path";
+    sc.allow_volume_expansion = allow;
+    ASSERT_TRUE(api_->registry<api::StorageClass>().Create(sc, "").ok());
+  }
+  auto bound = [&](const std::string& name, const std::string& cls) {
+    auto c = PVC(name);
+    c.spec.storage_class_name = cls;
+    auto created = pvcs().Create(c, "default");
+    created->status.phase = "Bound";
+    created->status.capacity["storage"] = api::Quantity::MustParse("1Gi");
+    return *pvcs().Update(*created, /*status=*/true);
+  };
+  auto fixed = bound("a", "fixed");
+  fixed.spec.resources.requests["storage"] = api::Quantity::MustParse("2Gi");
+  auto refused = pvcs().Update(fixed);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 403);
+  EXPECT_EQ(refused.error().message,
+            "persistentvolumeclaims \"a\" is forbidden: only dynamically provisioned pvc can be "
+            "resized and the storageclass that provisions the pvc must support resize");
+  auto growing = bound("b", "growing");
+  growing.spec.resources.requests["storage"] = api::Quantity::MustParse("2Gi");
+  auto grown = pvcs().Update(growing);
+  ASSERT_TRUE(grown.ok()) << grown.error().message;
+  EXPECT_EQ(grown->spec.resources.requests.at("storage"), api::Quantity::MustParse("2Gi"));
+  // Other changes to a claim of a fixed class pass.
+  fixed = *pvcs().Get("default", "a");
+  fixed.metadata.labels["app"] = "web";
+  EXPECT_TRUE(pvcs().Update(fixed).ok());
+}
+
 TEST_F(RegistryTest, CreateErrors) {
   auto missing = pvcs().Create(PVC("c1"), "nope");
   ASSERT_FALSE(missing.ok());

@@ -49,6 +49,24 @@ void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
   AddFinalizer(pvc.metadata, kPVCProtectionFinalizer);
 }
 
+std::optional<ApiError> AdmitUpdate(const api::PersistentVolumeClaim& pvc,
+                                    const api::PersistentVolumeClaim& old, Cluster& cluster) {
+  auto now = pvc.spec.resources.requests.find("storage");
+  auto was = old.spec.resources.requests.find("storage");
+  if (now == pvc.spec.resources.requests.end() || was == old.spec.resources.requests.end() ||
+      !(was->second < now->second)) {
+    return std::nullopt;
+  }
+  const std::string cls = pvc.spec.storage_class_name.value_or("");
+  if (!cls.empty() && old.spec.storage_class_name.value_or("") == cls &&
+      cluster.AllowsVolumeExpansion(cls)) {
+    return std::nullopt;
+  }
+  return Forbidden("persistentvolumeclaims \"" + pvc.metadata.name +
+                   "\" is forbidden: only dynamically provisioned pvc can be resized and the "
+                   "storageclass that provisions the pvc must support resize");
+}
+
 void AdmitCreate(api::PersistentVolume& pv, Cluster&) {
   AddFinalizer(pv.metadata, kPVProtectionFinalizer);
 }

@@ -68,6 +68,8 @@ class Cluster {
   // The StorageClass annotated storageclass.kubernetes.io/is-default-class=true (the newest,
   // if several are).
   virtual std::optional<std::string> DefaultStorageClass() = 0;
+  // Whether StorageClass `name` exists with allowVolumeExpansion true.
+  virtual bool AllowsVolumeExpansion(std::string_view name) = 0;
 };
 
 // Mutating admission on create, after defaults and before validation.
@@ -75,6 +77,15 @@ template <class T>
 void AdmitCreate(T&, Cluster&) {}
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
 void AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
+
+// Validating admission on update (not of status), after validation: an error refuses it.
+template <class T>
+std::optional<ApiError> AdmitUpdate(const T&, const T&, Cluster&) {
+  return std::nullopt;
+}
+// A claim's storage request may grow only when its class allows volume expansion.
+std::optional<ApiError> AdmitUpdate(const api::PersistentVolumeClaim& pvc,
+                                    const api::PersistentVolumeClaim& old, Cluster& cluster);
 
 using api::kDefaultClassAnnotation;
 using api::kPVCProtectionFinalizer;

@@ -8,6 +8,7 @@ Manager::Manager(client::Client& client, ManagerOptions options)
     : client_(client),
       options_(std::move(options)),
       pv_events_(client.resource<api::Event>(), {.component = "persistentvolume-controller"}),
+      expand_events_(client.resource<api::Event>(), {.component = "volume_expand"}),
       scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}),
       replicaset_events_(client.resource<api::Event>(), {.component = "replicaset-controller"}),
       statefulset_events_(client.resource<api::Event>(), {.component = "statefulset-controller"}) {}
@@ -50,11 +51,22 @@ void Manager::Lead() {
       ctrl->Stop();
       return;
     }
+    expand::Options eo;
+    eo.plugins = options_.plugins;
+    auto exp = std::make_unique<expand::Controller>(client_, SinkTo(expand_events_), eo);
+    s = exp->Start();
+    if (!s.ok()) {
+      log::Error("expand controller did not start: " + s.message());
+      prot->Stop();
+      ctrl->Stop();
+      return;
+    }
     auto work = std::make_unique<workload::Controller>(client_, SinkTo(replicaset_events_),
                                                        SinkTo(statefulset_events_));
     s = work->Start();
     if (!s.ok()) {
       log::Error("workload controllers did not start: " + s.message());
+      exp->Stop();
       prot->Stop();
       ctrl->Stop();
       return;
@@ -66,6 +78,7 @@ void Manager::Lead() {
       if (!s.ok()) {
         log::Error("scheduler did not start: " + s.message());
         work->Stop();
+        exp->Stop();
         prot->Stop();
         ctrl->Stop();
         return;
@@ -74,11 +87,12 @@ void Manager::Lead() {
     std::lock_guard lock(mu_);
     pv_ = std::move(ctrl);
     protection_ = std::move(prot);
+    expand_ = std::move(exp);
     scheduler_ = std::move(sched);
     workload_ = std::move(work);
     log::Info(
         std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection, "
-                    "deployment, statefulset") +
+                    "volume_expand, deployment, statefulset") +
         (scheduler_ ? ", default-scheduler" : "") + " running");
   });
 }
@@ -92,17 +106,20 @@ void Manager::Follow() {
   if (starter.joinable()) starter.join();
   std::unique_ptr<pv::Controller> pv;
   std::unique_ptr<protection::Controller> prot;
+  std::unique_ptr<expand::Controller> exp;
   std::unique_ptr<scheduler::Scheduler> sched;
   std::unique_ptr<workload::Controller> work;
   {
     std::lock_guard lock(mu_);
     pv = std::move(pv_);
     prot = std::move(protection_);
+    exp = std::move(expand_);
     sched = std::move(scheduler_);
     work = std::move(workload_);
   }
   if (sched) sched->Stop();
   if (work) work->Stop();
+  if (exp) exp->Stop();
   if (prot) prot->Stop();
   if (pv) {
     pv->Stop();
@@ -115,6 +132,7 @@ void Manager::Stop() {
   elector_.reset();
   Follow();
   pv_events_.Flush(std::chrono::seconds(2));
+  expand_events_.Flush(std::chrono::seconds(2));
   scheduler_events_.Flush(std::chrono::seconds(2));
   replicaset_events_.Flush(std::chrono::seconds(2));
   statefulset_events_.Flush(std::chrono::seconds(2));

@@ -12,6 +12,7 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/leader_election.h"
+#include "controller/expand/expand.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
 #include "controller/workload/controller.h"
@@ -23,8 +24,9 @@ namespace kvol::controller {
 struct ManagerOptions {
   std::string identity;  // unique per server
   int workers = 16;      // per queue; binds are write-bound, so more workers help up to the store
-  // The process's plugins: the PV controller runs their provisioners. Outlives the manager.
-  const volume::PluginManager* plugins = nullptr;
+  // The process's plugins: the PV controller runs their provisioners, the expand controller
+  // their expandable plugins. Outlives the manager.
+  volume::PluginManager* plugins = nullptr;
   bool scheduler = true;  // also place pods (default-scheduler)
 };
 
@@ -43,6 +45,7 @@ class Manager {
   client::Client& client_;
   ManagerOptions options_;
   client::EventRecorder pv_events_;
+  client::EventRecorder expand_events_;
   client::EventRecorder scheduler_events_;
   client::EventRecorder replicaset_events_;
   client::EventRecorder statefulset_events_;
@@ -51,6 +54,7 @@ class Manager {
   std::mutex mu_;
   std::unique_ptr<pv::Controller> pv_;
   std::unique_ptr<protection::Controller> protection_;
+  std::unique_ptr<expand::Controller> expand_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<workload::Controller> workload_;
   std::thread starter_;

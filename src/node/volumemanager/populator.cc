@@ -1,6 +1,9 @@
 // The populator: pod volumes -> desired volumes.
 #include "node/volumemanager/populator.h"
 
+#include <algorithm>
+
+#include "api/well_known.h"
 #include "volume/util/payload.h"
 
 namespace kvol::node::volumemanager {
@@ -47,6 +50,29 @@ std::string ContentVersion(const api::Volume& v, const api::Pod& pod, const Look
   return out;
 }
 
+// What is to grow on the node for a claim whose volume grew: nothing unless the claim says so
+// (FileSystemResizePending) and the volume is larger than the claim.
+std::optional<DesiredVolume::FsResize> FsResizeOf(const api::PersistentVolumeClaim& claim,
+                                                  const api::PersistentVolume& pv) {
+  const auto& conds = claim.status.conditions;
+  const bool pending = std::any_of(conds.begin(), conds.end(), [](const auto& c) {
+    return c.type == api::kClaimFileSystemResizePending && c.status == "True";
+  });
+  auto pv_size = pv.spec.capacity.find("storage");
+  auto claim_size = claim.status.capacity.find("storage");
+  if (!pending || pv_size == pv.spec.capacity.end()) return std::nullopt;
+  if (claim_size != claim.status.capacity.end() && !(claim_size->second < pv_size->second)) {
+    return std::nullopt;
+  }
+  DesiredVolume::FsResize r;
+  r.claim_namespace = claim.metadata.namespace_;
+  r.claim_name = claim.metadata.name;
+  r.claim_uid = claim.metadata.uid;
+  r.new_size = pv_size->second;
+  r.old_size = claim_size == claim.status.capacity.end() ? 0 : claim_size->second.Value();
+  return r;
+}
+
 }  // namespace
 
 DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
@@ -57,6 +83,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
   for (const auto& v : pod->spec.volumes) {
     volume::Spec spec;
     spec.volume = v;
+    std::optional<DesiredVolume::FsResize> fs_resize;
     if (v.persistent_volume_claim) {
       const std::string& claim_name = v.persistent_volume_claim->claim_name;
       const std::string prefix = "error processing PVC " + ns + "/" + claim_name + ": ";
@@ -82,6 +109,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
       }
       spec.pv = *pv;
       spec.read_only = v.persistent_volume_claim->read_only;
+      fs_resize = FsResizeOf(*claim, *pv);
     }
     auto plugin = plugins.FindBySpec(spec);
     if (!plugin.ok()) {
@@ -101,6 +129,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
     d.unique_name = UniqueVolumeName(d.plugin->Name(), spec.Name());
     if (auto* at = d.plugin->AsAttachable()) d.attach = at->NeedsAttach(spec);
+    if (d.plugin->AsNodeExpandable() && !block) d.fs_resize = std::move(fs_resize);
     if (auto* dm = d.plugin->AsDeviceMountable(); dm && !block) {
       d.device_mount = dm->NeedsDeviceMount(spec);
     }

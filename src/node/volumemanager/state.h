@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ struct DesiredVolume {
   // Set for volumeMode Block: the device is mapped for the pod (BlockVolumePlugin), not
   // mounted.
   bool block = false;
+  // Set when the claim's volume has grown and its filesystem is to grow on this node
+  // (condition FileSystemResizePending, a NodeExpandableVolumePlugin): done once it is set up.
+  struct FsResize {
+    std::string claim_namespace, claim_name, claim_uid;
+    api::Quantity new_size;  // the PersistentVolume's capacity
+    int64_t old_size = 0;    // the claim's capacity, bytes
+  };
+  std::optional<FsResize> fs_resize;
 };
 
 struct DesiredPod {

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "api/pod_status.h"
+#include "api/well_known.h"
 #include "base/log.h"
 #include "volume/util/cleanup.h"
 #include "volume/util/subpath.h"
@@ -285,10 +286,11 @@ void VolumeManager::ReconcileOnce() {
 }
 
 void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& desired) {
-  std::set<std::string> wanted, wanted_devices, wanted_attachments;
+  std::set<std::string> wanted, wanted_devices, wanted_attachments, wanted_resizes;
   for (const auto& [uid, dp] : desired) {
     for (const auto& [key, v] : dp.volumes) {
       wanted.insert(key);
+      if (v.fs_resize) wanted_resizes.insert(v.unique_name);
       if (v.device_mount) wanted_devices.insert(v.unique_name);
       if (v.attach) wanted_attachments.insert(v.unique_name);
     }
@@ -348,6 +350,11 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
     for (const auto& name : wanted_devices) keep.insert("device/" + name);
     for (const auto& [name, a] : attachments_) keep.insert("attach/" + name);
     for (const auto& name : wanted_attachments) keep.insert("attach/" + name);
+    for (const auto& name : wanted_resizes) keep.insert("resize/" + name);
+    // What was grown is forgotten once no claim asks for it.
+    for (auto it = fs_resized_.begin(); it != fs_resized_.end();) {
+      it = wanted_resizes.count(it->first) ? std::next(it) : fs_resized_.erase(it);
+    }
     executor_->ForgetAllExcept(keep);
   }
 
@@ -379,8 +386,78 @@ void VolumeManager::StartOperations(const std::map<std::string, DesiredPod>& des
       if (action == kAttach) Attach(dp, v);
       if (action == kDevice) MountDevice(dp, v, device_path);
       if (action == kSetUp) SetUp(key, dp, v);
+      if (action != kNothing || !v.fs_resize) continue;
+      volume::NodeExpandOptions o;
+      {
+        std::lock_guard lock(mu_);
+        auto grown = fs_resized_.find(v.unique_name);
+        if (grown != fs_resized_.end() && grown->second >= v.fs_resize->new_size.Value()) continue;
+        if (auto at = attachments_.find(v.unique_name); at != attachments_.end()) {
+          o.device_path = at->second.device_path;
+        }
+        auto d = devices_.find(v.unique_name);
+        auto a = actual_.find(key);
+        if (d != devices_.end()) {
+          o.device_mount_path = d->second.mount_path;
+        } else if (a != actual_.end()) {
+          o.device_mount_path = a->second.path;
+        }
+      }
+      o.new_size = v.fs_resize->new_size.Value();
+      o.old_size = v.fs_resize->old_size;
+      NodeExpand(dp, v, std::move(o));
     }
   }
+}
+
+void VolumeManager::NodeExpand(const DesiredPod& dp, const DesiredVolume& v,
+                               volume::NodeExpandOptions o) {
+  std::shared_ptr<const api::Pod> pod = dp.pod;
+  executor_->Run(
+      "resize/" + v.unique_name,
+      [this, v, o]() -> Status {
+        KVOL_RETURN_IF_ERROR(v.plugin->AsNodeExpandable()->NodeExpand(v.spec, o));
+        return FinishClaimResize(*v.fs_resize);
+      },
+      [this, pod, v, o](Status s) {
+        if (s.ok()) {
+          {
+            std::lock_guard lock(mu_);
+            fs_resized_[v.unique_name] = o.new_size;
+          }
+          PodEvent(*pod, "Normal", "FileSystemResizeSuccessful",
+                   "MountVolume.NodeExpandVolume succeeded for volume \"" + v.spec.Name() +
+                       "\" " + host_.NodeName());
+          return;
+        }
+        PodEvent(*pod, "Warning", "FileSystemResizeFailed",
+                 "MountVolume.NodeExpandVolume failed for volume \"" + v.spec.Name() + "\" : " +
+                     s.message());
+      },
+      "node-expand");
+}
+
+Status VolumeManager::FinishClaimResize(const DesiredVolume::FsResize& r) {
+  auto written = client::Mutate<api::PersistentVolumeClaim>(
+      client_.resource<api::PersistentVolumeClaim>(), r.claim_namespace, r.claim_name,
+      [&](api::PersistentVolumeClaim& c) {
+        if (c.metadata.uid != r.claim_uid) return false;
+        auto& conds = c.status.conditions;
+        conds.erase(std::remove_if(conds.begin(), conds.end(),
+                                   [](const auto& x) {
+                                     return x.type == api::kClaimFileSystemResizePending;
+                                   }),
+                    conds.end());
+        c.status.capacity["storage"] = r.new_size;
+        c.status.allocated_resource_statuses.erase("storage");
+        return true;
+      },
+      /*status=*/true);
+  if (!written.ok() && !api::IsNotFound(written.error())) {
+    return UnavailableError("updating the capacity of claim " + r.claim_namespace + "/" +
+                            r.claim_name + ": " + written.error().message);
+  }
+  return OkStatus();
 }
 
 void VolumeManager::Attach(const DesiredPod& dp, const DesiredVolume& v) {

@@ -14,6 +14,9 @@
 // the pod directories, the device mounts and the attachment records, so a restart remounts
 // nothing that is already right and removes only what no pod needs.
 //
+// A claim whose volume has grown (FileSystemResizePending) has its filesystem grown once the
+// volume is set up (NodeExpandableVolumePlugin), and then the new capacity.
+//
 // Pods it serves get status: phase Pending and containers waiting with ContainerCreating
 // while volumes are not ready, and condition kvol.io/VolumesReady (True once every volume is
 // set up and every volumeMount's subPath resolves inside its volume), which tells the pod
@@ -125,6 +128,10 @@ class VolumeManager {
   void Attach(const DesiredPod& pod, const DesiredVolume& v);
   void Detach(const std::string& unique_name, const ActualAttachment& a);
   void MountDevice(const DesiredPod& pod, const DesiredVolume& v, const std::string& device_path);
+  // Grows the filesystem of a set-up volume whose claim asks for it, then gives the claim its
+  // new capacity.
+  void NodeExpand(const DesiredPod& pod, const DesiredVolume& v, volume::NodeExpandOptions o);
+  Status FinishClaimResize(const DesiredVolume::FsResize& r);
   void UnmountDevice(const std::string& unique_name, const ActualDevice& d);
   void RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired);
   void ReportPods(const std::map<std::string, DesiredPod>& desired);
@@ -152,6 +159,8 @@ class VolumeManager {
   std::map<std::string, ActualVolume> actual_;   // guarded by mu_, by VolumeKey
   std::map<std::string, ActualDevice> devices_;  // guarded by mu_, by unique name
   std::map<std::string, ActualAttachment> attachments_;  // guarded by mu_, by unique name
+  // guarded by mu_, by unique name: the size each volume's filesystem was grown to
+  std::map<std::string, int64_t> fs_resized_;
   std::map<std::string, DesiredPod> desired_;    // guarded by mu_, by pod uid (last populated)
   std::set<std::string> orphan_candidates_;      // guarded by mu_: pod uids whose dir may go
 

@@ -692,7 +692,7 @@ class AttachTest : public VolumeManagerTest {
       EXPECT_TRUE(host_.fake_mounter().Mount(argv.at(3), argv.at(2), "ext4", {}).ok());
       return reply(R"({"status": "Success"})");
     }
-    if (cmd == "detach") return reply(R"({"status": "Success"})");
+    if (cmd == "detach" || cmd == "expandfs") return reply(R"({"status": "Success"})");
     return reply(R"({"status": "Not supported"})");
   }
   std::vector<std::string> DriverCalls() {
@@ -821,6 +821,44 @@ TEST_F(AttachTest, RestartAttachesAgainWhatIsNeededAndDetachesWhatIsNot) {
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "detach pv-flex"), 0);
   EXPECT_EQ(vm_->AttachedVolumes(),
             (std::map<std::string, std::string>{{std::string(kPlugin) + "/pv-flex", "/dev/fake-vol-1"}}));
+}
+
+
+TEST_F(AttachTest, AGrownVolumesFilesystemIsGrownThenTheClaimHasItsCapacity) {
+  BoundFlexClaim("data", "pv-flex", "vol-1");
+  {
+    // The expand controller grew the volume to 2Gi; the claim, at 1Gi, waits for the node.
+    std::lock_guard lock(mu_);
+    api::PersistentVolume& pv = volumes_["pv-flex"];
+    pv.spec.capacity["storage"] = api::Quantity::MustParse("2Gi");
+    api::PersistentVolumeClaim& c = claims_["default/data"];
+    c.metadata.namespace_ = "default";
+    c.metadata.name = "data";
+    c.status.capacity["storage"] = api::Quantity::MustParse("1Gi");
+    c.status.conditions.push_back({.type = "FileSystemResizePending", .status = "True"});
+    c.status.allocated_resource_statuses["storage"] = "NodeResizePending";
+    api_.fake<api::PersistentVolumeClaim>().Seed(c);
+  }
+  PutPod(PodWith("web", {ClaimVolume("data", "data")}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent(
+        "web Normal FileSystemResizeSuccessful MountVolume.NodeExpandVolume succeeded for volume "
+        "\"pv-flex\" node-1");
+  }));
+  auto claim = api_.fake<api::PersistentVolumeClaim>().Objects().at("default/data");
+  EXPECT_EQ(claim.status.capacity.at("storage"), api::Quantity::MustParse("2Gi"));
+  EXPECT_TRUE(claim.status.conditions.empty());
+  EXPECT_TRUE(claim.status.allocated_resource_statuses.empty());
+  // After the volume was mounted, once.
+  EXPECT_LT(IndexOf("mountdevice"), IndexOf("expandfs"));
+  auto calls = DriverCalls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "expandfs"), 1);
+  for (int i = 0; i < 3; ++i) vm_->Kick();
+  std::this_thread::sleep_for(30ms);
+  calls = DriverCalls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "expandfs"), 1)
+      << "not again while the cache still shows the old claim";
 }
 
 }  // namespace
