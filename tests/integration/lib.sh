@@ -34,6 +34,8 @@ cleanup() {
   kill_containers "$WORK"
   unmount_under "$WORK"
   for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null; done
+  # Loop devices made by what the test ran (a FlexVolume driver) are listed there too.
+  [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -114,6 +114,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     auto plugin = plugins.FindBySpec(spec);
     if (!plugin.ok()) {
       out.unresolved[v.name] = plugin.status().message();
+      out.missing_plugin = out.missing_plugin || plugin.status().code() == StatusCode::kNotFound;
       continue;
     }
     const bool block = spec.pv && spec.pv->spec.volume_mode.value_or("Filesystem") == "Block";

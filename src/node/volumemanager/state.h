@@ -52,6 +52,8 @@ struct DesiredPod {
   // Volumes that cannot be set up yet, with why ("error processing PVC default/c: PVC is not
   // bound", "no volume plugin matched"), by outer name.
   std::map<std::string, std::string> unresolved;
+  // Some volume is of a kind no plugin serves (yet: a FlexVolume driver may be installed).
+  bool missing_plugin = false;
 };
 
 enum class MountState {

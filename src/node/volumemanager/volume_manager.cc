@@ -211,6 +211,11 @@ void VolumeManager::Loop() {
         if (r.awaiting_mounts) next_deadline = std::min(next_deadline, r.next_timeout_event);
         if (r.retry_status_at) next_deadline = std::min(next_deadline, *r.retry_status_at);
       }
+      const bool missing_plugin = std::any_of(desired_.begin(), desired_.end(),
+                                              [](const auto& kv) { return kv.second.missing_plugin; });
+      if (missing_plugin) {
+        next_deadline = std::min(next_deadline, now + options_.missing_plugin_retry);
+      }
       continue;
     }
     clock_.WaitUntil(cv_, lock, next_deadline);

@@ -56,6 +56,9 @@ struct Options {
   // After this long without every volume ready, the pod gets kubelet's "Unable to attach or
   // mount volumes ... timed out waiting for the condition" event (again each period).
   std::chrono::milliseconds mount_timeout{123'000};
+  // While a pod has a volume no plugin serves, how often to look again (plugins appear when a
+  // FlexVolume driver is installed).
+  std::chrono::milliseconds missing_plugin_retry{1'000};
   ExecutorOptions executor;
   // Called (from the reconciler) with the sorted unique names of the volumes in use whose
   // devices this node mounts, whenever that list changes: the node's status.volumesInUse.
