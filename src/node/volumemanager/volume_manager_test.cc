@@ -119,18 +119,22 @@ class VolumeManagerTest : public ::testing::Test {
   // A local PV at `path` and the claim default/`claim` Bound to it, as the caches show them.
   void BoundLocalClaim(const std::string& claim, const std::string& pv_name,
                        const std::string& path, const std::string& mode = "Filesystem") {
-    std::lock_guard lock(mu_);
     api::PersistentVolume pv;
     pv.metadata.name = pv_name;
     pv.spec.local.emplace().path = path;
     pv.spec.volume_mode = mode;
+    BindClaim(claim, std::move(pv));
+  }
+  // `pv` and the claim default/`claim` Bound to it, as the caches show them.
+  void BindClaim(const std::string& claim, api::PersistentVolume pv) {
+    std::lock_guard lock(mu_);
     pv.spec.claim_ref.emplace().uid = "uid-" + claim;
-    volumes_[pv_name] = pv;
     api::PersistentVolumeClaim c;
     c.metadata.uid = "uid-" + claim;
-    c.spec.volume_name = pv_name;
+    c.spec.volume_name = pv.metadata.name;
     c.status.phase = "Bound";
     claims_["default/" + claim] = c;
+    volumes_[pv.metadata.name] = std::move(pv);
   }
   api::Pod StoredPod(const std::string& name) {
     return api_.fake<api::Pod>().Objects().at("default/" + name);
@@ -705,19 +709,12 @@ class AttachTest : public VolumeManagerTest {
   }
   // A FlexVolume PV `pv_name` of volume `id`, and the claim default/`claim` Bound to it.
   void BoundFlexClaim(const std::string& claim, const std::string& pv_name, const std::string& id) {
-    std::lock_guard lock(mu_);
     api::PersistentVolume pv;
     pv.metadata.name = pv_name;
     auto& f = pv.spec.flex_volume.emplace();
     f.driver = "kvol.io/disk";
     f.options = {{"volumeID", id}};
-    pv.spec.claim_ref.emplace().uid = "uid-" + claim;
-    volumes_[pv_name] = pv;
-    api::PersistentVolumeClaim c;
-    c.metadata.uid = "uid-" + claim;
-    c.spec.volume_name = pv_name;
-    c.status.phase = "Bound";
-    claims_["default/" + claim] = c;
+    BindClaim(claim, std::move(pv));
   }
   std::string Record(const std::string& pv_name) {
     return host_.root() + "/plugins/" + kPlugin + "/attachments/" + pv_name;
