@@ -70,7 +70,10 @@ StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
                          output + "\", " + os::DescribeExit(run->exit_code));
   }
   const std::string status = reply["status"].get<std::string>();
-  const std::string message = reply.value("message", std::string());
+  // A field of the wrong type is as if it were absent (never an exception).
+  const std::string message =
+      reply.contains("message") && reply["message"].is_string() ? reply["message"].get<std::string>()
+                                                                : std::string();
   if (status == kNotSupported) return UnimplementedError(std::string(kNotSupported));
   if (status != "Success") {
     return InternalError(command + " command failed, status: " + status +
@@ -309,7 +312,7 @@ class FlexVolumePlugin final : public VolumePlugin,
     if (source) {
       for (const auto& [k, v] : source->options) o[k] = v;
     }
-    return o.dump();
+    return o.dump(-1, ' ', false, api::Json::error_handler_t::replace);
   }
 
   const std::string& driver() const { return driver_; }

@@ -205,6 +205,13 @@ TEST_F(FlexVolumeTest, DriverFailuresAndBadRepliesAreErrorsThatSayWhat) {
   auto m = p->NewMounter(PodVolume(), pod_);
   EXPECT_EQ((*m)->SetUp().message(),
             "mount command failed, status: Failure, reason: volume vol-1 is busy");
+  replies_["mount"] = [](const auto&) {
+    return Reply(R"({"status": "Failure", "message": 42, "device": 7, "capabilities": [1]})", 1);
+  };
+  EXPECT_EQ((*m)->SetUp().message(), "mount command failed, status: Failure, reason: ");
+  replies_["mount"] = [](const auto&) { return Reply(R"({"status": 1})", 1); };
+  EXPECT_NE((*m)->SetUp().message().find("failed to unmarshal output for command: mount"),
+            std::string::npos);
   replies_["mount"] = [](const auto&) { return Reply("mounted!", 0); };
   EXPECT_EQ((*m)->SetUp().message(),
             "failed to unmarshal output for command: mount, output: \"mounted!\", exit status 0");
