@@ -22,4 +22,9 @@ bool UpdatePodCondition(PodStatus& status, PodCondition condition, const Time& n
   return !same;
 }
 
+bool HasClaimCondition(const PersistentVolumeClaimStatus& status, std::string_view type) {
+  return std::any_of(status.conditions.begin(), status.conditions.end(),
+                     [&](const auto& c) { return c.type == type && c.status == "True"; });
+}
+
 }  // namespace kvol::api

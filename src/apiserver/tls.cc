@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "os/files.h"
 
 namespace kvol::apiserver {
 namespace {
@@ -36,38 +37,6 @@ struct Deleter {
 using PKeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
 using BioPtr = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
-
-Status ReadFile(const fs::path& p, std::string* out) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return NotFoundError("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return OkStatus();
-}
-
-// Writes atomically (temporary file, fsync, rename) with the given mode.
-Status WriteFile(const fs::path& p, std::string_view data, mode_t mode) {
-  std::string tmp = p.string() + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
-  if (fd < 0) return UnavailableError("cannot write " + tmp + ": " + strerror(errno));
-  fchmod(fd, mode);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = write(fd, data.data() + off, data.size() - off);
-    if (n <= 0) {
-      close(fd);
-      return UnavailableError("cannot write " + tmp + ": " + strerror(errno));
-    }
-    off += static_cast<size_t>(n);
-  }
-  fsync(fd);
-  close(fd);
-  if (rename(tmp.c_str(), p.c_str()) != 0) {
-    return UnavailableError("cannot rename " + tmp + ": " + strerror(errno));
-  }
-  return OkStatus();
-}
 
 std::string PemOf(X509* cert) {
   BioPtr bio(BIO_new(BIO_s_mem()));
@@ -181,7 +150,7 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
   std::string ca_key_pem;
   PKeyPtr ca_key;
   X509Ptr ca;
-  if (ReadFile(pki / "ca.crt", &files.ca_cert_pem).ok() && ReadFile(pki / "ca.key", &ca_key_pem).ok()) {
+  if (os::ReadFile(pki / "ca.crt", &files.ca_cert_pem).ok() && os::ReadFile(pki / "ca.key", &ca_key_pem).ok()) {
     ca = ParseCert(files.ca_cert_pem);
     ca_key = ParseKey(ca_key_pem);
     if (!ca || !ca_key) return DataLossError("unreadable CA in " + pki.string());
@@ -190,12 +159,12 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
     if (!ca_key) return InternalError("cannot generate a key");
     KVOL_ASSIGN_OR_RETURN(ca, Issue(ca_key.get(), "kvol-ca", nullptr, nullptr, 3650, true, {}));
     files.ca_cert_pem = PemOf(ca.get());
-    KVOL_RETURN_IF_ERROR(WriteFile(pki / "ca.key", PemOf(ca_key.get()), 0600));
-    KVOL_RETURN_IF_ERROR(WriteFile(pki / "ca.crt", files.ca_cert_pem, 0644));
+    KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "ca.key").string(), PemOf(ca_key.get()), 0600));
+    KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "ca.crt").string(), files.ca_cert_pem, 0644));
   }
 
-  if (ReadFile(pki / "server.crt", &files.server_cert_pem).ok() &&
-      ReadFile(pki / "server.key", &files.server_key_pem).ok()) {
+  if (os::ReadFile(pki / "server.crt", &files.server_cert_pem).ok() &&
+      os::ReadFile(pki / "server.key", &files.server_key_pem).ok()) {
     X509Ptr server = ParseCert(files.server_cert_pem);
     if (server && ParseKey(files.server_key_pem) &&
         X509_check_issued(ca.get(), server.get()) == X509_V_OK && Covers(server.get(), hosts)) {
@@ -208,8 +177,8 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
                         Issue(key.get(), "kvol-apiserver", ca.get(), ca_key.get(), 365, false, hosts));
   files.server_cert_pem = PemOf(server.get());
   files.server_key_pem = PemOf(key.get());
-  KVOL_RETURN_IF_ERROR(WriteFile(pki / "server.key", files.server_key_pem, 0600));
-  KVOL_RETURN_IF_ERROR(WriteFile(pki / "server.crt", files.server_cert_pem, 0644));
+  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "server.key").string(), files.server_key_pem, 0600));
+  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "server.crt").string(), files.server_cert_pem, 0644));
   return files;
 }
 
@@ -239,7 +208,7 @@ StatusOr<std::string> CertificateSha256(std::string_view cert_pem) {
 StatusOr<std::string> EnsureAdminToken(const std::string& dir) {
   fs::path p = fs::path(dir) / "token";
   std::string token;
-  if (ReadFile(p, &token).ok()) {
+  if (os::ReadFile(p, &token).ok()) {
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
     if (!token.empty()) return token;
   }
@@ -250,7 +219,7 @@ StatusOr<std::string> EnsureAdminToken(const std::string& dir) {
     token += kHex[c >> 4];
     token += kHex[c & 15];
   }
-  KVOL_RETURN_IF_ERROR(WriteFile(p, token + "\n", 0600));
+  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically(p.string(), token + "\n", 0600));
   return token;
 }
 
@@ -275,7 +244,7 @@ Status WriteKubeconfig(const std::string& dir, const std::string& server_url,
   y += "    user: kvol-admin\n";
   y += "    namespace: default\n";
   y += "current-context: kvol\n";
-  return WriteFile(fs::path(dir) / "kubeconfig", y, 0600);
+  return os::WriteFileAtomically((fs::path(dir) / "kubeconfig").string(), y, 0600);
 }
 
 }  // namespace kvol::apiserver

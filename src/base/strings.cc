@@ -16,6 +16,11 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+std::string_view TrimRight(std::string_view s) {
+  const size_t end = s.find_last_not_of(" \t\r\n");
+  return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+}
+
 std::string AsciiLower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {

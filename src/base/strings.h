@@ -15,6 +15,9 @@ bool ParseInt64(std::string_view s, int64_t* out);
 // ASCII lower case; other bytes unchanged.
 std::string AsciiLower(std::string_view s);
 
+// `s` without its trailing spaces, tabs, carriage returns and newlines.
+std::string_view TrimRight(std::string_view s);
+
 // Offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates
 // and code points above U+10FFFF included), or npos if `s` is valid UTF-8.
 size_t FirstInvalidUtf8(std::string_view s);

@@ -29,6 +29,13 @@ TEST(StringsTest, Utf8) {
   EXPECT_EQ(FirstInvalidUtf8("\xE6\xA6"), 0u);                // truncated
 }
 
+TEST(StringsTest, TrimRight) {
+  EXPECT_EQ(TrimRight("mke2fs failed\r\n \t"), "mke2fs failed");
+  EXPECT_EQ(TrimRight(" keeps leading"), " keeps leading");
+  EXPECT_EQ(TrimRight("\n\n"), "");
+  EXPECT_EQ(TrimRight(""), "");
+}
+
 TEST(StringsTest, LowerAndLines) {
   EXPECT_EQ(AsciiLower("Kvol.IO/Local-Path"), "kvol.io/local-path");
   int line, col;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/pod_status.h"
 #include "base/log.h"
 #include "controller/util/worker.h"
 
@@ -20,11 +21,12 @@ const api::Quantity* Storage(const api::ResourceList& list) {
 void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view type,
                         const api::Time& now, std::string message = "") {
   auto& c = st.conditions;
-  const bool had = HasCondition(c, type);
+  const bool had = api::HasClaimCondition(st, type);
   c.erase(std::remove_if(c.begin(), c.end(),
                          [&](const auto& x) {
-                           return (x.type == kResizing || x.type == kFileSystemResizePending) &&
-                                  x.type != type;
+                           const bool resize = x.type == api::kClaimResizing ||
+                                               x.type == api::kClaimFileSystemResizePending;
+                           return resize && x.type != type;
                          }),
           c.end());
   if (type.empty() || had) return;
@@ -37,12 +39,6 @@ void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view t
 }
 
 }  // namespace
-
-bool HasCondition(const std::vector<api::PersistentVolumeClaimCondition>& conditions,
-                  std::string_view type) {
-  return std::any_of(conditions.begin(), conditions.end(),
-                     [&](const auto& c) { return c.type == type && c.status == "True"; });
-}
 
 Controller::Controller(client::Client& client, client::EventSink events, Options options)
     : client_(client), events_(std::move(events)), options_(options) {}
@@ -71,7 +67,7 @@ Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
   // The storage has grown already and the node's filesystem is what is left: the agent's job.
   const api::Quantity* pv_size = Storage(pv->spec.capacity);
   if (pv_size && !(*pv_size < *requested) &&
-      HasCondition(claim.status.conditions, kFileSystemResizePending)) {
+      api::HasClaimCondition(claim.status, api::kClaimFileSystemResizePending)) {
     return OkStatus();
   }
   return Expand(claim, *pv, *requested);
@@ -92,13 +88,13 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
   if (!expander) {
     if (pv.spec.csi) {
       const std::string driver = pv.spec.csi->driver;
-      auto it = claim.metadata.annotations.find(std::string(kResizerAnnotation));
+      auto it = claim.metadata.annotations.find(std::string(api::kAnnStorageResizer));
       if (it != claim.metadata.annotations.end() && it->second == driver) return OkStatus();
       auto written = client::Mutate<api::PersistentVolumeClaim>(
           client_.resource<api::PersistentVolumeClaim>(), claim.metadata.namespace_,
           claim.metadata.name, [&](api::PersistentVolumeClaim& c) {
             if (c.metadata.uid != claim.metadata.uid) return false;
-            c.metadata.annotations[std::string(kResizerAnnotation)] = driver;
+            c.metadata.annotations[std::string(api::kAnnStorageResizer)] = driver;
             return true;
           });
       if (!written.ok() && !api::IsNotFound(written.error())) return ApiStatus(written.error());
@@ -121,10 +117,10 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
         claims, claim.metadata.namespace_, claim.metadata.name,
         [&](api::PersistentVolumeClaim& c) {
           if (c.metadata.uid != claim.metadata.uid) return false;
-          const bool had = HasCondition(c.status.conditions, kResizing);
+          const bool had = api::HasClaimCondition(c.status, api::kClaimResizing);
           const api::Quantity* allocated = Storage(c.status.allocated_resources);
           if (had && allocated && *allocated == requested) return false;
-          SetResizeCondition(c.status, kResizing, now);
+          SetResizeCondition(c.status, api::kClaimResizing, now);
           c.status.allocated_resources[std::string(kStorage)] = requested;
           c.status.allocated_resource_statuses[std::string(kStorage)] =
               "ControllerResizeInProgress";
@@ -160,10 +156,10 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
         claims, claim.metadata.namespace_, claim.metadata.name,
         [&](api::PersistentVolumeClaim& c) {
           if (c.metadata.uid != claim.metadata.uid ||
-              HasCondition(c.status.conditions, kFileSystemResizePending)) {
+              api::HasClaimCondition(c.status, api::kClaimFileSystemResizePending)) {
             return false;
           }
-          SetResizeCondition(c.status, kFileSystemResizePending, now,
+          SetResizeCondition(c.status, api::kClaimFileSystemResizePending, now,
                              std::string(kFileSystemResizePendingMessage));
           c.status.allocated_resource_statuses[std::string(kStorage)] = "NodeResizePending";
           return true;

@@ -26,9 +26,6 @@
 
 namespace kvol::controller::expand {
 
-inline constexpr std::string_view kResizerAnnotation = api::kAnnStorageResizer;
-inline constexpr std::string_view kResizing = api::kClaimResizing;
-inline constexpr std::string_view kFileSystemResizePending = api::kClaimFileSystemResizePending;
 inline constexpr std::string_view kFileSystemResizePendingMessage =
     "Waiting for user to (re-)start a pod to finish file system resize of volume on node.";
 
@@ -65,9 +62,5 @@ class Controller {
   std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
   std::vector<std::thread> threads_;
 };
-
-// Whether `conditions` has one of `type` with status True.
-bool HasCondition(const std::vector<api::PersistentVolumeClaimCondition>& conditions,
-                  std::string_view type);
 
 }  // namespace kvol::controller::expand

@@ -189,7 +189,7 @@ TEST_F(ExpandTest, VolumesOfNoPluginHereWaitForAnExternalResizer) {
   Start(false);
   auto c = Seed("2Gi", /*csi=*/true);
   ASSERT_TRUE(ctrl_->SyncClaim(c).ok());
-  EXPECT_EQ(Claim().metadata.annotations.at(std::string(kResizerAnnotation)), "hostpath.csi.k8s.io");
+  EXPECT_EQ(Claim().metadata.annotations.at(std::string(api::kAnnStorageResizer)), "hostpath.csi.k8s.io");
   EXPECT_EQ(events_, std::vector<std::string>{
                          "Normal ExternalExpanding waiting for an external controller to expand "
                          "this PVC"});

@@ -1,8 +1,7 @@
 // The populator: pod volumes -> desired volumes.
 #include "node/volumemanager/populator.h"
 
-#include <algorithm>
-
+#include "api/pod_status.h"
 #include "api/well_known.h"
 #include "volume/util/payload.h"
 
@@ -54,10 +53,7 @@ std::string ContentVersion(const api::Volume& v, const api::Pod& pod, const Look
 // (FileSystemResizePending) and the volume is larger than the claim.
 std::optional<DesiredVolume::FsResize> FsResizeOf(const api::PersistentVolumeClaim& claim,
                                                   const api::PersistentVolume& pv) {
-  const auto& conds = claim.status.conditions;
-  const bool pending = std::any_of(conds.begin(), conds.end(), [](const auto& c) {
-    return c.type == api::kClaimFileSystemResizePending && c.status == "True";
-  });
+  const bool pending = api::HasClaimCondition(claim.status, api::kClaimFileSystemResizePending);
   auto pv_size = pv.spec.capacity.find("storage");
   auto claim_size = claim.status.capacity.find("storage");
   if (!pending || pv_size == pv.spec.capacity.end()) return std::nullopt;

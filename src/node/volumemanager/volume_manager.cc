@@ -1,17 +1,13 @@
 // The volume manager: populate, reconcile, operate, report.
 #include "node/volumemanager/volume_manager.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "api/pod_status.h"
 #include "api/well_known.h"
 #include "base/log.h"
+#include "os/files.h"
 #include "volume/util/cleanup.h"
 #include "volume/util/subpath.h"
 
@@ -38,35 +34,13 @@ std::string AttachmentRecord(volume::Host& host, std::string_view plugin,
   return host.PluginDir(plugin) + "/attachments/" + std::string(volume_name);
 }
 
-// Writes `device` as the record at `path` whole (a temporary file renamed over it), synced, so
-// that a crash leaves the old record or the new one.
+// Writes `device` as the record at `path`, whole and synced: a crash leaves the old record or
+// the new one.
 Status WriteRecord(const std::string& path, const std::string& device) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return InternalError("mkdir " + fs::path(path).parent_path().string() + ": " + ec.message());
-  const std::string tmp = path + ".tmp";
-  FILE* f = fopen(tmp.c_str(), "w");
-  if (!f) return InternalError("write " + tmp + ": " + strerror(errno));
-  const bool written = fwrite(device.data(), 1, device.size(), f) == device.size() &&
-                       fflush(f) == 0 && fsync(fileno(f)) == 0;
-  const int err = errno;
-  fclose(f);
-  if (!written) return InternalError("write " + tmp + ": " + strerror(err));
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return InternalError("rename " + tmp + ": " + strerror(errno));
-  }
-  return OkStatus();
-}
-
-std::string ReadRecord(const fs::path& path) {
-  std::string out;
-  if (FILE* f = fopen(path.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    fclose(f);
-  }
-  return out;
+  return os::WriteFileAtomically(path, device, 0600);
 }
 
 }  // namespace
@@ -759,7 +733,7 @@ void VolumeManager::Reconstruct() {
       ActualAttachment a;
       a.plugin_name = name;
       a.volume_name = r->path().filename().string();
-      a.device_path = ReadRecord(r->path());
+      (void)os::ReadFile(r->path(), &a.device_path);  // gone meanwhile: no device known
       a.certain = false;  // attached again if wanted (idempotent), else detached
       attachments_[UniqueVolumeName(name, a.volume_name)] = a;
       ++found;

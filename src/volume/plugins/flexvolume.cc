@@ -18,6 +18,7 @@
 
 #include "api/codec.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
@@ -41,11 +42,6 @@ struct Reply {
   Capabilities capabilities;
 };
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 // Runs one driver call and reads its reply. A reply of "Not supported" is Unimplemented; a
 // "Failure" (or any status but "Success") is an error carrying the driver's message.
 StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
@@ -63,7 +59,7 @@ StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
     }
     return run.status();
   }
-  const std::string output = Trim(run->output);
+  const std::string output(TrimRight(run->output));
   api::Json reply = api::Json::parse(output, nullptr, /*allow_exceptions=*/false);
   if (!reply.is_object() || !reply.contains("status") || !reply["status"].is_string()) {
     return InternalError("failed to unmarshal output for command: " + command + ", output: \"" +

@@ -3,15 +3,14 @@
 
 #include <chrono>
 
+#include "base/strings.h"
+
 namespace kvol::volume::util {
 namespace {
 
 constexpr std::chrono::minutes kFormatTimeout{5};
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+std::string Trim(std::string_view s) { return std::string(TrimRight(s)); }
 
 }  // namespace
 
