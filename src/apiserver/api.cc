@@ -48,17 +48,17 @@ Resource* Api::Find(std::string_view group, std::string_view version, std::strin
 }
 
 std::optional<ApiError> Api::CheckNamespace(std::string_view ns) {
-  auto& cache = registry<api::Namespace>().cache();
-  Filter f;
-  auto fs = api::fields::Parse("metadata.name=" + std::string(ns));
-  if (fs.ok()) f.fields = *fs;
-  auto cur = store_.CurrentRevision();
-  auto items = cache.List(f, cur.ok() ? *cur : 0, std::chrono::seconds(5));
-  if (!items.ok()) return Unavailable(items.status().message());
-  if (items->empty()) return NamespaceNotFound(ns);
-  const auto& fields = (*items)[0]->fields;
-  auto phase = fields.find("status.phase");
-  if (phase != fields.end() && phase->second == "Terminating") {
+  // A read of the store, not of the namespace cache: it sees a namespace created just before,
+  // without waiting for the cache to catch up with every other write since.
+  auto& reg = registry<api::Namespace>();
+  auto stored = reg.GetStored("", ns);
+  if (!stored.ok()) {
+    if (stored.error().code == 404) return NamespaceNotFound(ns);
+    return stored.error();
+  }
+  auto obj = reg.DecodeShared(*stored);
+  if (!obj.ok()) return obj.error();
+  if ((*obj)->status.phase == "Terminating") {
     return Forbidden("unable to create new content in namespace " + std::string(ns) +
                      " because it is being terminated");
   }

@@ -76,6 +76,11 @@ std::optional<store::Revision> ParseRevision(std::string_view s) {
 }
 
 template <class T>
+std::shared_ptr<const T> Own(T&& obj) {
+  return std::make_shared<const T>(std::move(obj));
+}
+
+template <class T>
 std::vector<std::string_view> SupportedFields() {
   std::vector<std::string_view> f = {"metadata.name", "metadata.namespace"};
   for (auto x : api::KindInfoOf<T>().selectable_fields) f.push_back(x);
@@ -221,6 +226,13 @@ std::string Registry<T>::Encode(T& obj) {
 }
 
 template <class T>
+T Registry<T>::Written::Take() {
+  // Nothing else can reach an object not memoized once this is its only owner.
+  if (obj.use_count() == 1 && !memoized) return std::move(const_cast<T&>(*obj));
+  return *obj;
+}
+
+template <class T>
 ApiOr<T> Registry<T>::DecodeTyped(const StoredObject& o) {
   auto shared = DecodeShared(o);
   if (!shared.ok()) return shared.error();
@@ -233,8 +245,12 @@ ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o)
   std::shared_ptr<const T> hit;
   {
     std::lock_guard lock(decoded_mu_);
-    auto it = decoded_.find(o.json.get());
-    if (it != decoded_.end() && it->second.json.lock() == o.json) hit = it->second.obj;
+    hit = FindDecoded(o.json);
+    if (hit && !o.deleted && hit->metadata.resource_version.empty()) {
+      // Memoized by its writer and not handed out before: nobody else reads it yet, and the
+      // revision that stored this value is its resourceVersion.
+      const_cast<T&>(*hit).metadata.resource_version = rv;
+    }
   }
   if (hit && hit->metadata.resource_version == rv) return hit;
   std::shared_ptr<T> out;
@@ -261,22 +277,80 @@ ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o)
 }
 
 template <class T>
+std::shared_ptr<const T> Registry<T>::FindDecoded(const store::Value& json) {
+  auto it = decoded_.find(json.get());
+  if (it == decoded_.end() || it->second.json.lock() != json) return nullptr;
+  if (it->second.held) return it->second.held;
+  return it->second.obj.lock();
+}
+
+template <class T>
 void Registry<T>::Memoize(const store::Value& json, std::shared_ptr<const T> obj) {
   std::lock_guard lock(decoded_mu_);
-  auto [it, added] = decoded_.insert_or_assign(json.get(), Decoded{json, std::move(obj)});
-  if (added) decoded_order_.push_back(json.get());
-  while (decoded_order_.size() > kDecodedMemo) {
-    decoded_.erase(decoded_order_.front());
-    decoded_order_.pop_front();
+  Decoded& d = decoded_[json.get()];
+  d.json = json;
+  d.obj = obj;
+  d.held = std::move(obj);
+  d.seq = ++decoded_seq_;
+  recent_.emplace_back(json.get(), d.seq);
+  while (recent_.size() > kDecodedMemo) {
+    auto [key, seq] = recent_.front();
+    recent_.pop_front();
+    auto it = decoded_.find(key);
+    if (it == decoded_.end() || it->second.seq != seq) continue;  // memoized again since
+    Decoded& old = it->second;
+    // Every hand-out happens under decoded_mu_, so a count of one is exact: nothing else
+    // holds the object, and the entry can go now.
+    if (old.held.use_count() == 1 || old.json.expired()) {
+      decoded_.erase(it);
+      continue;
+    }
+    old.held.reset();
+    older_.emplace_back(key, seq);
+  }
+  SweepDecoded();
+}
+
+template <class T>
+void Registry<T>::SweepDecoded() {
+  // Two entries per memoized object: the older ones are visited again and again, and an
+  // entry whose object went is erased within one round.
+  for (int i = 0; i < 2 && !older_.empty(); ++i) {
+    auto [key, seq] = older_.front();
+    older_.pop_front();
+    auto it = decoded_.find(key);
+    if (it == decoded_.end() || it->second.seq != seq) continue;  // erased or memoized again
+    if (it->second.obj.expired() || it->second.json.expired()) {
+      decoded_.erase(it);
+      continue;
+    }
+    older_.emplace_back(key, seq);
   }
 }
 
 template <class T>
-void Registry<T>::MemoizeWritten(const store::Value& json, const T& obj) {
+std::shared_ptr<T> Registry<T>::MemoizeWritten(const store::Value& json, T obj) {
   // What a decode of `json` gives: the object as encoded, without a resourceVersion.
-  auto copy = std::make_shared<T>(obj);
-  copy->metadata.resource_version.clear();
-  Memoize(json, std::move(copy));
+  obj.metadata.resource_version.clear();
+  auto shared = std::make_shared<T>(std::move(obj));
+  Memoize(json, shared);
+  return shared;
+}
+
+template <class T>
+std::shared_ptr<const T> Registry<T>::WrittenAt(std::shared_ptr<T> obj, store::Revision rev) {
+  std::lock_guard lock(decoded_mu_);
+  // A reader of the write's event may have set it already, to the same revision.
+  if (obj->metadata.resource_version.empty()) obj->metadata.resource_version = std::to_string(rev);
+  return obj;
+}
+
+template <class T>
+T Registry<T>::Unwritten(const store::Value& json, std::shared_ptr<T> obj) {
+  std::lock_guard lock(decoded_mu_);
+  // The value never reached the store, so no reader can have been handed the object.
+  decoded_.erase(json.get());
+  return std::move(*obj);
 }
 
 template <class T>
@@ -394,16 +468,17 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
     if (!errs.empty()) return Invalid(k, m.name.empty() ? m.generate_name : m.name, std::move(errs));
     std::string json = Encode(obj);
     StoredObject stored{store::MakeValue(std::move(json)), 0};
-    if (opts.dry_run) return Written{std::move(obj), std::move(stored)};
+    if (opts.dry_run) return Written{Own(std::move(obj)), std::move(stored)};
+    const std::string key = StorageKey(k, m.namespace_, m.name);
     cache_->Prime(stored.json, IndexTyped(obj));
-    MemoizeWritten(stored.json, obj);
-    auto rev = store_.Create(StorageKey(k, m.namespace_, m.name), stored.json);
-    if (!rev.ok()) cache_->Unprime(stored.json);
+    auto shared = MemoizeWritten(stored.json, std::move(obj));
+    auto rev = store_.Create(key, stored.json);
     if (rev.ok()) {
       stored.rev = *rev;
-      m.resource_version = std::to_string(*rev);
-      return Written{std::move(obj), std::move(stored)};
+      return Written{WrittenAt(std::move(shared), *rev), std::move(stored), true};
     }
+    cache_->Unprime(stored.json);
+    obj = Unwritten(stored.json, std::move(shared));
     if (rev.status().code() == StatusCode::kAlreadyExists) {
       if (generated && attempt < 3) continue;
       return AlreadyExists(k, m.name);
@@ -488,12 +563,12 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     // period): it goes now.
     if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty() &&
         next.metadata.deletion_grace_period_seconds.value_or(0) == 0) {
-      if (opts.dry_run) return Written{std::move(next), current};
+      if (opts.dry_run) return Written{Own(std::move(next)), current};
       auto rev = store_.Delete(key, kv->mod_revision);
       if (rev.ok()) {
         StoredObject gone{store::MakeValue(Encode(next)), *rev, true};
         next.metadata.resource_version = std::to_string(*rev);
-        return Written{std::move(next), std::move(gone)};
+        return Written{Own(std::move(next)), std::move(gone)};
       }
       if (rev.status().code() == StatusCode::kAborted) {
         if (!precondition.empty()) return ObjectModified(k, name);
@@ -504,22 +579,25 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
     }
 
     std::string json = Encode(next);
-    if (json == *kv->value || opts.dry_run) {  // nothing changed: no write, same version
+    if (json == *kv->value && !opts.dry_run) {  // nothing changed: no write, same version
+      // The stored object answers, shared as any reader of it gets it.
+      return Written{*std::move(shared_old), std::move(current), true};
+    }
+    if (opts.dry_run) {
       next.metadata.resource_version = std::to_string(kv->mod_revision);
-      return Written{std::move(next), StoredObject{opts.dry_run ? store::MakeValue(std::move(json))
-                                                                : kv->value,
-                                                   kv->mod_revision}};
+      return Written{Own(std::move(next)),
+                     StoredObject{store::MakeValue(std::move(json)), kv->mod_revision}};
     }
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     cache_->Prime(stored.json, IndexTyped(next));
-    MemoizeWritten(stored.json, next);
+    auto shared = MemoizeWritten(stored.json, std::move(next));
     auto rev = store_.Update(key, stored.json, kv->mod_revision);
-    if (!rev.ok()) cache_->Unprime(stored.json);
     if (rev.ok()) {
       stored.rev = *rev;
-      next.metadata.resource_version = std::to_string(*rev);
-      return Written{std::move(next), std::move(stored)};
+      return Written{WrittenAt(std::move(shared), *rev), std::move(stored), true};
     }
+    cache_->Unprime(stored.json);
+    Unwritten(stored.json, std::move(shared));
     if (rev.status().code() == StatusCode::kAborted) {
       if (!precondition.empty()) return ObjectModified(k, name);
       continue;  // an unconditional update retries on the new version
@@ -579,7 +657,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
         keep = true;
       }
     }
-    if (keep) return Written{std::move(*old), current};
+    if (keep) return Written{Own(std::move(*old)), current};
     if (mark) {
       T next = *old;
       const api::Time now = Now();
@@ -587,27 +665,27 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
       next.metadata.deletion_grace_period_seconds = *mark;
       std::string json = Encode(next);
       StoredObject stored{store::MakeValue(std::move(json)), 0};
-      if (opts.dry_run) return Written{std::move(next), std::move(stored)};
+      if (opts.dry_run) return Written{Own(std::move(next)), std::move(stored)};
       cache_->Prime(stored.json, IndexTyped(next));
-      MemoizeWritten(stored.json, next);
+      auto shared = MemoizeWritten(stored.json, std::move(next));
       auto rev = store_.Update(key, stored.json, kv->mod_revision);
-      if (!rev.ok()) cache_->Unprime(stored.json);
       if (rev.ok()) {
         stored.rev = *rev;
-        next.metadata.resource_version = std::to_string(*rev);
-        return Written{std::move(next), std::move(stored)};
+        return Written{WrittenAt(std::move(shared), *rev), std::move(stored), true};
       }
+      cache_->Unprime(stored.json);
+      Unwritten(stored.json, std::move(shared));
       if (rev.status().code() == StatusCode::kAborted) continue;
       if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
       return FromStatus(rev.status());
     }
-    if (opts.dry_run) return Written{std::move(*old), current};
+    if (opts.dry_run) return Written{Own(std::move(*old)), current};
     auto rev = store_.Delete(key, kv->mod_revision);
     if (rev.ok()) {
       current.rev = *rev;
       current.deleted = true;
       old->metadata.resource_version = std::to_string(*rev);
-      return Written{std::move(*old), std::move(current)};
+      return Written{Own(std::move(*old)), std::move(current)};
     }
     if (rev.status().code() == StatusCode::kAborted) continue;
     if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
@@ -832,7 +910,7 @@ template <class T>
 ApiOr<T> Registry<T>::Create(T obj, std::string_view ns, const WriteOptions& opts) {
   auto w = CreateImpl(std::move(obj), ns, opts);
   if (!w.ok()) return w.error();
-  return std::move(w->obj);
+  return w->Take();
 }
 
 template <class T>
@@ -848,7 +926,7 @@ ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
   std::string name = obj.metadata.name;
   auto w = UpdateImpl(std::move(obj), ns, name, PartsOf(status), opts);
   if (!w.ok()) return w.error();
-  return std::move(w->obj);
+  return w->Take();
 }
 
 template <class T>
@@ -857,6 +935,19 @@ ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
   std::string name = obj.metadata.name;
   auto w = UpdateImpl(std::move(obj), ns, name,
                       has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
+  if (!w.ok()) return w.error();
+  return w->Take();
+}
+
+template <class T>
+ApiOr<std::shared_ptr<const T>> Registry<T>::UpdateShared(T obj, bool main, bool status,
+                                                          const WriteOptions& opts) {
+  std::string ns = obj.metadata.namespace_;
+  std::string name = obj.metadata.name;
+  const Parts parts = !has_status() || !status ? Parts::kMain
+                      : main                   ? Parts::kMainAndStatus
+                                               : Parts::kStatus;
+  auto w = UpdateImpl(std::move(obj), ns, name, parts, opts);
   if (!w.ok()) return w.error();
   return std::move(w->obj);
 }
@@ -882,7 +973,7 @@ ApiOr<T> Registry<T>::MutateImpl(std::string_view ns, std::string_view name, Par
     T next = *current;
     if (!mutate(next)) return current;
     auto w = UpdateImpl(std::move(next), ns, name, parts, {});
-    if (w.ok()) return std::move(w->obj);
+    if (w.ok()) return w->Take();
     if (w.error().reason != "Conflict") return w.error();
   }
   return ObjectModified(info(), name);
@@ -892,7 +983,7 @@ template <class T>
 ApiOr<T> Registry<T>::Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts) {
   auto w = DeleteImpl(ns, name, opts);
   if (!w.ok()) return w.error();
-  return std::move(w->obj);
+  return w->Take();
 }
 
 template <class T>

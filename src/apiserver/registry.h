@@ -41,6 +41,10 @@ class Registry final : public Resource {
   // An update of the object and its status in one write, for controllers in the server's
   // process: what an update followed by a status update would leave, validated as an update.
   ApiOr<T> UpdateWithStatus(T obj, const WriteOptions& opts = {});
+  // Update (`main`), UpdateStatus (`status`) or UpdateWithStatus (both), answering with the
+  // stored object shared: the one the registry's memo and in-process watchers get, not a copy.
+  ApiOr<std::shared_ptr<const T>> UpdateShared(T obj, bool main, bool status,
+                                               const WriteOptions& opts = {});
   // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
@@ -84,8 +88,11 @@ class Registry final : public Resource {
 
  private:
   struct Written {
-    T obj;
+    std::shared_ptr<const T> obj;  // with its resourceVersion
     StoredObject stored;
+    bool memoized = false;  // obj is the memo's, shared with its readers
+    // The object by value: moved out when nothing else shares it.
+    T Take();
   };
 
   ApiOr<Written> CreateImpl(T obj, std::string_view ns, const WriteOptions& opts);
@@ -117,10 +124,15 @@ class Registry final : public Resource {
   ApiOr<Filter> MakeFilter(std::string_view ns, const ListOptions& opts);
   std::string Encode(T& obj);
   // Remembers the typed object a stored value holds, so that readers of that value (the next
-  // update, in-process watchers) need not parse it: `MemoizeWritten` for an object just
-  // encoded into `json`.
+  // update, in-process watchers) need not parse it.
   void Memoize(const store::Value& json, std::shared_ptr<const T> obj);
-  void MemoizeWritten(const store::Value& json, const T& obj);
+  // For an object just encoded into `json`, about to be written: it becomes the memo's
+  // decode of `json` (without a resourceVersion until one is known), shared, not copied.
+  std::shared_ptr<T> MemoizeWritten(const store::Value& json, T obj);
+  // After the write of `obj` succeeded at `rev`: the object with its resourceVersion.
+  std::shared_ptr<const T> WrittenAt(std::shared_ptr<T> obj, store::Revision rev);
+  // After the write failed: the memo forgets `json`, and the object comes back.
+  T Unwritten(const store::Value& json, std::shared_ptr<T> obj);
   api::Time Now() const;
 
   store::Store& store_;
@@ -128,19 +140,33 @@ class Registry final : public Resource {
   Cluster& cluster_;
   std::unique_ptr<WatchCache> cache_;
 
-  // Recently decoded or written objects by the stored JSON they came from: a write is read
-  // back by the next update of the object and by every in-process watcher, and the typed
-  // object written (or one parse) serves them all.
+  // Decoded objects by the stored JSON they came from: a write is read back by the next
+  // update of the object and by every in-process watcher, and the typed object written (or
+  // one parse) serves them all.
   // The stored value is shared (store, watch cache, events), so its address names it while a
-  // weak reference to it is alive.
+  // weak reference to it is alive. The kDecodedMemo objects memoized last are held here;
+  // older ones are found for as long as something else holds them (in-process informers hold
+  // every object of their kind), so an update of an object written long ago need not parse
+  // it again. Entries whose object is gone are swept a few at a time.
+  //
+  // An object whose resourceVersion is empty was memoized by its writer before the store
+  // gave it a revision and has not been handed out yet: the first reader, or the writer,
+  // sets it in place, under decoded_mu_.
   struct Decoded {
     std::weak_ptr<const std::string> json;
-    std::shared_ptr<const T> obj;
+    std::weak_ptr<const T> obj;
+    std::shared_ptr<const T> held;  // while among the most recent
+    uint64_t seq = 0;               // its place in recent_, then in older_
   };
+  // The object memoized for `json`, if it is still alive. Called with decoded_mu_ held.
+  std::shared_ptr<const T> FindDecoded(const store::Value& json);
+  void SweepDecoded();
   static constexpr size_t kDecodedMemo = 8192;
   std::mutex decoded_mu_;
   std::unordered_map<const std::string*, Decoded> decoded_;
-  std::deque<const std::string*> decoded_order_;
+  std::deque<std::pair<const std::string*, uint64_t>> recent_;
+  std::deque<std::pair<const std::string*, uint64_t>> older_;
+  uint64_t decoded_seq_ = 0;
 };
 
 }  // namespace kvol::apiserver

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "apiserver/api.h"
 #include "os/testing/fake_clock.h"
@@ -112,6 +114,103 @@ TEST_F(RegistryTest, DecodedObjectsAreSharedAndNeverStale) {
   EXPECT_EQ((*g)->metadata.resource_version, std::to_string(second->rev + 5));
   EXPECT_EQ((*pvs().DecodeShared(*second))->metadata.resource_version,
             std::to_string(second->rev));
+}
+
+// What an update answers is the very object the registry keeps for the stored value: the
+// write's watchers and later readers share it, each with the write's resourceVersion.
+TEST_F(RegistryTest, UpdateSharedAnswersWithTheObjectReadersShare) {
+  ASSERT_TRUE(pvs().Create(PV("pv1"), "").ok());
+  auto watch = pvs().WatchStored("", ListOptions{.resource_version = "0"});
+  ASSERT_TRUE(watch.ok());
+  auto next = pvs().Get("", "pv1");
+  ASSERT_TRUE(next.ok());
+  next->status.phase = "Available";
+  next->spec.claim_ref.emplace().name = "c";
+  auto written = pvs().UpdateShared(*next, true, true);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  const auto& pv = **written;
+  EXPECT_EQ(pv.status.phase, "Available");
+  ASSERT_TRUE(pv.spec.claim_ref);
+  auto stored = pvs().GetStored("", "pv1");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(pv.metadata.resource_version, std::to_string(stored->rev));
+  auto read = pvs().DecodeShared(*stored);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->get(), written->get());
+  // The watch's event for the write decodes to it too (after the create's ADDED).
+  std::vector<WatchEvent> events;
+  for (int i = 0; i < 50 && events.size() < 2; ++i) {
+    auto got = (*watch)->Next(100ms);
+    ASSERT_TRUE(got.ok());
+    for (auto& e : *got) events.push_back(std::move(e));
+  }
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, WatchEvent::Type::kModified);
+  auto from_event = pvs().DecodeShared(events[1].object);
+  ASSERT_TRUE(from_event.ok());
+  EXPECT_EQ(from_event->get(), written->get());
+  // Only the status part leaves the object's spec as stored.
+  auto status_only = pv;
+  status_only.status.phase = "Bound";
+  status_only.spec.claim_ref.reset();
+  auto w2 = pvs().UpdateShared(status_only, false, true);
+  ASSERT_TRUE(w2.ok()) << w2.error().message;
+  EXPECT_EQ((*w2)->status.phase, "Bound");
+  EXPECT_TRUE((*w2)->spec.claim_ref);
+  // Nothing changed: no write, and the answer is the object as stored.
+  auto same = pvs().UpdateShared(**w2, true, true);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ((*same)->metadata.resource_version, (*w2)->metadata.resource_version);
+  // A conflict leaves nothing behind: the stored object is still the last one written.
+  auto stale = pv;
+  auto conflict = pvs().UpdateShared(stale, true, false);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, 409);
+  auto now = pvs().Get("", "pv1");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->status.phase, "Bound");
+}
+
+// Objects decoded long ago are still found by their stored value while anything holds them
+// (in process, informers hold every object of their kind), so updating them parses nothing.
+TEST_F(RegistryTest, HeldObjectsStayFoundPastTheRecentMemo) {
+  ASSERT_TRUE(pvs().Create(PV("held"), "").ok());
+  ASSERT_TRUE(pvs().Create(PV("dropped"), "").ok());
+  auto held_stored = pvs().GetStored("", "held");
+  auto dropped_stored = pvs().GetStored("", "dropped");
+  ASSERT_TRUE(held_stored.ok() && dropped_stored.ok());
+  auto held = pvs().DecodeShared(*held_stored);
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(pvs().DecodeShared(*dropped_stored).ok());
+  // More objects than the memo keeps are written after them (by 8 writers, which share
+  // commits).
+  std::atomic<int> failed{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 8; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = w; i < 9000; i += 8) {
+        if (!pvs().Create(PV("p" + std::to_string(i)), "").ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  ASSERT_EQ(failed, 0);
+  auto again = pvs().DecodeShared(*held_stored);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), held->get());
+  EXPECT_EQ((*again)->metadata.resource_version, std::to_string(held_stored->rev));
+  // One nobody held is decoded again: a new object, equal to the old.
+  auto redecoded = pvs().DecodeShared(*dropped_stored);
+  ASSERT_TRUE(redecoded.ok());
+  EXPECT_EQ((*redecoded)->metadata.name, "dropped");
+  EXPECT_EQ((*redecoded)->metadata.resource_version, std::to_string(dropped_stored->rev));
+  // The update of the held object starts from it and answers with a new one.
+  auto next = **held;
+  next.metadata.labels["x"] = "y";
+  auto written = pvs().UpdateShared(next, true, false);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  EXPECT_NE(written->get(), held->get());
+  EXPECT_EQ((*written)->metadata.labels.at("x"), "y");
 }
 
 // A written object is remembered as written, so readers skip parsing it: what they get must be
@@ -242,6 +341,20 @@ TEST_F(RegistryTest, CreateErrors) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, 404);
   EXPECT_EQ(missing.error().message, "namespaces \"nope\" not found");
+  // A namespace being deleted takes nothing new.
+  api::Namespace ns;
+  ns.metadata.name = "going";
+  ASSERT_TRUE(api_->registry<api::Namespace>().Create(ns, "").ok());
+  auto marked = api_->registry<api::Namespace>().Mutate("", "going", true, [](api::Namespace& n) {
+    n.status.phase = "Terminating";
+    return true;
+  });
+  ASSERT_TRUE(marked.ok()) << marked.error().message;
+  auto refused = pvcs().Create(PVC("c1"), "going");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 403);
+  EXPECT_EQ(refused.error().message,
+            "unable to create new content in namespace going because it is being terminated");
   ASSERT_TRUE(pvs().Create(PV("pv1"), "").ok());
   auto dup = pvs().Create(PV("pv1"), "");
   ASSERT_FALSE(dup.ok());

@@ -115,6 +115,17 @@ class Resource {
     return ApiError{405, "MethodNotAllowed", "the object and its status are written apart here",
                     {}, {}, {}, {}};
   }
+  // Update (`main`), UpdateStatus (`status`) or UpdateWithStatus (both, where
+  // writes_with_status()), answering with the object shared: in process, the very object the
+  // server and its watchers share, so a caller that keeps it copies nothing.
+  virtual ApiOr<std::shared_ptr<const T>> UpdateShared(T obj, bool main, bool status,
+                                                       const WriteOptions& opts = {}) {
+    auto written = main && status ? UpdateWithStatus(obj, opts)
+                   : status       ? UpdateStatus(obj, opts)
+                                  : Update(obj, opts);
+    if (!written.ok()) return written.error();
+    return std::make_shared<const T>(*std::move(written));
+  }
   virtual ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                          std::string_view patch, bool status = false) = 0;
   // The object as the delete left it: gone, or marked for deletion while finalizers remain.

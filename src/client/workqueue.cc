@@ -7,23 +7,31 @@ WorkQueue::WorkQueue(os::Clock& clock, WorkQueueOptions opts) : clock_(clock), o
 
 WorkQueue::~WorkQueue() { ShutDown(); }
 
-void WorkQueue::AddLocked(const std::string& key) {
-  if (shutting_down_) return;
-  if (!dirty_.insert(key).second) return;       // already waiting: once is enough
-  if (processing_.count(key)) return;           // queued again on Done
+bool WorkQueue::AddLocked(const std::string& key) {
+  if (shutting_down_) return false;
+  if (!dirty_.insert(key).second) return false;  // already waiting: once is enough
+  if (processing_.count(key)) return false;      // queued again on Done
   queue_.push_back(key);
-  cv_.notify_one();
+  return waiting_ > 0;
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard lock(mu_);
-  AddLocked(key);
+  bool wake;
+  {
+    std::lock_guard lock(mu_);
+    wake = AddLocked(key);
+  }
+  // Outside the lock, so that the worker woken does not at once wait for it.
+  if (wake) cv_.notify_one();
 }
 
 void WorkQueue::AddAfter(const std::string& key, std::chrono::nanoseconds delay) {
   std::lock_guard lock(mu_);
   if (shutting_down_) return;
-  if (delay <= std::chrono::nanoseconds::zero()) return AddLocked(key);
+  if (delay <= std::chrono::nanoseconds::zero()) {
+    if (AddLocked(key)) cv_.notify_one();
+    return;
+  }
   const os::MonoTime at = clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(delay);
   auto it = delayed_at_.find(key);
   if (it != delayed_at_.end()) {
@@ -46,6 +54,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
   {
     std::lock_guard lock(mu_);
     const int n = failures_[key]++;
+    failing_.store(failures_.size(), std::memory_order_relaxed);
     delay = opts_.base_delay;
     for (int i = 0; i < n && delay < opts_.max_delay; ++i) delay *= 2;
     if (delay > opts_.max_delay) delay = opts_.max_delay;
@@ -54,8 +63,11 @@ void WorkQueue::AddRateLimited(const std::string& key) {
 }
 
 void WorkQueue::Forget(const std::string& key) {
+  // Most keys never failed: no lock for them.
+  if (failing_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(mu_);
   failures_.erase(key);
+  failing_.store(failures_.size(), std::memory_order_relaxed);
 }
 
 int WorkQueue::Failures(const std::string& key) const {
@@ -71,7 +83,7 @@ void WorkQueue::PromoteDueLocked() {
     std::string key = std::move(delayed_.begin()->second);
     delayed_.erase(delayed_.begin());
     delayed_at_.erase(key);
-    AddLocked(key);
+    if (AddLocked(key)) cv_.notify_one();
   }
 }
 
@@ -92,11 +104,13 @@ std::optional<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadl
     if (!delayed_.empty() && (!wake || delayed_.begin()->first < *wake)) {
       wake = delayed_.begin()->first;
     }
+    ++waiting_;
     if (wake) {
       clock_.WaitUntil(cv_, lock, *wake);
     } else {
       cv_.wait(lock);
     }
+    --waiting_;
   }
 }
 
@@ -107,12 +121,16 @@ std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
-  processing_.erase(key);
-  if (dirty_.count(key) && !shutting_down_) {
-    queue_.push_back(key);
-    cv_.notify_one();
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    processing_.erase(key);
+    if (dirty_.count(key) && !shutting_down_) {
+      queue_.push_back(key);
+      wake = waiting_ > 0;
+    }
   }
+  if (wake) cv_.notify_one();
 }
 
 void WorkQueue::ShutDown() {

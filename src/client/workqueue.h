@@ -14,6 +14,7 @@
 //   }
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -64,7 +65,8 @@ class WorkQueue {
 
  private:
   std::optional<std::string> GetUntil(std::optional<os::MonoTime> deadline);
-  void AddLocked(const std::string& key);
+  // Queues `key` unless it waits already; true if a waiting worker should be woken.
+  bool AddLocked(const std::string& key);
   void PromoteDueLocked();
 
   os::Clock& clock_;
@@ -77,6 +79,8 @@ class WorkQueue {
   std::multimap<os::MonoTime, std::string> delayed_;
   std::unordered_map<std::string, os::MonoTime> delayed_at_;  // earliest time per delayed key
   std::unordered_map<std::string, int> failures_;
+  std::atomic<size_t> failing_{0};  // failures_.size(), read without the lock by Forget
+  int waiting_ = 0;                 // workers blocked in Get
   bool shutting_down_ = false;
 };
 

@@ -121,6 +121,11 @@ class LocalResource final : public Resource<T> {
   ApiOr<T> UpdateWithStatus(const T& obj, const WriteOptions& opts) override {
     return reg_.UpdateWithStatus(obj, opts);
   }
+  ApiOr<std::shared_ptr<const T>> UpdateShared(T obj, bool main, bool status,
+                                               const WriteOptions& opts) override {
+    if (status && !main && !reg_.has_status()) return NoStatus();
+    return reg_.UpdateShared(std::move(obj), main, status, opts);
+  }
   ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                  std::string_view patch, bool status) override {
     if (status && !reg_.has_status()) return NoStatus();

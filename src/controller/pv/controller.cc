@@ -44,30 +44,28 @@ void Controller::Remember(std::shared_ptr<const PersistentVolume> v) { StoreVolu
 void Controller::Remember(ClaimPtr c) { StoreClaim(std::move(c)); }
 
 template <class T>
-StatusOr<T> Controller::Write(const T& next, bool status) {
-  KVOL_ASSIGN_OR_RETURN(auto written, WriteParts(next, !status, status));
+StatusOr<T> Controller::Write(T next, bool status) {
+  KVOL_ASSIGN_OR_RETURN(auto written, WriteParts(std::move(next), !status, status));
   return *written;
 }
 
 template <class T>
-StatusOr<std::shared_ptr<const T>> Controller::WriteParts(const T& next, bool main, bool status) {
+StatusOr<std::shared_ptr<const T>> Controller::WriteParts(T next, bool main, bool status) {
   auto& r = client_.resource<T>();
-  auto write = [&]() -> client::ApiOr<T> {
-    if (main && status && r.writes_with_status()) return r.UpdateWithStatus(next);
-    if (main && status) {  // two requests; a failure between them leaves the first written
-      auto first = r.Update(next);
-      if (!first.ok()) return first;
-      Remember(*first);
-      first->status = next.status;
-      return r.UpdateStatus(*first);
-    }
-    return status ? r.UpdateStatus(next) : r.Update(next);
-  };
-  auto written = write();
+  if (main && status && !r.writes_with_status()) {
+    // Two requests; a failure between them leaves the first written.
+    auto first = r.UpdateShared(next, true, false);
+    if (!first.ok()) return ApiStatus(first.error());
+    Remember(*first);
+    T with_status = **first;
+    with_status.status = std::move(next.status);
+    next = std::move(with_status);
+    main = false;
+  }
+  auto written = r.UpdateShared(std::move(next), main, status);
   if (!written.ok()) return ApiStatus(written.error());
-  auto shared = std::make_shared<const T>(*std::move(written));
-  Remember(shared);
-  return shared;
+  Remember(*written);
+  return *std::move(written);
 }
 
 void Controller::StoreVolume(const PersistentVolume& volume) {
@@ -186,7 +184,7 @@ StatusOr<bool> Controller::AssignDefaultClass(const PersistentVolumeClaim& claim
   if (!best) return false;
   PersistentVolumeClaim next = claim;
   next.spec.storage_class_name = best->metadata.name;
-  KVOL_RETURN_IF_ERROR(Write(next, false).status());
+  KVOL_RETURN_IF_ERROR(Write(std::move(next), false).status());
   return true;
 }
 
@@ -231,7 +229,7 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
     PersistentVolumeClaim next = claim;
     next.metadata.annotations[std::string(api::kAnnStorageProvisioner)] = provisioner;
     next.metadata.annotations[std::string(api::kAnnBetaStorageProvisioner)] = provisioner;
-    KVOL_ASSIGN_OR_RETURN(current, Write(next, false));
+    KVOL_ASSIGN_OR_RETURN(current, Write(std::move(next), false));
   }
   if (in_process) return ProvisionInProcess(current, *cls, *in_process);
   Event(current, "Normal", "ExternalProvisioning",
@@ -270,7 +268,7 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     if (node) {
       PersistentVolumeClaim next = claim;
       next.metadata.annotations.erase(std::string(api::kAnnSelectedNode));
-      if (auto w = Write(next, false); !w.ok()) return w.status();
+      if (auto w = Write(std::move(next), false); !w.ok()) return w.status();
     }
     Event(claim, "Warning", "ProvisioningFailed",
           "Failed to provision volume with StorageClass \"" + cls.metadata.name +
@@ -385,20 +383,40 @@ Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
 
 Status Controller::Bind(const PersistentVolume& volume, const PersistentVolumeClaim& claim) {
   // The volume first (claimRef, then phase), then the claim (volumeName, then status), each in
-  // one write where the client can: a crash in between is finished by the next sync.
-  PersistentVolume v = volume;
-  bool spec = SetClaimRef(v, claim);
-  bool status = SetVolumePhase(v, "Bound", {});
+  // one write where the client can: a crash in between is finished by the next sync. Objects
+  // already bound (most syncs of a bound claim) are not copied at all.
   std::shared_ptr<const PersistentVolume> written;
-  if (spec || status) {
-    KVOL_ASSIGN_OR_RETURN(written, WriteParts(v, spec, status));
+  if (!VolumeBindingDone(volume, claim)) {
+    PersistentVolume v = volume;
+    const bool spec = SetClaimRef(v, claim);
+    const bool status = SetVolumePhase(v, "Bound", {});
+    if (spec || status) {
+      KVOL_ASSIGN_OR_RETURN(written, WriteParts(std::move(v), spec, status));
+    }
   }
   const PersistentVolume& bound = written ? *written : volume;
+  if (ClaimBindingDone(claim, bound)) return OkStatus();
   PersistentVolumeClaim c = claim;
-  spec = SetVolumeName(c, bound);
-  KVOL_ASSIGN_OR_RETURN(status, SetClaimStatus(c, "Bound", &bound));
-  if (spec || status) return WriteParts(c, spec, status).status();
+  const bool spec = SetVolumeName(c, bound);
+  KVOL_ASSIGN_OR_RETURN(bool status, SetClaimStatus(c, "Bound", &bound));
+  if (spec || status) return WriteParts(std::move(c), spec, status).status();
   return OkStatus();
+}
+
+bool Controller::VolumeBindingDone(const PersistentVolume& volume,
+                                   const PersistentVolumeClaim& claim) {
+  // What SetClaimRef and SetVolumePhase would leave unchanged.
+  const auto& ref = volume.spec.claim_ref;
+  return ref && ref->name == claim.metadata.name && ref->namespace_ == claim.metadata.namespace_ &&
+         ref->uid == claim.metadata.uid && volume.status.phase == "Bound";
+}
+
+bool Controller::ClaimBindingDone(const PersistentVolumeClaim& claim,
+                                  const PersistentVolume& volume) {
+  // What SetVolumeName and SetClaimStatus(Bound) would leave unchanged.
+  return claim.spec.volume_name == volume.metadata.name &&
+         HasAnnotation(claim.metadata, api::kAnnBindCompleted) && claim.status.phase == "Bound" &&
+         claim.status.access_modes == volume.spec.access_modes;
 }
 
 bool Controller::SetClaimRef(PersistentVolume& next, const PersistentVolumeClaim& claim) {
@@ -482,7 +500,7 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatus(const PersistentVo
   PersistentVolumeClaim next = claim;
   KVOL_ASSIGN_OR_RETURN(bool dirty, SetClaimStatus(next, phase, volume));
   if (!dirty) return claim;
-  return Write(next, true);
+  return Write(std::move(next), true);
 }
 
 StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
@@ -573,7 +591,7 @@ StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume&
                                                          std::string message) {
   PersistentVolume next = volume;
   if (!SetVolumePhase(next, phase, std::move(message))) return volume;
-  return Write(next, true);
+  return Write(std::move(next), true);
 }
 
 StatusOr<PersistentVolume> Controller::UpdateVolumePhaseWithEvent(
@@ -594,7 +612,7 @@ Status Controller::UnbindVolume(const PersistentVolume& volume) {
     // Pre-bound by its creator: keep the reservation, forget the claim instance.
     next.spec.claim_ref->uid.clear();
   }
-  KVOL_ASSIGN_OR_RETURN(auto written, Write(next, false));
+  KVOL_ASSIGN_OR_RETURN(auto written, Write(std::move(next), false));
   return UpdateVolumePhase(written, "Available").status();
 }
 

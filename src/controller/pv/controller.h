@@ -92,6 +92,11 @@ class Controller {
   Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim);
   Status SyncBoundClaim(const api::PersistentVolumeClaim& claim);
   Status Bind(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim);
+  // True when Bind has nothing to write to the volume, or to the claim.
+  static bool VolumeBindingDone(const api::PersistentVolume& volume,
+                                const api::PersistentVolumeClaim& claim);
+  static bool ClaimBindingDone(const api::PersistentVolumeClaim& claim,
+                               const api::PersistentVolume& volume);
   // Edits of the objects being bound, unwritten; true if they changed something.
   static bool SetClaimRef(api::PersistentVolume& next, const api::PersistentVolumeClaim& claim);
   static bool SetVolumeName(api::PersistentVolumeClaim& next, const api::PersistentVolume& volume);
@@ -137,11 +142,11 @@ class Controller {
 
   // Update (or UpdateStatus) and remember the result in the view.
   template <class T>
-  StatusOr<T> Write(const T& next, bool status);
+  StatusOr<T> Write(T next, bool status);
   // Writes `next`: the object (`main`), its status, or both; the result is remembered in the
   // view, which shares it.
   template <class T>
-  StatusOr<std::shared_ptr<const T>> WriteParts(const T& next, bool main, bool status);
+  StatusOr<std::shared_ptr<const T>> WriteParts(T next, bool main, bool status);
   void Remember(const api::PersistentVolume& v);
   void Remember(const api::PersistentVolumeClaim& c);
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
