@@ -246,13 +246,18 @@ ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o)
   {
     std::lock_guard lock(decoded_mu_);
     hit = FindDecoded(o.json);
-    if (hit && !o.deleted && hit->metadata.resource_version.empty()) {
-      // Memoized by its writer and not handed out before: nobody else reads it yet, and the
-      // revision that stored this value is its resourceVersion.
-      const_cast<T&>(*hit).metadata.resource_version = rv;
+    if (hit && hit->metadata.resource_version.empty()) {
+      if (o.deleted) {
+        hit = nullptr;  // its writer may still be setting it: parse instead
+      } else {
+        // Memoized by its writer and not handed out before: nobody else reads it yet, and
+        // the revision that stored this value is its resourceVersion.
+        const_cast<T&>(*hit).metadata.resource_version = rv;
+      }
     }
+    // Objects with a resourceVersion never change again: they are read outside the lock.
+    if (hit && hit->metadata.resource_version == rv) return hit;
   }
-  if (hit && hit->metadata.resource_version == rv) return hit;
   std::shared_ptr<T> out;
   if (hit) {
     out = std::make_shared<T>(*hit);
