@@ -53,7 +53,7 @@ std::optional<ApiError> Api::CheckNamespace(std::string_view ns) {
   auto& reg = registry<api::Namespace>();
   auto stored = reg.GetStored("", ns);
   if (!stored.ok()) {
-    if (stored.error().code == 404) return NamespaceNotFound(ns);
+    if (api::IsNotFound(stored.error())) return NamespaceNotFound(ns);
     return stored.error();
   }
   auto obj = reg.DecodeShared(*stored);

@@ -926,20 +926,24 @@ ApiOr<T> Registry<T>::Get(std::string_view ns, std::string_view name) {
 }
 
 template <class T>
+ApiOr<typename Registry<T>::Written> Registry<T>::UpdateTyped(T obj, Parts parts,
+                                                              const WriteOptions& opts) {
+  const std::string ns = obj.metadata.namespace_;
+  const std::string name = obj.metadata.name;
+  return UpdateImpl(std::move(obj), ns, name, parts, opts);
+}
+
+template <class T>
 ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
-  std::string ns = obj.metadata.namespace_;
-  std::string name = obj.metadata.name;
-  auto w = UpdateImpl(std::move(obj), ns, name, PartsOf(status), opts);
+  auto w = UpdateTyped(std::move(obj), PartsOf(status), opts);
   if (!w.ok()) return w.error();
   return w->Take();
 }
 
 template <class T>
 ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
-  std::string ns = obj.metadata.namespace_;
-  std::string name = obj.metadata.name;
-  auto w = UpdateImpl(std::move(obj), ns, name,
-                      has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
+  auto w =
+      UpdateTyped(std::move(obj), has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
   if (!w.ok()) return w.error();
   return w->Take();
 }
@@ -947,12 +951,10 @@ ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
 template <class T>
 ApiOr<std::shared_ptr<const T>> Registry<T>::UpdateShared(T obj, bool main, bool status,
                                                           const WriteOptions& opts) {
-  std::string ns = obj.metadata.namespace_;
-  std::string name = obj.metadata.name;
   const Parts parts = !has_status() || !status ? Parts::kMain
                       : main                   ? Parts::kMainAndStatus
                                                : Parts::kStatus;
-  auto w = UpdateImpl(std::move(obj), ns, name, parts, opts);
+  auto w = UpdateTyped(std::move(obj), parts, opts);
   if (!w.ok()) return w.error();
   return std::move(w->obj);
 }

@@ -103,6 +103,8 @@ class Registry final : public Resource {
   static Parts PartsOf(bool status) { return status ? Parts::kStatus : Parts::kMain; }
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
+  // UpdateImpl at the object's own namespace and name (the typed updates).
+  ApiOr<Written> UpdateTyped(T obj, Parts parts, const WriteOptions& opts);
   ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, Parts parts,
                       const std::function<bool(T&)>& mutate);
   // A decoded request body created or written, with the decoder's warnings.

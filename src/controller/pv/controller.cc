@@ -38,8 +38,6 @@ void Controller::Event(const T& obj, std::string_view type, std::string_view rea
 
 // ---- the view ------------------------------------------------------------------------------
 
-void Controller::Remember(const PersistentVolume& v) { StoreVolume(v); }
-void Controller::Remember(const PersistentVolumeClaim& c) { StoreClaim(c); }
 void Controller::Remember(std::shared_ptr<const PersistentVolume> v) { StoreVolume(std::move(v)); }
 void Controller::Remember(ClaimPtr c) { StoreClaim(std::move(c)); }
 

@@ -147,8 +147,6 @@ class Controller {
   // view, which shares it.
   template <class T>
   StatusOr<std::shared_ptr<const T>> WriteParts(T next, bool main, bool status);
-  void Remember(const api::PersistentVolume& v);
-  void Remember(const api::PersistentVolumeClaim& c);
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
   void Remember(ClaimPtr c);
 
