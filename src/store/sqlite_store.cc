@@ -38,15 +38,16 @@ Status SqliteError(sqlite3* db, std::string_view what) {
 }
 
 struct PendingWrite {
-  enum class Kind { kCreate, kUpdate, kDelete } kind;
+  Write::Kind kind = Write::Kind::kUpdate;
   std::string key;
   Value value;
   Revision expected = 0;
-  // Completion, filled by the committer under queue_mu_; `cv` wakes this writer alone (so a
-  // batch wakes its own writers, not every thread waiting).
+  // Completion, filled by the committer under queue_mu_. `cv` (null for all but the last of
+  // a WriteMany's writes, which complete in order) wakes this writer alone, so a batch wakes
+  // its own writers, not every thread waiting.
   bool done = false;
   StatusOr<Revision> result = Status(StatusCode::kUnknown, "not committed");
-  std::condition_variable cv;
+  std::condition_variable* cv = nullptr;
 };
 
 class SqliteStore final : public Store {
@@ -65,14 +66,15 @@ class SqliteStore final : public Store {
     return index_.Range(opts);
   }
   StatusOr<Revision> Create(std::string_view key, Value value) override {
-    return Submit({PendingWrite::Kind::kCreate, std::string(key), std::move(value), 0});
+    return Submit({Write::Kind::kCreate, std::string(key), std::move(value), 0});
   }
   StatusOr<Revision> Update(std::string_view key, Value value, Revision expected) override {
-    return Submit({PendingWrite::Kind::kUpdate, std::string(key), std::move(value), expected});
+    return Submit({Write::Kind::kUpdate, std::string(key), std::move(value), expected});
   }
   StatusOr<Revision> Delete(std::string_view key, Revision expected) override {
-    return Submit({PendingWrite::Kind::kDelete, std::string(key), nullptr, expected});
+    return Submit({Write::Kind::kDelete, std::string(key), nullptr, expected});
   }
+  std::vector<StatusOr<Revision>> WriteMany(std::vector<Write> writes) override;
   StatusOr<WatchPtr> Watch(std::string_view prefix, Revision after) override;
   Status Compact(Revision revision) override;
   bool WatchSharesValues() const override { return true; }
@@ -213,12 +215,43 @@ Status SqliteStore::Load() {
 }
 
 StatusOr<Revision> SqliteStore::Submit(PendingWrite w) {
+  std::condition_variable cv;
+  w.cv = &cv;
   std::unique_lock lock(queue_mu_);
   if (stopping_) return UnavailableError("store is shutting down");
   queue_.push_back(&w);
   queue_cv_.notify_one();
-  w.cv.wait(lock, [&] { return w.done; });
+  cv.wait(lock, [&] { return w.done; });
   return std::move(w.result);
+}
+
+std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes) {
+  std::vector<StatusOr<Revision>> out;
+  if (writes.empty()) return out;
+  // Queued together, so the committer takes them in order into as few batches as it can;
+  // the last one's completion means all of them are complete.
+  std::vector<PendingWrite> pending(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    pending[i].kind = writes[i].kind;
+    pending[i].key = std::move(writes[i].key);
+    pending[i].value = std::move(writes[i].value);
+    pending[i].expected = writes[i].expected;
+  }
+  std::condition_variable cv;
+  pending.back().cv = &cv;
+  {
+    std::unique_lock lock(queue_mu_);
+    if (stopping_) {
+      out.assign(writes.size(), UnavailableError("store is shutting down"));
+      return out;
+    }
+    for (auto& w : pending) queue_.push_back(&w);
+    queue_cv_.notify_one();
+    cv.wait(lock, [&] { return pending.back().done; });
+  }
+  out.reserve(pending.size());
+  for (auto& w : pending) out.push_back(std::move(w.result));
+  return out;
 }
 
 void SqliteStore::CommitLoop() {
@@ -232,7 +265,7 @@ void SqliteStore::CommitLoop() {
         for (PendingWrite* w : queue_) {
           w->result = UnavailableError("store is shutting down");
           w->done = true;
-          w->cv.notify_one();
+          if (w->cv) w->cv->notify_one();
         }
         queue_.clear();
         done_cv_.notify_all();
@@ -252,7 +285,7 @@ void SqliteStore::CommitLoop() {
       // Notified under the lock: a writer cannot return (and free its PendingWrite) before.
       for (PendingWrite* w : batch) {
         w->done = true;
-        w->cv.notify_one();
+        if (w->cv) w->cv->notify_one();
       }
       batch.clear();
       if (compact > 0) {
@@ -304,14 +337,14 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
         create = v->create;
       }
       switch (w->kind) {
-        case PendingWrite::Kind::kCreate:
+        case Write::Kind::kCreate:
           if (mod != 0) {
             w->result = AlreadyExistsError("key \"" + w->key + "\" already exists");
             continue;
           }
           break;
-        case PendingWrite::Kind::kUpdate:
-        case PendingWrite::Kind::kDelete:
+        case Write::Kind::kUpdate:
+        case Write::Kind::kDelete:
           if (mod == 0) {
             w->result = NotFoundError("key \"" + w->key + "\" not found");
             continue;
@@ -325,8 +358,8 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
           break;
       }
       const Revision rev = ++next;
-      const bool is_delete = w->kind == PendingWrite::Kind::kDelete;
-      const Revision new_create = w->kind == PendingWrite::Kind::kCreate ? rev : create;
+      const bool is_delete = w->kind == Write::Kind::kDelete;
+      const Revision new_create = w->kind == Write::Kind::kCreate ? rev : create;
       overlay[w->key] = is_delete ? std::make_pair(Revision{0}, Revision{0})
                                   : std::make_pair(rev, new_create);
       planned.push_back({w, rev, new_create});
@@ -344,7 +377,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, p.rev);
     sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, p.w->kind == PendingWrite::Kind::kDelete ? 0 : p.create);
+    sqlite3_bind_int64(st, 3, p.w->kind == Write::Kind::kDelete ? 0 : p.create);
     if (p.w->value) {
       sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
                         SQLITE_STATIC);

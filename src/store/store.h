@@ -81,6 +81,15 @@ class Watch {
 };
 using WatchPtr = std::unique_ptr<Watch>;
 
+// One write of several handed to Store::WriteMany: Create (`expected` unused), Update or Delete.
+struct Write {
+  enum class Kind { kCreate, kUpdate, kDelete };
+  Kind kind = Kind::kUpdate;
+  std::string key;
+  Value value;  // null for kDelete
+  Revision expected = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -107,6 +116,29 @@ class Store {
   // Deletes a key whose mod_revision equals `expected` (0: whatever it is); returns the
   // revision of the delete. NotFound if absent; Aborted if the key changed since.
   virtual StatusOr<Revision> Delete(std::string_view key, Revision expected) = 0;
+
+  // Several independent writes, each decided and answered exactly as the single call would be,
+  // in order (a later write sees the earlier ones); not a transaction: some may fail while
+  // others succeed. A backend may commit them together, so a caller with many writes to make
+  // waits once rather than once per write. The default makes them one at a time.
+  virtual std::vector<StatusOr<Revision>> WriteMany(std::vector<Write> writes) {
+    std::vector<StatusOr<Revision>> out;
+    out.reserve(writes.size());
+    for (auto& w : writes) {
+      switch (w.kind) {
+        case Write::Kind::kCreate:
+          out.push_back(Create(w.key, std::move(w.value)));
+          break;
+        case Write::Kind::kUpdate:
+          out.push_back(Update(w.key, std::move(w.value), w.expected));
+          break;
+        case Write::Kind::kDelete:
+          out.push_back(Delete(w.key, w.expected));
+          break;
+      }
+    }
+    return out;
+  }
 
   // Events for keys under `prefix` with revision > `after` (0: from now on). OutOfRange
   // ("too old") if revisions after `after` were compacted away.

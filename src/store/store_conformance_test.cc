@@ -91,6 +91,76 @@ TEST_P(StoreConformance, CompareAndSwapConflicts) {
   EXPECT_TRUE(store_->Delete(K("k"), 0).ok());
 }
 
+TEST_P(StoreConformance, WriteManyAnswersEachWriteAsAloneInOrder) {
+  const Revision a = *store_->Create(K("a"), V("a1"));
+  const Revision b = *store_->Create(K("b"), V("b1"));
+  std::vector<Write> writes = {
+      {Write::Kind::kUpdate, K("a"), V("a2"), a},
+      {Write::Kind::kUpdate, K("a"), V("a3"), a},  // a stale revision: the write above won
+      {Write::Kind::kCreate, K("c"), V("c1"), 0},
+      {Write::Kind::kCreate, K("b"), V("b2"), 0},  // exists
+      {Write::Kind::kUpdate, K("missing"), V("x"), b},
+      {Write::Kind::kDelete, K("b"), nullptr, b},
+      {Write::Kind::kCreate, K("b"), V("b3"), 0},  // after its delete, earlier in the batch
+  };
+  auto got = store_->WriteMany(std::move(writes));
+  ASSERT_EQ(got.size(), 7u);
+  ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
+  EXPECT_GT(*got[0], b);
+  EXPECT_EQ(got[1].status().code(), StatusCode::kAborted);
+  ASSERT_TRUE(got[2].ok());
+  EXPECT_EQ(got[3].status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(got[4].status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(got[5].ok());
+  ASSERT_TRUE(got[6].ok());
+  // Revisions follow the order of the writes.
+  EXPECT_LT(*got[0], *got[2]);
+  EXPECT_LT(*got[2], *got[5]);
+  EXPECT_LT(*got[5], *got[6]);
+  EXPECT_EQ(*store_->CurrentRevision(), *got[6]);
+  EXPECT_EQ(*store_->Get(K("a"))->value, "a2");
+  EXPECT_EQ(store_->Get(K("a"))->mod_revision, *got[0]);
+  EXPECT_EQ(*store_->Get(K("c"))->value, "c1");
+  EXPECT_EQ(*store_->Get(K("b"))->value, "b3");
+  EXPECT_EQ(store_->Get(K("b"))->create_revision, *got[6]);
+  EXPECT_TRUE(store_->WriteMany({}).empty());
+}
+
+TEST_P(StoreConformance, ConcurrentWriteManyCallersEachGetTheirOwnAnswers) {
+  // Writers of batches and of single writes at once: every write lands once, every caller is
+  // answered with its own writes' revisions.
+  constexpr int kThreads = 4, kBatches = 20, kPerBatch = 10;
+  auto name = [](int t, int i, int j) {
+    return std::to_string(t) + "-" + std::to_string(i) + "-" + std::to_string(j);
+  };
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kBatches; ++i) {
+        std::vector<Write> writes;
+        for (int j = 0; j < kPerBatch; ++j) {
+          writes.push_back({Write::Kind::kCreate, K(name(t, i, j)), V(name(t, i, j)), 0});
+        }
+        auto got = store_->WriteMany(std::move(writes));
+        for (int j = 0; j < kPerBatch; ++j) {
+          auto kv = store_->Get(K(name(t, i, j)));
+          if (got.size() != kPerBatch || !got[j].ok() || !kv.ok() || kv->mod_revision != *got[j] ||
+              *kv->value != name(t, i, j)) {
+            ++failures;
+          }
+        }
+        if (!store_->Create(K("single-" + name(t, i, 0)), V("s")).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto all = store_->Range({K(""), "", 0, 0});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->kvs.size(), static_cast<size_t>(kThreads * kBatches * (kPerBatch + 1)));
+}
+
 TEST_P(StoreConformance, RangeWithLimitContinueAndRevision) {
   for (std::string k : {"b", "a", "d", "c", "e"}) ASSERT_TRUE(store_->Create(K(k), V(k)).ok());
   ASSERT_TRUE(store_->Create(Outside("x"), V("not under the prefix")).ok());

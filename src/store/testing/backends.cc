@@ -32,6 +32,10 @@ class TempDirStore final : public Store {
     return inner_->Update(k, std::move(v), e);
   }
   StatusOr<Revision> Delete(std::string_view k, Revision e) override { return inner_->Delete(k, e); }
+  std::vector<StatusOr<Revision>> WriteMany(std::vector<Write> w) override {
+    return inner_->WriteMany(std::move(w));
+  }
+  bool WatchSharesValues() const override { return inner_->WatchSharesValues(); }
   StatusOr<WatchPtr> Watch(std::string_view p, Revision a) override { return inner_->Watch(p, a); }
   Status Compact(Revision r) override { return inner_->Compact(r); }
   StatusOr<Revision> CurrentRevision() override { return inner_->CurrentRevision(); }
