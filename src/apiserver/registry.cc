@@ -504,9 +504,8 @@ ApiOr<StoredObject> Registry<T>::GetStored(std::string_view ns, std::string_view
 }
 
 template <class T>
-ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_view ns,
-                                                             std::string_view name, Parts parts,
-                                                             const WriteOptions& opts) {
+std::optional<ApiError> Registry<T>::CheckUpdateTarget(T& obj, std::string_view ns,
+                                                       std::string_view name) {
   const auto& k = info();
   if (obj.metadata.name.empty()) obj.metadata.name = std::string(name);
   if (obj.metadata.name != name) {
@@ -522,95 +521,186 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
   } else {
     obj.metadata.namespace_.clear();
   }
-  const std::string precondition = obj.metadata.resource_version;
+  const std::string& precondition = obj.metadata.resource_version;
   if (!precondition.empty() && !ParseRevision(precondition)) {
     return Invalid(k, name, {api::Invalid(api::Path("metadata").Child("resourceVersion"),
                                           precondition, "must be a valid resource version")});
   }
-  const std::string key = StorageKey(k, obj.metadata.namespace_, name);
-  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
-    auto kv = store_.Get(key);
-    if (!kv.ok()) {
-      if (kv.status().code() == StatusCode::kNotFound) return NotFound(k, name);
-      return FromStatus(kv.status());
-    }
-    if (!precondition.empty() && precondition != std::to_string(kv->mod_revision)) {
-      return ObjectModified(k, name);
-    }
-    StoredObject current{kv->value, kv->mod_revision};
-    auto shared_old = DecodeShared(current);
-    if (!shared_old.ok()) return shared_old.error();
-    const T& old = **shared_old;
-    // An update with a resourceVersion is tried once: it can have the object itself.
-    T next = precondition.empty() ? obj : std::move(obj);
-    const api::Time now = Now();
-    if constexpr (HasStatus<T>) {
-      if (parts == Parts::kMainAndStatus || parts == Parts::kWhole) {
-        auto status = std::move(next.status);
-        PrepareForUpdate(next, old, false, now);
-        next.status = std::move(status);
-      } else {
-        PrepareForUpdate(next, old, parts == Parts::kStatus, now);
-      }
+  return std::nullopt;
+}
+
+template <class T>
+typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::string& key,
+                                                            std::string_view name, Parts parts,
+                                                            const WriteOptions& opts,
+                                                            const std::string& precondition) {
+  const auto& k = info();
+  UpdateStep step;
+  auto kv = store_.Get(key);
+  if (!kv.ok()) {
+    if (kv.status().code() == StatusCode::kNotFound) return Answered(NotFound(k, name));
+    return Answered(FromStatus(kv.status()));
+  }
+  if (!precondition.empty() && precondition != std::to_string(kv->mod_revision)) {
+    return Answered(ObjectModified(k, name));
+  }
+  StoredObject current{kv->value, kv->mod_revision};
+  auto shared_old = DecodeShared(current);
+  if (!shared_old.ok()) return Answered(shared_old.error());
+  const T& old = **shared_old;
+  const api::Time now = Now();
+  if constexpr (HasStatus<T>) {
+    if (parts == Parts::kMainAndStatus || parts == Parts::kWhole) {
+      auto status = std::move(next.status);
+      PrepareForUpdate(next, old, false, now);
+      next.status = std::move(status);
     } else {
       PrepareForUpdate(next, old, parts == Parts::kStatus, now);
     }
-    api::SetDefaults(next);
-    AfterUpdate(next, old, now);
-    api::FieldErrors errs =
-        parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, old);
-    if (!errs.empty()) return Invalid(k, name, std::move(errs));
-    if (parts != Parts::kStatus) {
-      if (auto refused = AdmitUpdate(next, old, cluster_)) return *std::move(refused);
-    }
-
-    // The last finalizer removed from an object being deleted (and not waiting out a grace
-    // period): it goes now.
-    if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty() &&
-        next.metadata.deletion_grace_period_seconds.value_or(0) == 0) {
-      if (opts.dry_run) return Written{Own(std::move(next)), current};
-      auto rev = store_.Delete(key, kv->mod_revision);
-      if (rev.ok()) {
-        StoredObject gone{store::MakeValue(Encode(next)), *rev, true};
-        next.metadata.resource_version = std::to_string(*rev);
-        return Written{Own(std::move(next)), std::move(gone)};
-      }
-      if (rev.status().code() == StatusCode::kAborted) {
-        if (!precondition.empty()) return ObjectModified(k, name);
-        continue;
-      }
-      if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
-      return FromStatus(rev.status());
-    }
-
-    std::string json = Encode(next);
-    if (json == *kv->value && !opts.dry_run) {  // nothing changed: no write, same version
-      // The stored object answers, shared as any reader of it gets it.
-      return Written{*std::move(shared_old), std::move(current), true};
-    }
-    if (opts.dry_run) {
-      next.metadata.resource_version = std::to_string(kv->mod_revision);
-      return Written{Own(std::move(next)),
-                     StoredObject{store::MakeValue(std::move(json)), kv->mod_revision}};
-    }
-    StoredObject stored{store::MakeValue(std::move(json)), 0};
-    cache_->Prime(stored.json, IndexTyped(next));
-    auto shared = MemoizeWritten(stored.json, std::move(next));
-    auto rev = store_.Update(key, stored.json, kv->mod_revision);
-    if (rev.ok()) {
-      stored.rev = *rev;
-      return Written{WrittenAt(std::move(shared), *rev), std::move(stored), true};
-    }
-    cache_->Unprime(stored.json);
-    Unwritten(stored.json, std::move(shared));
-    if (rev.status().code() == StatusCode::kAborted) {
-      if (!precondition.empty()) return ObjectModified(k, name);
-      continue;  // an unconditional update retries on the new version
-    }
-    if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
-    return FromStatus(rev.status());
+  } else {
+    PrepareForUpdate(next, old, parts == Parts::kStatus, now);
   }
-  return ObjectModified(k, name);
+  api::SetDefaults(next);
+  AfterUpdate(next, old, now);
+  api::FieldErrors errs =
+      parts == Parts::kWhole ? api::Validate(next) : api::ValidateUpdate(next, old);
+  if (!errs.empty()) return Answered(Invalid(k, name, std::move(errs)));
+  if (parts != Parts::kStatus) {
+    if (auto refused = AdmitUpdate(next, old, cluster_)) return Answered(*std::move(refused));
+  }
+
+  // The last finalizer removed from an object being deleted (and not waiting out a grace
+  // period): it goes now.
+  if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty() &&
+      next.metadata.deletion_grace_period_seconds.value_or(0) == 0) {
+    if (opts.dry_run) return Answered(Written{Own(std::move(next)), current});
+    auto rev = store_.Delete(key, kv->mod_revision);
+    if (rev.ok()) {
+      StoredObject gone{store::MakeValue(Encode(next)), *rev, true};
+      next.metadata.resource_version = std::to_string(*rev);
+      return Answered(Written{Own(std::move(next)), std::move(gone)});
+    }
+    if (rev.status().code() == StatusCode::kAborted) {
+      if (!precondition.empty()) return Answered(ObjectModified(k, name));
+      step.retry = true;
+      return step;
+    }
+    if (rev.status().code() == StatusCode::kNotFound) return Answered(NotFound(k, name));
+    return Answered(FromStatus(rev.status()));
+  }
+
+  std::string json = Encode(next);
+  if (json == *kv->value && !opts.dry_run) {  // nothing changed: no write, same version
+    // The stored object answers, shared as any reader of it gets it.
+    return Answered(Written{*std::move(shared_old), std::move(current), true});
+  }
+  if (opts.dry_run) {
+    next.metadata.resource_version = std::to_string(kv->mod_revision);
+    return Answered(Written{Own(std::move(next)),
+                               StoredObject{store::MakeValue(std::move(json)), kv->mod_revision}});
+  }
+  step.write.key = key;
+  step.write.stored = StoredObject{store::MakeValue(std::move(json)), 0};
+  step.write.expected = kv->mod_revision;
+  cache_->Prime(step.write.stored.json, IndexTyped(next));
+  step.write.obj = MemoizeWritten(step.write.stored.json, std::move(next));
+  return step;
+}
+
+template <class T>
+std::optional<ApiOr<typename Registry<T>::Written>> Registry<T>::FinishUpdate(
+    PreparedUpdate write, const StatusOr<store::Revision>& rev, std::string_view name,
+    bool conditional) {
+  if (rev.ok()) {
+    write.stored.rev = *rev;
+    return Written{WrittenAt(std::move(write.obj), *rev), std::move(write.stored), true};
+  }
+  cache_->Unprime(write.stored.json);
+  Unwritten(write.stored.json, std::move(write.obj));
+  const auto& k = info();
+  if (rev.status().code() == StatusCode::kAborted) {
+    if (conditional) return ObjectModified(k, name);
+    return std::nullopt;  // an unconditional update retries on the new version
+  }
+  if (rev.status().code() == StatusCode::kNotFound) return NotFound(k, name);
+  return FromStatus(rev.status());
+}
+
+template <class T>
+ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_view ns,
+                                                             std::string_view name, Parts parts,
+                                                             const WriteOptions& opts) {
+  if (auto bad = CheckUpdateTarget(obj, ns, name)) return *std::move(bad);
+  const std::string precondition = obj.metadata.resource_version;
+  const std::string key = StorageKey(info(), obj.metadata.namespace_, name);
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    // An update with a resourceVersion is tried once: it can have the object itself.
+    UpdateStep step =
+        PrepareUpdate(precondition.empty() ? obj : std::move(obj), key, name, parts, opts,
+                      precondition);
+    if (step.retry) continue;
+    if (step.answer) return *std::move(step.answer);
+    auto rev = store_.Update(key, step.write.stored.json, step.write.expected);
+    if (auto done = FinishUpdate(std::move(step.write), rev, name, !precondition.empty())) {
+      return *std::move(done);
+    }
+  }
+  return ObjectModified(info(), name);
+}
+
+template <class T>
+std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
+    std::vector<T> objs, bool main, bool status, const WriteOptions& opts) {
+  const Parts parts = PartsOfShared(main, status);
+  std::vector<std::optional<ApiOr<std::shared_ptr<const T>>>> answers(objs.size());
+  std::vector<PreparedUpdate> writes;
+  std::vector<size_t> slots;  // the object each write is for
+  for (size_t i = 0; i < objs.size(); ++i) {
+    T& obj = objs[i];
+    if (obj.metadata.resource_version.empty() || opts.dry_run) {
+      // Unconditional updates retry their conflicts; dry runs write nothing.
+      auto w = UpdateTyped(std::move(obj), parts, opts);
+      answers[i] = w.ok() ? ApiOr<std::shared_ptr<const T>>(std::move(w->obj))
+                          : ApiOr<std::shared_ptr<const T>>(w.error());
+      continue;
+    }
+    const std::string ns = obj.metadata.namespace_;
+    const std::string name = obj.metadata.name;
+    if (auto bad = CheckUpdateTarget(obj, ns, name)) {
+      answers[i] = *std::move(bad);
+      continue;
+    }
+    const std::string precondition = obj.metadata.resource_version;
+    UpdateStep step = PrepareUpdate(std::move(obj), StorageKey(info(), ns, name), name, parts,
+                                    opts, precondition);
+    if (step.answer) {
+      answers[i] = step.answer->ok()
+                       ? ApiOr<std::shared_ptr<const T>>(std::move((*step.answer)->obj))
+                       : ApiOr<std::shared_ptr<const T>>(step.answer->error());
+      continue;
+    }
+    writes.push_back(std::move(step.write));
+    slots.push_back(i);
+  }
+  if (!writes.empty()) {
+    std::vector<store::Write> batch;
+    batch.reserve(writes.size());
+    for (const auto& w : writes) {
+      batch.push_back({store::Write::Kind::kUpdate, w.key, w.stored.json, w.expected});
+    }
+    auto revs = store_.WriteMany(std::move(batch));
+    for (size_t j = 0; j < writes.size(); ++j) {
+      const size_t i = slots[j];
+      const std::string name = writes[j].obj->metadata.name;
+      auto done = FinishUpdate(std::move(writes[j]), revs[j], name, true);
+      answers[i] = done->ok() ? ApiOr<std::shared_ptr<const T>>(std::move((*done)->obj))
+                              : ApiOr<std::shared_ptr<const T>>(done->error());
+    }
+  }
+  std::vector<ApiOr<std::shared_ptr<const T>>> out;
+  out.reserve(answers.size());
+  for (auto& a : answers) out.push_back(*std::move(a));
+  return out;
 }
 
 template <class T>
@@ -951,10 +1041,7 @@ ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
 template <class T>
 ApiOr<std::shared_ptr<const T>> Registry<T>::UpdateShared(T obj, bool main, bool status,
                                                           const WriteOptions& opts) {
-  const Parts parts = !has_status() || !status ? Parts::kMain
-                      : main                   ? Parts::kMainAndStatus
-                                               : Parts::kStatus;
-  auto w = UpdateTyped(std::move(obj), parts, opts);
+  auto w = UpdateTyped(std::move(obj), PartsOfShared(main, status), opts);
   if (!w.ok()) return w.error();
   return std::move(w->obj);
 }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "api/defaults.h"
 #include "api/validation.h"
@@ -45,6 +46,13 @@ class Registry final : public Resource {
   // stored object shared: the one the registry's memo and in-process watchers get, not a copy.
   ApiOr<std::shared_ptr<const T>> UpdateShared(T obj, bool main, bool status,
                                                const WriteOptions& opts = {});
+  // UpdateShared of several objects, each answered (in order) as UpdateShared would answer
+  // it alone; their writes go to the store together (Store::WriteMany), so the caller waits
+  // for one commit rather than one per object. Objects without a resourceVersion are written
+  // one at a time, as they retry conflicts.
+  std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(std::vector<T> objs, bool main,
+                                                                bool status,
+                                                                const WriteOptions& opts = {});
   // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
@@ -101,6 +109,43 @@ class Registry final : public Resource {
   // controllers); kWhole writes both, validated as on create (MutateWhole).
   enum class Parts { kMain, kStatus, kMainAndStatus, kWhole };
   static Parts PartsOf(bool status) { return status ? Parts::kStatus : Parts::kMain; }
+  static Parts PartsOfShared(bool main, bool status) {
+    return !kStatusSubresource<T> || !status ? Parts::kMain
+           : main                            ? Parts::kMainAndStatus
+                                             : Parts::kStatus;
+  }
+  // An update decided up to its store write: the value is encoded, primed in the watch cache
+  // and memoized (with `obj`) until FinishUpdate.
+  struct PreparedUpdate {
+    std::string key;
+    StoredObject stored;
+    std::shared_ptr<T> obj;
+    store::Revision expected = 0;
+  };
+  // One attempt at an update: answered already (an error, nothing changed, a dry run, or the
+  // object deleted as its last finalizer went), to be tried again (`retry`: an unconditional
+  // update lost a race), or `write` to be made.
+  struct UpdateStep {
+    std::optional<ApiOr<Written>> answer;
+    bool retry = false;
+    PreparedUpdate write;
+  };
+  static UpdateStep Answered(ApiOr<Written> answer) {
+    UpdateStep step;
+    step.answer = std::move(answer);
+    return step;
+  }
+  // Fills the object's name and namespace from the request's, and checks them and its
+  // resourceVersion.
+  std::optional<ApiError> CheckUpdateTarget(T& obj, std::string_view ns, std::string_view name);
+  // `precondition`: the resourceVersion the update was asked for ("" for none).
+  UpdateStep PrepareUpdate(T next, const std::string& key, std::string_view name, Parts parts,
+                           const WriteOptions& opts, const std::string& precondition);
+  // The answer once the store has answered `write`; nullopt when an unconditional update
+  // should be tried again.
+  std::optional<ApiOr<Written>> FinishUpdate(PreparedUpdate write,
+                                             const StatusOr<store::Revision>& rev,
+                                             std::string_view name, bool conditional);
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
   // UpdateImpl at the object's own namespace and name (the typed updates).

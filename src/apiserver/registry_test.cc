@@ -171,6 +171,66 @@ TEST_F(RegistryTest, UpdateSharedAnswersWithTheObjectReadersShare) {
   EXPECT_EQ(now->status.phase, "Bound");
 }
 
+// Several updates written together: each answered as alone, in order, the good ones committed
+// and shared with readers, the bad ones refused with their own errors and leaving nothing.
+TEST_F(RegistryTest, UpdateSharedManyAnswersEachUpdateAsAlone) {
+  for (auto name : {"a", "b", "c", "d"}) ASSERT_TRUE(pvs().Create(PV(name), "").ok());
+  std::vector<api::PersistentVolume> objs;
+  for (auto name : {"a", "b", "c", "d"}) objs.push_back(*pvs().Get("", name));
+  objs[0].spec.claim_ref.emplace().name = "claim-a";
+  objs[0].status.phase = "Bound";
+  const std::string b_phase = objs[1].status.phase;
+  objs[1].status.phase = "Bound";
+  objs[1].metadata.resource_version = "1";  // stale
+  objs[2].spec.capacity.clear();            // invalid
+  objs[3].status.phase = "Released";
+  const std::string a_before = objs[0].metadata.resource_version;
+  const api::PersistentVolume a_second = objs[0];  // the same object again, later in the batch
+  objs.push_back(a_second);
+  auto got = pvs().UpdateSharedMany(std::move(objs), true, true);
+  ASSERT_EQ(got.size(), 5u);
+  ASSERT_TRUE(got[0].ok()) << got[0].error().message;
+  EXPECT_EQ((*got[0])->spec.claim_ref->name, "claim-a");
+  EXPECT_EQ((*got[0])->status.phase, "Bound");
+  EXPECT_NE((*got[0])->metadata.resource_version, a_before);
+  ASSERT_FALSE(got[1].ok());
+  EXPECT_EQ(got[1].error().code, 409);
+  ASSERT_FALSE(got[2].ok());
+  EXPECT_EQ(got[2].error().code, 422);
+  EXPECT_NE(got[2].error().message.find("spec.capacity"), std::string::npos)
+      << got[2].error().message;
+  ASSERT_TRUE(got[3].ok()) << got[3].error().message;
+  EXPECT_EQ((*got[3])->status.phase, "Released");
+  // The second write of "a" was made against the version the first one replaced.
+  ASSERT_FALSE(got[4].ok());
+  EXPECT_EQ(got[4].error().code, 409);
+
+  // What was answered is what is stored, shared with its readers; the refused left nothing.
+  for (auto [i, name] : {std::pair{0, "a"}, std::pair{3, "d"}}) {
+    auto stored = pvs().GetStored("", name);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ((*got[i])->metadata.resource_version, std::to_string(stored->rev));
+    auto read = pvs().DecodeShared(*stored);
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(read->get(), got[i]->get());
+  }
+  EXPECT_EQ(pvs().Get("", "b")->status.phase, b_phase);
+  EXPECT_FALSE(pvs().Get("", "c")->spec.capacity.empty());
+
+  // Without a resourceVersion an update applies to whatever is stored; the status part alone
+  // keeps the stored spec.
+  auto d = *pvs().Get("", "d");
+  d.metadata.resource_version.clear();
+  d.status.phase = "Failed";
+  d.spec.persistent_volume_reclaim_policy = "Recycle";
+  auto status_only = pvs().UpdateSharedMany({d}, false, true);
+  ASSERT_EQ(status_only.size(), 1u);
+  ASSERT_TRUE(status_only[0].ok()) << status_only[0].error().message;
+  EXPECT_EQ((*status_only[0])->status.phase, "Failed");
+  EXPECT_EQ((*status_only[0])->spec.persistent_volume_reclaim_policy, "Retain");
+  EXPECT_TRUE(pvs().UpdateSharedMany({}, true, false).empty());
+}
+
 // Objects decoded long ago are still found by their stored value while anything holds them
 // (in process, informers hold every object of their kind), so updating them parses nothing.
 TEST_F(RegistryTest, HeldObjectsStayFoundPastTheRecentMemo) {

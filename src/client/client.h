@@ -126,6 +126,16 @@ class Resource {
     if (!written.ok()) return written.error();
     return std::make_shared<const T>(*std::move(written));
   }
+  // UpdateShared of several objects, each answered in order as if written alone (some may
+  // fail while others succeed). In process their writes are committed together, so the
+  // caller waits once; elsewhere they are written one after another.
+  virtual std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(
+      std::vector<T> objs, bool main, bool status, const WriteOptions& opts = {}) {
+    std::vector<ApiOr<std::shared_ptr<const T>>> out;
+    out.reserve(objs.size());
+    for (auto& obj : objs) out.push_back(UpdateShared(std::move(obj), main, status, opts));
+    return out;
+  }
   virtual ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                          std::string_view patch, bool status = false) = 0;
   // The object as the delete left it: gone, or marked for deletion while finalizers remain.

@@ -126,6 +126,13 @@ class LocalResource final : public Resource<T> {
     if (status && !main && !reg_.has_status()) return NoStatus();
     return reg_.UpdateShared(std::move(obj), main, status, opts);
   }
+  std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(
+      std::vector<T> objs, bool main, bool status, const WriteOptions& opts) override {
+    if (status && !main && !reg_.has_status()) {
+      return std::vector<ApiOr<std::shared_ptr<const T>>>(objs.size(), NoStatus());
+    }
+    return reg_.UpdateSharedMany(std::move(objs), main, status, opts);
+  }
   ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                  std::string_view patch, bool status) override {
     if (status && !reg_.has_status()) return NoStatus();
