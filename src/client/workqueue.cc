@@ -1,6 +1,8 @@
 // The work queue.
 #include "client/workqueue.h"
 
+#include <algorithm>
+
 namespace kvol::client {
 
 WorkQueue::WorkQueue(os::Clock& clock, WorkQueueOptions opts) : clock_(clock), opts_(opts) {}
@@ -87,19 +89,23 @@ void WorkQueue::PromoteDueLocked() {
   }
 }
 
-std::optional<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadline) {
+std::vector<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadline, size_t max) {
+  std::vector<std::string> keys;
   std::unique_lock lock(mu_);
   while (true) {
     PromoteDueLocked();
     if (!queue_.empty()) {
-      std::string key = std::move(queue_.front());
-      queue_.pop_front();
-      dirty_.erase(key);
-      processing_.insert(key);
-      return key;
+      while (!queue_.empty() && keys.size() < max) {
+        std::string key = std::move(queue_.front());
+        queue_.pop_front();
+        dirty_.erase(key);
+        processing_.insert(key);
+        keys.push_back(std::move(key));
+      }
+      return keys;
     }
-    if (shutting_down_) return std::nullopt;
-    if (deadline && clock_.Monotonic() >= *deadline) return std::nullopt;
+    if (shutting_down_) return keys;
+    if (deadline && clock_.Monotonic() >= *deadline) return keys;
     std::optional<os::MonoTime> wake = deadline;
     if (!delayed_.empty() && (!wake || delayed_.begin()->first < *wake)) {
       wake = delayed_.begin()->first;
@@ -114,23 +120,52 @@ std::optional<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadl
   }
 }
 
-std::optional<std::string> WorkQueue::Get() { return GetUntil(std::nullopt); }
+std::optional<std::string> WorkQueue::Get() {
+  auto keys = GetUntil(std::nullopt, 1);
+  if (keys.empty()) return std::nullopt;
+  return std::move(keys.front());
+}
 
 std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
-  return GetUntil(clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout));
+  auto keys = GetUntil(
+      clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout), 1);
+  if (keys.empty()) return std::nullopt;
+  return std::move(keys.front());
+}
+
+std::vector<std::string> WorkQueue::GetBatch(size_t max) {
+  return GetUntil(std::nullopt, std::max<size_t>(max, 1));
+}
+
+bool WorkQueue::DoneLocked(const std::string& key) {
+  processing_.erase(key);
+  if (dirty_.count(key) && !shutting_down_) {
+    queue_.push_back(key);
+    return waiting_ > 0;
+  }
+  return false;
 }
 
 void WorkQueue::Done(const std::string& key) {
-  bool wake = false;
+  bool wake;
   {
     std::lock_guard lock(mu_);
-    processing_.erase(key);
-    if (dirty_.count(key) && !shutting_down_) {
-      queue_.push_back(key);
-      wake = waiting_ > 0;
-    }
+    wake = DoneLocked(key);
   }
   if (wake) cv_.notify_one();
+}
+
+void WorkQueue::Done(const std::vector<std::string>& keys) {
+  size_t wake = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& key : keys) wake += DoneLocked(key);
+  }
+  if (wake > 1) {
+    cv_.notify_all();
+  } else if (wake == 1) {
+    cv_.notify_one();
+  }
 }
 
 void WorkQueue::ShutDown() {

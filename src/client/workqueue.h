@@ -24,6 +24,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "os/clock.h"
 
@@ -54,8 +55,12 @@ class WorkQueue {
   std::optional<std::string> Get();
   // As Get, giving up (nullopt) after `timeout`.
   std::optional<std::string> Get(std::chrono::milliseconds timeout);
+  // Up to `max` keys at once, waiting for the first; empty once the queue is shut down. Each
+  // key is handed out as Get hands it out, and needs its Done.
+  std::vector<std::string> GetBatch(size_t max);
   // The worker has finished with `key`.
   void Done(const std::string& key);
+  void Done(const std::vector<std::string>& keys);
 
   // Wakes every Get with nullopt; later Adds are ignored.
   void ShutDown();
@@ -64,7 +69,10 @@ class WorkQueue {
   size_t Len() const;  // keys ready to be handed out
 
  private:
-  std::optional<std::string> GetUntil(std::optional<os::MonoTime> deadline);
+  // Up to `max` keys, waiting for one until `deadline` (none: until shut down).
+  std::vector<std::string> GetUntil(std::optional<os::MonoTime> deadline, size_t max);
+  // `key` is done; true if a waiting worker should be woken for it.
+  bool DoneLocked(const std::string& key);
   // Queues `key` unless it waits already; true if a waiting worker should be woken.
   bool AddLocked(const std::string& key);
   void PromoteDueLocked();

@@ -42,6 +42,32 @@ TEST(WorkQueueTest, AKeyIsNotHandedOutTwiceAtOnce) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
+TEST(WorkQueueTest, GetBatchHandsOutWhatIsQueuedUpToItsLimit) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock);
+  for (auto k : {"a", "b", "c", "a", "d"}) q.Add(k);
+  EXPECT_EQ(q.GetBatch(3), (std::vector<std::string>{"a", "b", "c"}));
+  q.Add("b");  // while handed out: queued again on Done
+  EXPECT_EQ(q.GetBatch(10), (std::vector<std::string>{"d"}));
+  q.Done(std::vector<std::string>{"a", "b", "c"});
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(q.GetBatch(0), (std::vector<std::string>{"b"}));  // at least one
+  q.Done(std::vector<std::string>{"b", "d"});
+  EXPECT_EQ(q.Len(), 0u);
+
+  // A batch waits for its first key; shutting down ends the wait empty.
+  std::vector<std::string> got;
+  std::thread worker([&] { got = q.GetBatch(8); });
+  std::this_thread::sleep_for(10ms);
+  q.Add("e");
+  worker.join();
+  EXPECT_EQ(got, (std::vector<std::string>{"e"}));
+  std::thread late([&] { got = q.GetBatch(8); });
+  q.ShutDown();
+  late.join();
+  EXPECT_TRUE(got.empty());
+}
+
 TEST(WorkQueueTest, FailuresBackOffExponentiallyPerKeyUntilForgotten) {
   os::testing::FakeClock clock;
   WorkQueue q(clock, {.base_delay = 5ms, .max_delay = 20ms});

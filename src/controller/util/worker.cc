@@ -12,19 +12,44 @@ Status ApiStatus(const api::ApiError& e) {
   return Status(code, e.message);
 }
 
+namespace {
+
+// Success forgets the key's failures; an error queues it again after its backoff.
+void Settle(client::WorkQueue& queue, const std::string& key, const Status& s,
+            std::string_view who) {
+  if (s.ok()) {
+    queue.Forget(key);
+    return;
+  }
+  if (s.code() != StatusCode::kAborted) {
+    log::Warn(std::string(who) + ": " + key + ": " + s.message());
+  }
+  queue.AddRateLimited(key);
+}
+
+}  // namespace
+
 void RunWorker(client::WorkQueue& queue, const std::function<Status(const std::string&)>& sync,
                std::string_view who) {
   while (auto key = queue.Get()) {
-    Status s = sync(*key);
-    if (s.ok()) {
-      queue.Forget(*key);
-    } else {
-      if (s.code() != StatusCode::kAborted) {
-        log::Warn(std::string(who) + ": " + *key + ": " + s.message());
-      }
-      queue.AddRateLimited(*key);
-    }
+    Settle(queue, *key, sync(*key), who);
     queue.Done(*key);
+  }
+}
+
+void RunBatchWorker(
+    client::WorkQueue& queue, size_t max,
+    const std::function<std::vector<Status>(const std::vector<std::string>&)>& sync,
+    std::string_view who) {
+  while (true) {
+    std::vector<std::string> keys = queue.GetBatch(max);
+    if (keys.empty()) return;
+    std::vector<Status> results = sync(keys);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Settle(queue, keys[i],
+             i < results.size() ? results[i] : InternalError("the sync gave no answer"), who);
+    }
+    queue.Done(keys);
   }
 }
 

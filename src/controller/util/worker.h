@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/api_error.h"
 #include "base/status.h"
@@ -20,5 +21,12 @@ Status ApiStatus(const api::ApiError& e);
 // unless it is a conflict (Aborted), which the next attempt resolves.
 void RunWorker(client::WorkQueue& queue, const std::function<Status(const std::string&)>& sync,
                std::string_view who);
+
+// RunWorker for a sync that takes up to `max` keys at once (whatever the queue holds) and
+// answers each in order.
+void RunBatchWorker(
+    client::WorkQueue& queue, size_t max,
+    const std::function<std::vector<Status>(const std::vector<std::string>&)>& sync,
+    std::string_view who);
 
 }  // namespace kvol::controller
