@@ -203,8 +203,9 @@ std::string Describe(const PersistentVolumeClaim& c) {
 
 class BinderTest : public ::testing::TestWithParam<Row> {};
 
-TEST_P(BinderTest, Sync) {
-  const Row& row = GetParam();
+// Runs the row; with `batched`, a claim sync runs as a worker runs it, through SyncClaims (a
+// batch of one), whose binding is written at the end of the batch.
+void CheckRow(const Row& row, bool batched) {
   client::testing::FakeClient api;
   std::vector<std::string> events;
   volume::PluginManager plugins;
@@ -261,7 +262,13 @@ TEST_P(BinderTest, Sync) {
       auto it = objects.find("default/" + what);
       ASSERT_NE(it, objects.end()) << "no claim " << what;
       ctrl.StoreClaim(it->second);
-      last = ctrl.SyncClaim(it->second);
+      if (batched) {
+        auto results = ctrl.SyncClaims({std::make_shared<const PersistentVolumeClaim>(it->second)});
+        ASSERT_EQ(results.size(), 1u);
+        last = results[0];
+      } else {
+        last = ctrl.SyncClaim(it->second);
+      }
     } else {
       auto objects = api.fake<PersistentVolume>().Objects();
       auto it = objects.find(what);
@@ -291,6 +298,9 @@ TEST_P(BinderTest, Sync) {
   EXPECT_EQ(queued, row.want_queued) << "claims queued";
   EXPECT_EQ(provisioner.calls, row.want_provisioner_calls) << "provisioner calls";
 }
+
+TEST_P(BinderTest, Sync) { CheckRow(GetParam(), false); }
+TEST_P(BinderTest, SyncInABatch) { CheckRow(GetParam(), true); }
 
 // Shorthands for the common shapes.
 const Anns kBoth = {kByController, kCompleted};
@@ -802,6 +812,85 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {}, {}, true, 1, {}, "disk full", "", {"provision pvc-uid-c1 on n1"}, {"n1"}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
+
+// Several claims in one batch: each gets its own volume (one reserved by a claim of the batch
+// is not offered to the next), every volume is written before any claim, and a failed write
+// fails only the claim it was for, whose volume is offered again afterwards.
+TEST(BinderBatchTest, ClaimsOfABatchBindOnceEachAndFailAlone) {
+  client::testing::FakeClient api;
+  std::vector<std::string> events;
+  Controller ctrl(api, [&](const api::ObjectReference&, std::string_view type,
+                           std::string_view reason, std::string message) {
+    events.push_back(std::string(type) + " " + std::string(reason) + " " + message);
+  });
+  for (const V& v :
+       {V{.name = "v1"}, V{.name = "v2", .size = "2Gi"}, V{.name = "v3", .size = "3Gi"}}) {
+    ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
+  }
+  std::vector<Controller::ClaimPtr> claims;
+  for (const std::string name : {"c1", "c2", "c3", "c4"}) {
+    auto stored = api.fake<PersistentVolumeClaim>().Seed(MakeClaim(C{.name = name}));
+    ctrl.StoreClaim(stored);
+    claims.push_back(std::make_shared<const PersistentVolumeClaim>(stored));
+  }
+  claims.push_back(nullptr);  // a key whose claim is gone
+  // The first volume written (c1's) fails.
+  api.state().InjectError("update", "persistentvolumes",
+                          api::ApiError{500, "InternalError", "injected update error"});
+  api.state().ClearActions();
+
+  auto results = ctrl.SyncClaims(claims);
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_FALSE(results[0].ok());
+  EXPECT_EQ(results[0].code(), StatusCode::kUnavailable) << results[0].ToString();
+  for (size_t i = 1; i < results.size(); ++i) {
+    EXPECT_TRUE(results[i].ok()) << i << ": " << results[i].ToString();
+  }
+
+  auto volumes = api.fake<PersistentVolume>().Objects();
+  auto stored_claims = api.fake<PersistentVolumeClaim>().Objects();
+  EXPECT_EQ(Describe(volumes["v1"]), Describe(MakeVolume({.name = "v1"})));
+  for (auto [name, size, claim] : {std::tuple{"v2", "2Gi", "c2/uid-c2"},
+                                    std::tuple{"v3", "3Gi", "c3/uid-c3"}}) {
+    EXPECT_EQ(Describe(volumes[name]),
+              Describe(MakeVolume({.name = name, .size = size, .claim = claim, .phase = "Bound",
+                                   .anns = {kByController}})));
+  }
+  EXPECT_EQ(Describe(stored_claims["default/c1"]), Describe(MakeClaim({.name = "c1"})));
+  for (auto [name, volume] : {std::pair{"c2", "v2"}, std::pair{"c3", "v3"}}) {
+    PersistentVolumeClaim want = MakeClaim({.name = name, .volume = volume, .phase = "Bound",
+                                            .anns = {kByController, kCompleted},
+                                            .bound_status = true});
+    // Bound claims report their volume's capacity.
+    want.status.capacity = volumes[volume].spec.capacity;
+    EXPECT_EQ(Describe(stored_claims["default/" + std::string(name)]), Describe(want));
+  }
+  // Nothing left for c4 while c1 held v1.
+  EXPECT_EQ(Describe(stored_claims["default/c4"]), Describe(MakeClaim({.name = "c4"})));
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "Normal FailedBinding no persistent volumes available for this claim and "
+                        "no storage class is set"}));
+  // Volumes first, then the claims they were bound to.
+  int last_volume = -1, first_claim = -1;
+  const auto actions = api.state().actions();
+  for (int i = 0; i < static_cast<int>(actions.size()); ++i) {
+    const auto& a = actions[i];
+    if (a.verb.rfind("update", 0) != 0) continue;
+    if (a.resource == "persistentvolumes") last_volume = i;
+    if (a.resource == "persistentvolumeclaims" && a.key != "default/c4" && first_claim < 0) {
+      first_claim = i;
+    }
+  }
+  EXPECT_GE(last_volume, 0);
+  EXPECT_GT(first_claim, last_volume);
+
+  // v1 is free again: c1's next sync takes it.
+  auto c1 = std::make_shared<const PersistentVolumeClaim>(
+      api.fake<PersistentVolumeClaim>().Objects()["default/c1"]);
+  auto again = ctrl.SyncClaims({c1});
+  ASSERT_TRUE(again[0].ok()) << again[0].ToString();
+  EXPECT_EQ(api.fake<PersistentVolume>().Objects()["v1"].spec.claim_ref->name, "c1");
+}
 
 }  // namespace
 }  // namespace kvol::controller::pv

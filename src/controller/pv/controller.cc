@@ -66,6 +66,43 @@ StatusOr<std::shared_ptr<const T>> Controller::WriteParts(T next, bool main, boo
   return *std::move(written);
 }
 
+template <class T>
+std::vector<StatusOr<std::shared_ptr<const T>>> Controller::WriteMany(
+    std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts) {
+  std::vector<StatusOr<std::shared_ptr<const T>>> out(objs.size(),
+                                                      Status(StatusCode::kUnknown, "not written"));
+  auto& r = client_.resource<T>();
+  // One request per kind of write (object, status, both): nearly always one.
+  for (auto [main, status] :
+       {std::pair{true, true}, std::pair{true, false}, std::pair{false, true}}) {
+    std::vector<T> group;
+    std::vector<size_t> which;
+    group.reserve(objs.size());
+    for (size_t i = 0; i < objs.size(); ++i) {
+      if (parts[i] != std::pair{main, status}) continue;
+      group.push_back(std::move(objs[i]));
+      which.push_back(i);
+    }
+    if (group.empty()) continue;
+    if (main && status && !r.writes_with_status()) {
+      for (size_t j = 0; j < group.size(); ++j) {
+        out[which[j]] = WriteParts(std::move(group[j]), main, status);
+      }
+      continue;
+    }
+    auto written = r.UpdateSharedMany(std::move(group), main, status);
+    for (size_t j = 0; j < written.size(); ++j) {
+      if (!written[j].ok()) {
+        out[which[j]] = ApiStatus(written[j].error());
+        continue;
+      }
+      Remember(*written[j]);
+      out[which[j]] = *std::move(written[j]);
+    }
+  }
+  return out;
+}
+
 void Controller::StoreVolume(const PersistentVolume& volume) {
   StoreVolume(std::make_shared<const PersistentVolume>(volume));
 }
@@ -144,8 +181,97 @@ std::vector<std::string> Controller::TakeQueuedClaims() {
 // ---- claim sync ----------------------------------------------------------------------------
 
 Status Controller::SyncClaim(const PersistentVolumeClaim& claim) {
-  if (!HasAnnotation(claim.metadata, api::kAnnBindCompleted)) return SyncUnboundClaim(claim);
-  return SyncBoundClaim(claim);
+  return SyncClaimWith(claim, nullptr);
+}
+
+Status Controller::SyncClaimWith(const PersistentVolumeClaim& claim, Deferral* defer) {
+  if (!HasAnnotation(claim.metadata, api::kAnnBindCompleted)) {
+    return SyncUnboundClaim(claim, defer);
+  }
+  return SyncBoundClaim(claim, defer);
+}
+
+std::vector<Status> Controller::SyncClaims(const std::vector<ClaimPtr>& claims) {
+  std::vector<Status> results(claims.size());
+  std::vector<PendingBind> binds;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    if (!claims[i]) continue;
+    Deferral defer{&binds, claims[i], i};
+    results[i] = SyncClaimWith(*claims[i], &defer);
+  }
+  if (!binds.empty()) WriteBindings(binds, results);
+  return results;
+}
+
+Status Controller::BindOrDefer(const VolumePtr& volume, const PersistentVolumeClaim& claim,
+                               bool reserved, Deferral* defer) {
+  if (defer) {
+    defer->binds->push_back({volume, defer->claim, reserved, defer->slot});
+    return OkStatus();
+  }
+  Status s = Bind(*volume, claim);
+  if (reserved) volumes_.Unreserve(volume->metadata.name);
+  return s;
+}
+
+void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Status>& results) {
+  // As Bind does for each: the volumes first (claimRef and phase), then the claims (volumeName
+  // and status) of those whose volume is bound, each object left alone when already done.
+  std::vector<VolumePtr> bound(binds.size());
+  std::vector<PersistentVolume> volumes;
+  std::vector<std::pair<bool, bool>> volume_parts;
+  std::vector<size_t> volume_of;
+  volumes.reserve(binds.size());
+  for (size_t i = 0; i < binds.size(); ++i) {
+    const PendingBind& b = binds[i];
+    bound[i] = b.volume;
+    if (VolumeBindingDone(*b.volume, *b.claim)) continue;
+    PersistentVolume v = *b.volume;
+    const bool spec = SetClaimRef(v, *b.claim);
+    const bool status = SetVolumePhase(v, "Bound", {});
+    if (!spec && !status) continue;
+    volumes.push_back(std::move(v));
+    volume_parts.emplace_back(spec, status);
+    volume_of.push_back(i);
+  }
+  auto written = WriteMany(std::move(volumes), volume_parts);
+  for (size_t j = 0; j < written.size(); ++j) {
+    const size_t i = volume_of[j];
+    if (written[j].ok()) {
+      bound[i] = *std::move(written[j]);
+    } else {
+      results[binds[i].slot] = written[j].status();
+      bound[i] = nullptr;
+    }
+  }
+
+  std::vector<PersistentVolumeClaim> claims;
+  std::vector<std::pair<bool, bool>> claim_parts;
+  std::vector<size_t> claim_of;
+  claims.reserve(binds.size());
+  for (size_t i = 0; i < binds.size(); ++i) {
+    if (!bound[i]) continue;
+    const PersistentVolumeClaim& claim = *binds[i].claim;
+    if (ClaimBindingDone(claim, *bound[i])) continue;
+    PersistentVolumeClaim c = claim;
+    const bool spec = SetVolumeName(c, *bound[i]);
+    auto status = SetClaimStatus(c, "Bound", bound[i].get());
+    if (!status.ok()) {
+      results[binds[i].slot] = status.status();
+      continue;
+    }
+    if (!spec && !*status) continue;
+    claims.push_back(std::move(c));
+    claim_parts.emplace_back(spec, *status);
+    claim_of.push_back(i);
+  }
+  auto claims_written = WriteMany(std::move(claims), claim_parts);
+  for (size_t j = 0; j < claims_written.size(); ++j) {
+    if (!claims_written[j].ok()) results[binds[claim_of[j]].slot] = claims_written[j].status();
+  }
+  for (const PendingBind& b : binds) {
+    if (b.reserved) volumes_.Unreserve(b.volume->metadata.name);
+  }
 }
 
 bool Controller::ShouldDelayBinding(const PersistentVolumeClaim& claim) const {
@@ -302,7 +428,7 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
   return Bind(*created, claim);
 }
 
-Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
+Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim, Deferral* defer) {
   if (claim.spec.volume_name.empty()) {
     // Any volume will do.
     const bool delay = ShouldDelayBinding(claim);
@@ -310,9 +436,7 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
     if (!volume.ok()) return volume.status();
     if (*volume) {
       // Reserved against other workers until the binding is written (or fails).
-      Status s = Bind(**volume, claim);
-      volumes_.Unreserve((*volume)->metadata.name);
-      return s;
+      return BindOrDefer(*volume, claim, true, defer);
     }
 
     auto assigned = AssignDefaultClass(claim);
@@ -343,9 +467,11 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
             "Cannot bind to requested volume \"" + volume->metadata.name + "\": " + *why);
       return UpdateClaimStatus(claim, "Pending", nullptr).status();
     }
-    return Bind(*volume, claim);
+    return BindOrDefer(volume, claim, false, defer);
   }
-  if (IsVolumeBoundToClaim(*volume, claim)) return Bind(*volume, claim);  // finish it
+  if (IsVolumeBoundToClaim(*volume, claim)) {
+    return BindOrDefer(volume, claim, false, defer);  // finish it
+  }
   Event(claim, "Warning", "FailedBinding",
         "volume \"" + volume->metadata.name + "\" already bound to a different claim.");
   if (HasAnnotation(claim.metadata, api::kAnnBoundByController)) {
@@ -357,7 +483,7 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim) {
   return UpdateClaimStatus(claim, "Pending", nullptr).status();
 }
 
-Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
+Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim, Deferral* defer) {
   if (claim.spec.volume_name.empty()) {
     return UpdateClaimStatusWithEvent(
         claim, "Lost", "Warning", "ClaimLost",
@@ -372,7 +498,7 @@ Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim) {
   if (!volume->spec.claim_ref || volume->spec.claim_ref->uid == claim.metadata.uid) {
     // Unbound volume (or our own write not seen yet), or all is well: Bind sets what is
     // missing and writes nothing when everything is in place.
-    return Bind(*volume, claim);
+    return BindOrDefer(volume, claim, false, defer);
   }
   return UpdateClaimStatusWithEvent(
       claim, "Lost", "Warning", "ClaimMisbound",
@@ -720,17 +846,20 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
-  auto sync_claim = [this](const std::string& key) {
-    ClaimPtr c = GetClaim(key);
-    return c ? SyncClaim(*c) : OkStatus();
-  };
   auto sync_volume = [this](const std::string& key) {
     VolumePtr v = volumes_.Get(key);
     return v ? SyncVolume(*v) : OkStatus();
   };
+  auto sync_claims = [this](const std::vector<std::string>& keys) {
+    std::vector<ClaimPtr> claims;
+    claims.reserve(keys.size());
+    for (const auto& key : keys) claims.push_back(GetClaim(key));
+    return SyncClaims(claims);
+  };
   for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync_claim] {
-      RunWorker(*claim_queue_, sync_claim, "persistentvolume-controller: claim");
+    threads_.emplace_back([this, sync_claims] {
+      RunBatchWorker(*claim_queue_, options_.claim_batch, sync_claims,
+                     "persistentvolume-controller: claim");
     });
     threads_.emplace_back([this, sync_volume] {
       RunWorker(*volume_queue_, sync_volume, "persistentvolume-controller: volume");

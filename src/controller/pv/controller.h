@@ -43,6 +43,9 @@ using client::EventSink;
 
 struct ControllerOptions {
   int workers = 4;  // per queue: claims and volumes
+  // Claims one claim worker syncs at once at most (SyncClaims): their bindings are written
+  // together.
+  size_t claim_batch = 64;
   // The process's plugins, whose provisioners run in this process (found by the StorageClass
   // provisioner name they serve); claims of other classes wait for an external provisioner.
   // None when null.
@@ -67,8 +70,14 @@ class Controller {
   Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(60));
   void Stop();
 
+  using ClaimPtr = std::shared_ptr<const api::PersistentVolumeClaim>;
+
   // One pass, as a worker runs it. Errors leave the object to be synced again.
   Status SyncClaim(const api::PersistentVolumeClaim& claim);
+  // SyncClaim of each claim in turn (null ones are skipped), answered in order, except that
+  // the bindings they decide on are written together at the end: every volume's, then every
+  // claim's, so that in process a worker waits for two commits per batch, not two per claim.
+  std::vector<Status> SyncClaims(const std::vector<ClaimPtr>& claims);
   Status SyncVolume(const api::PersistentVolume& volume);
 
   // The controller's view, filled by the informers once started; tests fill it directly.
@@ -86,12 +95,30 @@ class Controller {
   std::vector<std::string> TakeQueuedClaims();
 
  private:
-  using ClaimPtr = std::shared_ptr<const api::PersistentVolumeClaim>;
+  // A binding a batch of claim syncs decided on, written at the end of the batch.
+  struct PendingBind {
+    VolumePtr volume;
+    ClaimPtr claim;
+    bool reserved = false;  // the volume is reserved for the claim until written
+    size_t slot = 0;        // the claim's place in the batch
+  };
+  // Where a claim sync in a batch leaves its binding.
+  struct Deferral {
+    std::vector<PendingBind>* binds;
+    ClaimPtr claim;
+    size_t slot;
+  };
 
-  // Claim sync.
-  Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim);
-  Status SyncBoundClaim(const api::PersistentVolumeClaim& claim);
+  // Claim sync. With `defer`, a binding is left for the batch to write.
+  Status SyncClaimWith(const api::PersistentVolumeClaim& claim, Deferral* defer);
+  Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim, Deferral* defer);
+  Status SyncBoundClaim(const api::PersistentVolumeClaim& claim, Deferral* defer);
   Status Bind(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim);
+  // Bind now (then unreserve the volume if `reserved`), or leave it to the batch.
+  Status BindOrDefer(const VolumePtr& volume, const api::PersistentVolumeClaim& claim,
+                     bool reserved, Deferral* defer);
+  // The bindings of a batch, as Bind writes each; a failure is its claim's result.
+  void WriteBindings(std::vector<PendingBind>& binds, std::vector<Status>& results);
   // True when Bind has nothing to write to the volume, or to the claim.
   static bool VolumeBindingDone(const api::PersistentVolume& volume,
                                 const api::PersistentVolumeClaim& claim);
@@ -147,6 +174,11 @@ class Controller {
   // view, which shares it.
   template <class T>
   StatusOr<std::shared_ptr<const T>> WriteParts(T next, bool main, bool status);
+  // WriteParts of several objects (`parts`: main and status for each), written together where
+  // the client can; answered in order.
+  template <class T>
+  std::vector<StatusOr<std::shared_ptr<const T>>> WriteMany(
+      std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts);
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
   void Remember(ClaimPtr c);
 
