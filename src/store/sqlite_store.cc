@@ -9,10 +9,12 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "store/mvcc.h"
 
@@ -44,11 +46,25 @@ struct PendingWrite {
   Revision expected = 0;
   // Completion, filled by the committer under queue_mu_. `cv` (null for all but the last of
   // a WriteMany's writes, which complete in order) wakes this writer alone, so a batch wakes
-  // its own writers, not every thread waiting.
+  // its own writers, not every thread waiting. The committer notifies it after releasing
+  // queue_mu_ (so the writer woken does not at once wait for the lock), holding its own
+  // reference: the writer may have returned by then.
   bool done = false;
   StatusOr<Revision> result = Status(StatusCode::kUnknown, "not committed");
-  std::condition_variable* cv = nullptr;
+  std::shared_ptr<std::condition_variable> cv;
 };
+
+// The calling thread's condition variable for waiting on its writes, reused by each of them.
+const std::shared_ptr<std::condition_variable>& WriterCv() {
+  thread_local const auto cv = std::make_shared<std::condition_variable>();
+  return cv;
+}
+
+// Wakes the writers whose writes completed, outside the queue lock.
+void Wake(std::vector<std::shared_ptr<std::condition_variable>>& cvs) {
+  for (auto& cv : cvs) cv->notify_one();
+  cvs.clear();
+}
 
 class SqliteStore final : public Store {
  public:
@@ -215,13 +231,12 @@ Status SqliteStore::Load() {
 }
 
 StatusOr<Revision> SqliteStore::Submit(PendingWrite w) {
-  std::condition_variable cv;
-  w.cv = &cv;
+  w.cv = WriterCv();
   std::unique_lock lock(queue_mu_);
   if (stopping_) return UnavailableError("store is shutting down");
   queue_.push_back(&w);
   queue_cv_.notify_one();
-  cv.wait(lock, [&] { return w.done; });
+  w.cv->wait(lock, [&] { return w.done; });
   return std::move(w.result);
 }
 
@@ -237,8 +252,7 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
     pending[i].value = std::move(writes[i].value);
     pending[i].expected = writes[i].expected;
   }
-  std::condition_variable cv;
-  pending.back().cv = &cv;
+  pending.back().cv = WriterCv();
   {
     std::unique_lock lock(queue_mu_);
     if (stopping_) {
@@ -247,7 +261,7 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
     }
     for (auto& w : pending) queue_.push_back(&w);
     queue_cv_.notify_one();
-    cv.wait(lock, [&] { return pending.back().done; });
+    pending.back().cv->wait(lock, [&] { return pending.back().done; });
   }
   out.reserve(pending.size());
   for (auto& w : pending) out.push_back(std::move(w.result));
@@ -256,6 +270,7 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 
 void SqliteStore::CommitLoop() {
   std::deque<PendingWrite*> batch;
+  std::vector<std::shared_ptr<std::condition_variable>> wake;
   while (true) {
     Revision compact = 0;
     {
@@ -265,10 +280,12 @@ void SqliteStore::CommitLoop() {
         for (PendingWrite* w : queue_) {
           w->result = UnavailableError("store is shutting down");
           w->done = true;
-          if (w->cv) w->cv->notify_one();
+          if (w->cv) wake.push_back(w->cv);
         }
         queue_.clear();
         done_cv_.notify_all();
+        lock.unlock();
+        Wake(wake);
         return;
       }
       while (!queue_.empty() && batch.size() < opts_.max_batch) {
@@ -282,10 +299,11 @@ void SqliteStore::CommitLoop() {
     if (compact > 0) compacted = CompactLocked(compact);
     {
       std::lock_guard lock(queue_mu_);
-      // Notified under the lock: a writer cannot return (and free its PendingWrite) before.
+      // A writer may return (and free its PendingWrite) as soon as the lock is released:
+      // only the condition variables to notify are kept past it.
       for (PendingWrite* w : batch) {
         w->done = true;
-        if (w->cv) w->cv->notify_one();
+        if (w->cv) wake.push_back(w->cv);
       }
       batch.clear();
       if (compact > 0) {
@@ -295,6 +313,7 @@ void SqliteStore::CommitLoop() {
         done_cv_.notify_all();
       }
     }
+    Wake(wake);
     // Background compaction keeps history (and the file) bounded under steady writes. It runs
     // after the batch's writers have their answer, a slice at a time, so that no write waits
     // for more than one slice of it.
