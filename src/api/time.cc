@@ -97,6 +97,16 @@ StatusOr<Time> Time::Parse(std::string_view s) {
 }
 
 namespace {
+
+// Writes `v` as exactly `width` decimal digits, zero-padded.
+char* Digits(char* p, unsigned v, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+
 std::string Format(const Time& t, bool micro) {
   int64_t secs = t.unix_seconds();
   int64_t sub = t.nanos();
@@ -109,19 +119,43 @@ std::string Format(const Time& t, bool micro) {
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
+  const auto hour = static_cast<unsigned>(rem / 3600);
+  const auto min = static_cast<unsigned>(rem / 60 % 60);
+  const auto sec = static_cast<unsigned>(rem % 60);
   char buf[64];
-  if (micro) {
-    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%06dZ",
-                  static_cast<long long>(y), m, d, static_cast<int>(rem / 3600),
-                  static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60),
-                  static_cast<int>(sub / 1000));
-  } else {
-    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02dZ", static_cast<long long>(y),
-                  m, d, static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
-                  static_cast<int>(rem % 60));
+  if (y < 0 || y > 9999) {
+    int n = std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u",
+                          static_cast<long long>(y), m, d, hour, min, sec);
+    std::string out(buf, static_cast<size_t>(n));
+    if (micro) {
+      char frac[16];
+      Digits(frac, static_cast<unsigned>(sub / 1000), 6);
+      out += '.';
+      out.append(frac, 6);
+    }
+    return out + 'Z';
   }
-  return buf;
+  // "YYYY-MM-DDTHH:MM:SS[.ffffff]Z", written digit by digit: this runs for every timestamp
+  // the API encodes.
+  char* p = Digits(buf, static_cast<unsigned>(y), 4);
+  *p++ = '-';
+  p = Digits(p, m, 2);
+  *p++ = '-';
+  p = Digits(p, d, 2);
+  *p++ = 'T';
+  p = Digits(p, hour, 2);
+  *p++ = ':';
+  p = Digits(p, min, 2);
+  *p++ = ':';
+  p = Digits(p, sec, 2);
+  if (micro) {
+    *p++ = '.';
+    p = Digits(p, static_cast<unsigned>(sub / 1000), 6);
+  }
+  *p++ = 'Z';
+  return std::string(buf, p);
 }
+
 }  // namespace
 
 std::string Time::ToString() const { return Format(*this, false); }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "apiserver/api.h"
@@ -330,7 +331,12 @@ TEST_F(RegistryTest, CreateFillsSystemFieldsDefaultsAndFinalizers) {
   ASSERT_TRUE(pv.ok()) << pv.error().message;
   EXPECT_EQ(pv->api_version, "v1");
   EXPECT_EQ(pv->kind, "PersistentVolume");
-  EXPECT_EQ(pv->metadata.uid.size(), 36u);
+  // A version 4 UUID: 8-4-4-4-12 lowercase hex digits, "4" and one of "89ab" where they go.
+  EXPECT_TRUE(std::regex_match(
+      pv->metadata.uid,
+      std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+      << pv->metadata.uid;
+  EXPECT_NE(pvs().Create(PV("pv2"), "")->metadata.uid, pv->metadata.uid);
   EXPECT_TRUE(pv->metadata.creation_timestamp.has_value());
   EXPECT_EQ(pv->metadata.creation_timestamp->unix_seconds(), 1645192285);
   EXPECT_FALSE(pv->metadata.resource_version.empty());
