@@ -109,6 +109,9 @@ void Controller::StoreVolume(const PersistentVolume& volume) {
 
 void Controller::StoreVolume(std::shared_ptr<const PersistentVolume> volume) {
   auto cur = volumes_.Get(volume->metadata.name);
+  // The very object the view holds (in process, the event of the controller's own write):
+  // nothing to index again.
+  if (cur == volume) return;
   if (cur && Version(cur->metadata) > Version(volume->metadata)) return;  // older than ours
   volumes_.Upsert(std::move(volume));
 }
@@ -120,6 +123,7 @@ void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
 void Controller::StoreClaim(ClaimPtr claim) {
   std::lock_guard lock(mu_);
   auto& slot = claims_[client::KeyOf(*claim)];
+  if (slot == claim) return;
   if (slot && Version(slot->metadata) > Version(claim->metadata)) return;
   slot = std::move(claim);
 }
