@@ -659,9 +659,7 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     T& obj = objs[i];
     if (obj.metadata.resource_version.empty() || opts.dry_run) {
       // Unconditional updates retry their conflicts; dry runs write nothing.
-      auto w = UpdateTyped(std::move(obj), parts, opts);
-      answers[i] = w.ok() ? ApiOr<std::shared_ptr<const T>>(std::move(w->obj))
-                          : ApiOr<std::shared_ptr<const T>>(w.error());
+      answers[i] = SharedOf(UpdateTyped(std::move(obj), parts, opts));
       continue;
     }
     const std::string ns = obj.metadata.namespace_;
@@ -674,9 +672,7 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     UpdateStep step = PrepareUpdate(std::move(obj), StorageKey(info(), ns, name), name, parts,
                                     opts, precondition);
     if (step.answer) {
-      answers[i] = step.answer->ok()
-                       ? ApiOr<std::shared_ptr<const T>>(std::move((*step.answer)->obj))
-                       : ApiOr<std::shared_ptr<const T>>(step.answer->error());
+      answers[i] = SharedOf(*std::move(step.answer));
       continue;
     }
     writes.push_back(std::move(step.write));
@@ -690,11 +686,9 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     }
     auto revs = store_.WriteMany(std::move(batch));
     for (size_t j = 0; j < writes.size(); ++j) {
-      const size_t i = slots[j];
       const std::string name = writes[j].obj->metadata.name;
-      auto done = FinishUpdate(std::move(writes[j]), revs[j], name, true);
-      answers[i] = done->ok() ? ApiOr<std::shared_ptr<const T>>(std::move((*done)->obj))
-                              : ApiOr<std::shared_ptr<const T>>(done->error());
+      // Conditional: never asks for another attempt.
+      answers[slots[j]] = SharedOf(*FinishUpdate(std::move(writes[j]), revs[j], name, true));
     }
   }
   std::vector<ApiOr<std::shared_ptr<const T>>> out;
@@ -1041,9 +1035,7 @@ ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
 template <class T>
 ApiOr<std::shared_ptr<const T>> Registry<T>::UpdateShared(T obj, bool main, bool status,
                                                           const WriteOptions& opts) {
-  auto w = UpdateTyped(std::move(obj), PartsOfShared(main, status), opts);
-  if (!w.ok()) return w.error();
-  return std::move(w->obj);
+  return SharedOf(UpdateTyped(std::move(obj), PartsOfShared(main, status), opts));
 }
 
 template <class T>

@@ -102,6 +102,11 @@ class Registry final : public Resource {
     // The object by value: moved out when nothing else shares it.
     T Take();
   };
+  // The shared object a write answered with, or its error.
+  static ApiOr<std::shared_ptr<const T>> SharedOf(ApiOr<Written> w) {
+    if (!w.ok()) return w.error();
+    return std::move(w->obj);
+  }
 
   ApiOr<Written> CreateImpl(T obj, std::string_view ns, const WriteOptions& opts);
   // What an update writes: the main resource keeps the stored status, the status subresource

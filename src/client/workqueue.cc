@@ -89,23 +89,13 @@ void WorkQueue::PromoteDueLocked() {
   }
 }
 
-std::vector<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadline, size_t max) {
-  std::vector<std::string> keys;
-  std::unique_lock lock(mu_);
+bool WorkQueue::WaitLocked(std::unique_lock<std::mutex>& lock,
+                           std::optional<os::MonoTime> deadline) {
   while (true) {
     PromoteDueLocked();
-    if (!queue_.empty()) {
-      while (!queue_.empty() && keys.size() < max) {
-        std::string key = std::move(queue_.front());
-        queue_.pop_front();
-        dirty_.erase(key);
-        processing_.insert(key);
-        keys.push_back(std::move(key));
-      }
-      return keys;
-    }
-    if (shutting_down_) return keys;
-    if (deadline && clock_.Monotonic() >= *deadline) return keys;
+    if (!queue_.empty()) return true;
+    if (shutting_down_) return false;
+    if (deadline && clock_.Monotonic() >= *deadline) return false;
     std::optional<os::MonoTime> wake = deadline;
     if (!delayed_.empty() && (!wake || delayed_.begin()->first < *wake)) {
       wake = delayed_.begin()->first;
@@ -120,21 +110,34 @@ std::vector<std::string> WorkQueue::GetUntil(std::optional<os::MonoTime> deadlin
   }
 }
 
+std::string WorkQueue::TakeLocked() {
+  std::string key = std::move(queue_.front());
+  queue_.pop_front();
+  dirty_.erase(key);
+  processing_.insert(key);
+  return key;
+}
+
 std::optional<std::string> WorkQueue::Get() {
-  auto keys = GetUntil(std::nullopt, 1);
-  if (keys.empty()) return std::nullopt;
-  return std::move(keys.front());
+  std::unique_lock lock(mu_);
+  if (!WaitLocked(lock, std::nullopt)) return std::nullopt;
+  return TakeLocked();
 }
 
 std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
-  auto keys = GetUntil(
-      clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout), 1);
-  if (keys.empty()) return std::nullopt;
-  return std::move(keys.front());
+  std::unique_lock lock(mu_);
+  const os::MonoTime deadline =
+      clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout);
+  if (!WaitLocked(lock, deadline)) return std::nullopt;
+  return TakeLocked();
 }
 
 std::vector<std::string> WorkQueue::GetBatch(size_t max) {
-  return GetUntil(std::nullopt, std::max<size_t>(max, 1));
+  std::vector<std::string> keys;
+  std::unique_lock lock(mu_);
+  if (!WaitLocked(lock, std::nullopt)) return keys;
+  while (!queue_.empty() && keys.size() < std::max<size_t>(max, 1)) keys.push_back(TakeLocked());
+  return keys;
 }
 
 bool WorkQueue::DoneLocked(const std::string& key) {

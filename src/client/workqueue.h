@@ -69,8 +69,10 @@ class WorkQueue {
   size_t Len() const;  // keys ready to be handed out
 
  private:
-  // Up to `max` keys, waiting for one until `deadline` (none: until shut down).
-  std::vector<std::string> GetUntil(std::optional<os::MonoTime> deadline, size_t max);
+  // Waits until a key is queued (true), or the queue shuts down or `deadline` passes (false).
+  bool WaitLocked(std::unique_lock<std::mutex>& lock, std::optional<os::MonoTime> deadline);
+  // Hands out the first queued key.
+  std::string TakeLocked();
   // `key` is done; true if a waiting worker should be woken for it.
   bool DoneLocked(const std::string& key);
   // Queues `key` unless it waits already; true if a waiting worker should be woken.

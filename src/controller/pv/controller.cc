@@ -213,14 +213,16 @@ Status Controller::BindOrDefer(const VolumePtr& volume, const PersistentVolumeCl
     defer->binds->push_back({volume, defer->claim, reserved, defer->slot});
     return OkStatus();
   }
-  Status s = Bind(*volume, claim);
+  Status s = Bind(volume, claim);
   if (reserved) volumes_.Unreserve(volume->metadata.name);
   return s;
 }
 
 void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Status>& results) {
-  // As Bind does for each: the volumes first (claimRef and phase), then the claims (volumeName
-  // and status) of those whose volume is bound, each object left alone when already done.
+  // The volumes first (claimRef and phase), then the claims (volumeName and status) of those
+  // whose volume is bound, each in one write where the client can: a crash in between is
+  // finished by the next sync. Objects already bound (most syncs of a bound claim) are not
+  // copied at all.
   std::vector<VolumePtr> bound(binds.size());
   std::vector<PersistentVolume> volumes;
   std::vector<std::pair<bool, bool>> volume_parts;
@@ -426,10 +428,11 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     return ApiStatus(created.error());
   }
   if (!created.ok()) return OkStatus();  // made by an earlier attempt
-  StoreVolume(*created);
+  auto volume = std::make_shared<const PersistentVolume>(*std::move(created));
+  StoreVolume(volume);
   Event(claim, "Normal", "ProvisioningSucceeded",
         "Successfully provisioned volume " + pv_name + " using " + std::string(provisioner.name()));
-  return Bind(*created, claim);
+  return Bind(std::move(volume), claim);
 }
 
 Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim, Deferral* defer) {
@@ -509,26 +512,13 @@ Status Controller::SyncBoundClaim(const PersistentVolumeClaim& claim, Deferral* 
       "Two claims are bound to the same volume, this one is bound incorrectly").status();
 }
 
-Status Controller::Bind(const PersistentVolume& volume, const PersistentVolumeClaim& claim) {
-  // The volume first (claimRef, then phase), then the claim (volumeName, then status), each in
-  // one write where the client can: a crash in between is finished by the next sync. Objects
-  // already bound (most syncs of a bound claim) are not copied at all.
-  std::shared_ptr<const PersistentVolume> written;
-  if (!VolumeBindingDone(volume, claim)) {
-    PersistentVolume v = volume;
-    const bool spec = SetClaimRef(v, claim);
-    const bool status = SetVolumePhase(v, "Bound", {});
-    if (spec || status) {
-      KVOL_ASSIGN_OR_RETURN(written, WriteParts(std::move(v), spec, status));
-    }
-  }
-  const PersistentVolume& bound = written ? *written : volume;
-  if (ClaimBindingDone(claim, bound)) return OkStatus();
-  PersistentVolumeClaim c = claim;
-  const bool spec = SetVolumeName(c, bound);
-  KVOL_ASSIGN_OR_RETURN(bool status, SetClaimStatus(c, "Bound", &bound));
-  if (spec || status) return WriteParts(std::move(c), spec, status).status();
-  return OkStatus();
+Status Controller::Bind(VolumePtr volume, const PersistentVolumeClaim& claim) {
+  // A batch of one: the claim's binding written now.
+  std::vector<PendingBind> one{
+      {std::move(volume), std::make_shared<const PersistentVolumeClaim>(claim), false, 0}};
+  std::vector<Status> result(1);
+  WriteBindings(one, result);
+  return result[0];
 }
 
 bool Controller::VolumeBindingDone(const PersistentVolume& volume,

@@ -113,7 +113,8 @@ class Controller {
   Status SyncClaimWith(const api::PersistentVolumeClaim& claim, Deferral* defer);
   Status SyncUnboundClaim(const api::PersistentVolumeClaim& claim, Deferral* defer);
   Status SyncBoundClaim(const api::PersistentVolumeClaim& claim, Deferral* defer);
-  Status Bind(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim);
+  // Writes the binding of `claim` to `volume` now (WriteBindings for one claim).
+  Status Bind(VolumePtr volume, const api::PersistentVolumeClaim& claim);
   // Bind now (then unreserve the volume if `reserved`), or leave it to the batch.
   Status BindOrDefer(const VolumePtr& volume, const api::PersistentVolumeClaim& claim,
                      bool reserved, Deferral* defer);
