@@ -5,7 +5,14 @@
 // immutable shared objects from the cache, by key or through named indexes.
 //
 // Handlers run on the informer's own thread, in event order, after the cache has the change;
-// they should be quick (typically: put a key on a WorkQueue).
+// they should be quick (typically: put a key on a WorkQueue). Handlers added to a running
+// informer first get every cached object as an add, on the adding thread, and then every change
+// after those: nothing is missed or seen twice. Once RemoveHandlers returns, they are not called
+// again.
+//
+// SharedInformers keeps one informer per kind for all the controllers of a process, as
+// client-go's shared informer factory does: each event is received and decoded once, and the
+// server sends it once.
 //
 //   client::Informer<api::PersistentVolumeClaim> claims(c.resource<api::PersistentVolumeClaim>());
 //   claims.AddHandlers({.on_add = [&](auto& pvc) { queue.Add(client::KeyOf(*pvc)); }});
@@ -24,6 +31,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <typeindex>
 #include <unordered_map>
 #include <vector>
 
@@ -61,8 +69,15 @@ struct InformerOptions {
   std::chrono::milliseconds max_backoff{30'000};
 };
 
+// What SharedInformers needs of an informer of any kind.
+class InformerBase {
+ public:
+  virtual ~InformerBase() = default;
+  virtual void Stop() = 0;
+};
+
 template <class T>
-class Informer {
+class Informer : public InformerBase {
  public:
   using Ptr = std::shared_ptr<const T>;
   struct Handlers {
@@ -70,22 +85,42 @@ class Informer {
     std::function<void(const Ptr& old, const Ptr& now)> on_update;
     std::function<void(const Ptr&)> on_delete;  // the last state the informer knew
   };
+  using HandlersId = uint64_t;
   using IndexFunc = std::function<std::vector<std::string>(const T&)>;
 
   explicit Informer(Resource<T>& resource, InformerOptions opts = {})
       : resource_(resource), opts_(std::move(opts)), clock_(*opts_.clock) {}
-  ~Informer() { Stop(); }
+  ~Informer() override { Stop(); }
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
 
-  // Handlers and indexes are added before Start.
-  void AddHandlers(Handlers h) { handlers_.push_back(std::move(h)); }
-  void AddIndex(std::string name, IndexFunc f) {
+  // Adds handlers; on a running informer they first get what is cached, as adds.
+  HandlersId AddHandlers(Handlers h) {
+    std::lock_guard notifying(notify_mu_);
+    for (const Ptr& obj : List()) {
+      if (h.on_add) h.on_add(obj);
+    }
+    handlers_.emplace_back(++last_handlers_id_, std::move(h));
+    return last_handlers_id_;
+  }
+  // After this returns, the handlers are not called again (call it from outside them).
+  void RemoveHandlers(HandlersId id) {
+    std::lock_guard notifying(notify_mu_);
+    std::erase_if(handlers_, [id](const auto& entry) { return entry.first == id; });
+  }
+  // Adds an index; adding one of the same name again keeps the first (the same name means the
+  // same function).
+  void AddIndex(const std::string& name, IndexFunc f) {
     std::lock_guard lock(mu_);
-    index_funcs_[name] = std::move(f);
-    indexes_[name];
+    if (!index_funcs_.emplace(name, std::move(f)).second) return;
+    auto& idx = indexes_[name];
+    const IndexFunc& func = index_funcs_.at(name);
+    for (const auto& [key, obj] : items_) {
+      for (auto& value : func(*obj)) idx[value].insert(key);
+    }
   }
 
+  // Starts listing and watching; starting a running informer does nothing.
   void Start() {
     std::lock_guard lock(mu_);
     if (thread_.joinable()) return;
@@ -93,7 +128,7 @@ class Informer {
     thread_ = std::thread([this] { Run(); });
   }
 
-  void Stop() {
+  void Stop() override {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
@@ -301,6 +336,7 @@ class Informer {
   }
 
   void Replace(std::vector<Ptr> items, const std::string& rv) {
+    std::lock_guard notifying(notify_mu_);
     std::vector<Notice> notices;
     {
       std::lock_guard lock(mu_);
@@ -325,6 +361,7 @@ class Informer {
 
   void Apply(std::vector<WatchEvent<T>> events, std::string* rv) {
     if (events.empty()) return;
+    std::lock_guard notifying(notify_mu_);
     std::vector<Notice> notices;
     {
       std::lock_guard lock(mu_);
@@ -352,9 +389,10 @@ class Informer {
     Notify(notices);
   }
 
+  // Under notify_mu_.
   void Notify(const std::vector<Notice>& notices) {
     for (const auto& n : notices) {
-      for (const auto& h : handlers_) {
+      for (const auto& [id, h] : handlers_) {
         switch (n.change) {
           case Change::kAdd:
             if (h.on_add) h.on_add(n.now);
@@ -373,7 +411,12 @@ class Informer {
   Resource<T>& resource_;
   const InformerOptions opts_;
   os::Clock& clock_;
-  std::vector<Handlers> handlers_;
+
+  // Held while the cache changes and its handlers hear of it, and while handlers are added or
+  // removed; taken before mu_.
+  std::mutex notify_mu_;
+  std::vector<std::pair<HandlersId, Handlers>> handlers_;
+  HandlersId last_handlers_id_ = 0;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
@@ -386,6 +429,85 @@ class Informer {
   std::shared_ptr<Watcher<T>> watch_;
   std::thread thread_;
   std::atomic<int> lists_{0};
+};
+
+// One informer per kind, made on first use and shared by everyone who asks: the controllers of
+// one process register their handlers and indexes on the same informers. Each user starts the
+// informers it needs (starting a running one does nothing) and removes its handlers when it
+// stops; the informers stop with this object.
+//
+//   client::SharedInformers informers(client);
+//   auto& claims = informers.Get<api::PersistentVolumeClaim>();
+//   auto id = claims.AddHandlers({.on_add = ...});
+//   claims.Start();
+class SharedInformers {
+ public:
+  explicit SharedInformers(Client& client, InformerOptions opts = {})
+      : client_(client), opts_(std::move(opts)) {}
+  ~SharedInformers() { Stop(); }
+  SharedInformers(const SharedInformers&) = delete;
+  SharedInformers& operator=(const SharedInformers&) = delete;
+
+  template <class T>
+  Informer<T>& Get() {
+    std::lock_guard lock(mu_);
+    auto& slot = informers_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_unique<Informer<T>>(client_.resource<T>(), opts_);
+    return static_cast<Informer<T>&>(*slot);
+  }
+
+  // Stops every informer (they keep their caches; Get still answers).
+  void Stop() {
+    std::lock_guard lock(mu_);
+    for (auto& [type, informer] : informers_) informer->Stop();
+  }
+
+ private:
+  Client& client_;
+  const InformerOptions opts_;
+  std::mutex mu_;
+  std::map<std::type_index, std::unique_ptr<InformerBase>> informers_;
+};
+
+// What one user of informers (a controller) holds: the process's SharedInformers when given,
+// else informers of its own, and the handlers it added. Stop removes those handlers, and stops
+// the informers only if they are its own.
+class InformerScope {
+ public:
+  InformerScope(Client& client, SharedInformers* shared, InformerOptions opts = {}) {
+    if (shared == nullptr) {
+      own_ = std::make_unique<SharedInformers>(client, std::move(opts));
+      shared = own_.get();
+    }
+    informers_ = shared;
+  }
+  ~InformerScope() { Stop(); }
+  InformerScope(const InformerScope&) = delete;
+  InformerScope& operator=(const InformerScope&) = delete;
+
+  template <class T>
+  Informer<T>& Get() {
+    return informers_->Get<T>();
+  }
+  // Get<T>() with `h` added to it.
+  template <class T>
+  Informer<T>& Handle(typename Informer<T>::Handlers h) {
+    Informer<T>& informer = Get<T>();
+    const auto id = informer.AddHandlers(std::move(h));
+    removals_.push_back([&informer, id] { informer.RemoveHandlers(id); });
+    return informer;
+  }
+
+  void Stop() {
+    for (auto& remove : removals_) remove();
+    removals_.clear();
+    if (own_) own_->Stop();
+  }
+
+ private:
+  std::unique_ptr<SharedInformers> own_;
+  SharedInformers* informers_ = nullptr;
+  std::vector<std::function<void()>> removals_;
 };
 
 }  // namespace kvol::client

@@ -44,7 +44,7 @@ struct Log {
 };
 
 template <class T>
-void Record(Informer<T>& inf, Log& log) {
+typename Informer<T>::Handlers Recorder(Log& log) {
   typename Informer<T>::Handlers h;
   h.on_add = [&log](const auto& o) { log.Add("add " + KeyOf(*o)); };
   h.on_update = [&log](const auto& old, const auto& now) {
@@ -52,7 +52,12 @@ void Record(Informer<T>& inf, Log& log) {
             now->metadata.resource_version);
   };
   h.on_delete = [&log](const auto& o) { log.Add("delete " + KeyOf(*o)); };
-  inf.AddHandlers(std::move(h));
+  return h;
+}
+
+template <class T>
+void Record(Informer<T>& inf, Log& log) {
+  inf.AddHandlers(Recorder<T>(log));
 }
 
 class InformerTest : public ::testing::TestWithParam<std::string> {
@@ -143,6 +148,61 @@ TEST_P(InformerTest, NamespaceAndSelectorsNarrowTheCache) {
   auto all = inf.List();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0]->metadata.name, "l");
+}
+
+TEST_P(InformerTest, SharedInformersGiveEveryUserTheSameInformerEarlyOrLate) {
+  using Claim_ = api::PersistentVolumeClaim;
+  ASSERT_TRUE(claims().Create(Claim("default", "a", "fast")).ok());
+  ASSERT_TRUE(claims().Create(Claim("team", "b", "slow")).ok());
+  SharedInformers shared(client());
+  Informer<Claim_>& inf = shared.Get<Claim_>();
+  EXPECT_EQ(&inf, &shared.Get<Claim_>());
+
+  Log early, late;
+  InformerScope first(client(), &shared);
+  EXPECT_EQ(&first.Handle<Claim_>(Recorder<Claim_>(early)), &inf);
+  inf.Start();
+  ASSERT_TRUE(inf.WaitForSync(10s));
+  {
+    // Added to the running informer: the cache first, as adds, then what changes after.
+    InformerScope second(client(), &shared);
+    second.Handle<Claim_>(Recorder<Claim_>(late));
+    EXPECT_EQ(late.Get(), (std::vector<std::string>{"add default/a", "add team/b"}));
+    // An index added late covers what is cached already.
+    inf.AddIndex("class", [](const Claim_& c) {
+      return std::vector<std::string>{c.spec.storage_class_name.value_or("")};
+    });
+    EXPECT_EQ(inf.ByIndex("class", "fast").size(), 1u);
+    inf.Start();  // started already: nothing happens
+
+    ASSERT_TRUE(claims().Create(Claim("default", "c", "fast")).ok());
+    ASSERT_TRUE(Eventually([&] { return late.Size() == 3 && early.Size() == 3; }));
+    EXPECT_EQ(inf.ByIndex("class", "fast").size(), 2u);
+
+    // Removed handlers hear nothing more; the others go on.
+    first.Stop();
+    ASSERT_TRUE(Mutate<Claim_>(claims(), "default", "a", [](Claim_& pvc) {
+                  pvc.metadata.labels["x"] = "1";
+                  return true;
+                }).ok());
+    ASSERT_TRUE(Eventually([&] { return late.Size() == 4; }));
+    EXPECT_EQ(late.Get()[3].rfind("update default/a ", 0), 0u) << late.Get()[3];
+  }
+  EXPECT_EQ(early.Get(),
+            (std::vector<std::string>{"add default/a", "add team/b", "add default/c"}));
+  EXPECT_EQ(inf.lists(), 1);
+
+  // Without shared informers a scope has its own, stopped with it.
+  InformerScope alone(client(), nullptr);
+  Informer<Claim_>& own = alone.Get<Claim_>();
+  EXPECT_NE(&own, &inf);
+  own.Start();
+  ASSERT_TRUE(own.WaitForSync(10s));
+  EXPECT_EQ(own.List().size(), 3u);
+  alone.Stop();
+  ASSERT_TRUE(claims().Create(Claim("default", "d", "fast")).ok());
+  ASSERT_TRUE(Eventually([&] { return inf.Get("default", "d") != nullptr; }));
+  EXPECT_EQ(own.Get("default", "d"), nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, InformerTest, ::testing::Values("local", "http"),

@@ -35,16 +35,21 @@ void Manager::Lead() {
   std::lock_guard lock(mu_);
   // Starting waits for caches to fill: off the elector's thread, which must keep renewing.
   starter_ = std::thread([this] {
+    // One informer per kind for all of them, for this term (destroyed after the controllers,
+    // which remove their handlers when they stop).
+    auto informers = std::make_unique<client::SharedInformers>(client_);
     pv::ControllerOptions po;
     po.workers = options_.workers;
     po.plugins = options_.plugins;
+    po.informers = informers.get();
     auto ctrl = std::make_unique<pv::Controller>(client_, SinkTo(pv_events_), po);
     Status s = ctrl->Start();
     if (!s.ok()) {
       log::Error("persistentvolume-controller did not start: " + s.message());
       return;
     }
-    auto prot = std::make_unique<protection::Controller>(client_);
+    auto prot = std::make_unique<protection::Controller>(
+        client_, protection::Options{.informers = informers.get()});
     s = prot->Start();
     if (!s.ok()) {
       log::Error("protection controllers did not start: " + s.message());
@@ -53,6 +58,7 @@ void Manager::Lead() {
     }
     expand::Options eo;
     eo.plugins = options_.plugins;
+    eo.informers = informers.get();
     auto exp = std::make_unique<expand::Controller>(client_, SinkTo(expand_events_), eo);
     s = exp->Start();
     if (!s.ok()) {
@@ -61,8 +67,9 @@ void Manager::Lead() {
       ctrl->Stop();
       return;
     }
-    auto work = std::make_unique<workload::Controller>(client_, SinkTo(replicaset_events_),
-                                                       SinkTo(statefulset_events_));
+    auto work = std::make_unique<workload::Controller>(
+        client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
+        workload::Options{.informers = informers.get()});
     s = work->Start();
     if (!s.ok()) {
       log::Error("workload controllers did not start: " + s.message());
@@ -73,7 +80,8 @@ void Manager::Lead() {
     }
     std::unique_ptr<scheduler::Scheduler> sched;
     if (options_.scheduler) {
-      sched = std::make_unique<scheduler::Scheduler>(client_, SinkTo(scheduler_events_));
+      sched = std::make_unique<scheduler::Scheduler>(
+          client_, SinkTo(scheduler_events_), scheduler::Options{.informers = informers.get()});
       s = sched->Start();
       if (!s.ok()) {
         log::Error("scheduler did not start: " + s.message());
@@ -85,6 +93,7 @@ void Manager::Lead() {
       }
     }
     std::lock_guard lock(mu_);
+    informers_ = std::move(informers);
     pv_ = std::move(ctrl);
     protection_ = std::move(prot);
     expand_ = std::move(exp);
@@ -104,6 +113,7 @@ void Manager::Follow() {
     starter = std::move(starter_);
   }
   if (starter.joinable()) starter.join();
+  std::unique_ptr<client::SharedInformers> informers;  // outlives the controllers
   std::unique_ptr<pv::Controller> pv;
   std::unique_ptr<protection::Controller> prot;
   std::unique_ptr<expand::Controller> exp;
@@ -111,6 +121,7 @@ void Manager::Follow() {
   std::unique_ptr<workload::Controller> work;
   {
     std::lock_guard lock(mu_);
+    informers = std::move(informers_);
     pv = std::move(pv_);
     prot = std::move(protection_);
     exp = std::move(expand_);
@@ -125,6 +136,7 @@ void Manager::Follow() {
     pv->Stop();
     log::Info("controllers: stopped (another server leads)");
   }
+  if (informers) informers->Stop();
 }
 
 void Manager::Stop() {

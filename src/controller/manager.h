@@ -52,6 +52,7 @@ class Manager {
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;
+  std::unique_ptr<client::SharedInformers> informers_;  // declared first: destroyed last
   std::unique_ptr<pv::Controller> pv_;
   std::unique_ptr<protection::Controller> protection_;
   std::unique_ptr<expand::Controller> expand_;

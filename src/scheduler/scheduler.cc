@@ -255,40 +255,26 @@ Status Scheduler::MarkUnschedulable(const PodPtr& pod, const std::string& messag
 Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   stopping_ = false;
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  client::InformerOptions io;
-  io.clock = options_.clock;
-  pods_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
-  nodes_ = std::make_unique<client::Informer<api::Node>>(client_.resource<api::Node>(), io);
-  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
-      client_.resource<api::PersistentVolumeClaim>(), io);
-  volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
-      client_.resource<api::PersistentVolume>(), io);
-  classes_ = std::make_unique<client::Informer<api::StorageClass>>(
-      client_.resource<api::StorageClass>(), io);
-
-  auto on_pod = [this](const std::shared_ptr<const api::Pod>& p) {
-    StorePod(*p);
-    if (Wants(*p)) Requeue(client::KeyOf(*p));
-  };
-  pods_->AddHandlers({.on_add = on_pod,
-                      .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
-                      .on_delete = [this](const auto& p) { ForgetPod(client::KeyOf(*p)); }});
-  nodes_->AddHandlers({.on_add = [this](const auto& n) { cache_.UpsertNode(*n); RequeueUnschedulable(); },
-                       .on_update = [this](const auto&, const auto& n) {
-                         cache_.UpsertNode(*n);
-                         RequeueUnschedulable();
-                       },
-                       .on_delete = [this](const auto& n) { cache_.RemoveNode(n->metadata.name); }});
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
+                                                        client::InformerOptions{.clock = options_.clock});
+  auto& nodes = informers_->Handle<api::Node>(
+      {.on_add = [this](const auto& n) { cache_.UpsertNode(*n); RequeueUnschedulable(); },
+       .on_update = [this](const auto&, const auto& n) {
+         cache_.UpsertNode(*n);
+         RequeueUnschedulable();
+       },
+       .on_delete = [this](const auto& n) { cache_.RemoveNode(n->metadata.name); }});
   auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {
     cache_.UpsertClaim(*c);
     RequeueUsers(client::KeyOf(*c));
   };
-  claims_->AddHandlers({.on_add = on_claim,
-                        .on_update = [on_claim](const auto&, const auto& c) { on_claim(c); },
-                        .on_delete = [this](const auto& c) {
-                          cache_.RemoveClaim(client::KeyOf(*c));
-                          RequeueUsers(client::KeyOf(*c));
-                        }});
+  auto& claims = informers_->Handle<api::PersistentVolumeClaim>(
+      {.on_add = on_claim,
+       .on_update = [on_claim](const auto&, const auto& c) { on_claim(c); },
+       .on_delete = [this](const auto& c) {
+         cache_.RemoveClaim(client::KeyOf(*c));
+         RequeueUsers(client::KeyOf(*c));
+       }});
   auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
     cache_.UpsertVolume(*v);
     if (v->spec.claim_ref) {
@@ -297,26 +283,42 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
       RequeueUnschedulable();  // a free volume may be what a pod waits for
     }
   };
-  volumes_->AddHandlers({.on_add = on_volume,
-                         .on_update = [on_volume](const auto&, const auto& v) { on_volume(v); },
-                         .on_delete = [this](const auto& v) { cache_.RemoveVolume(v->metadata.name); }});
+  auto& volumes = informers_->Handle<api::PersistentVolume>(
+      {.on_add = on_volume,
+       .on_update = [on_volume](const auto&, const auto& v) { on_volume(v); },
+       .on_delete = [this](const auto& v) { cache_.RemoveVolume(v->metadata.name); }});
   auto on_class = [this](const std::shared_ptr<const api::StorageClass>& c) {
     cache_.UpsertClass(*c);
     RequeueUnschedulable();
   };
-  classes_->AddHandlers({.on_add = on_class,
-                         .on_update = [on_class](const auto&, const auto& c) { on_class(c); },
-                         .on_delete = [this](const auto& c) { cache_.RemoveClass(c->metadata.name); }});
+  auto& classes = informers_->Handle<api::StorageClass>(
+      {.on_add = on_class,
+       .on_update = [on_class](const auto&, const auto& c) { on_class(c); },
+       .on_delete = [this](const auto& c) { cache_.RemoveClass(c->metadata.name); }});
 
-  // Everything a decision reads fills before the pods arrive to be placed.
-  classes_->Start();
-  nodes_->Start();
-  volumes_->Start();
-  claims_->Start();
-  const bool filled = classes_->WaitForSync(sync_timeout) && nodes_->WaitForSync(sync_timeout) &&
-                      volumes_->WaitForSync(sync_timeout) && claims_->WaitForSync(sync_timeout);
-  if (filled) pods_->Start();
-  if (!filled || !pods_->WaitForSync(sync_timeout)) {
+  // Everything a decision reads fills before the pods arrive to be placed: the pod handlers
+  // are added once the rest is synced (a shared pod informer already running hands them every
+  // cached pod then).
+  classes.Start();
+  nodes.Start();
+  volumes.Start();
+  claims.Start();
+  const bool filled = classes.WaitForSync(sync_timeout) && nodes.WaitForSync(sync_timeout) &&
+                      volumes.WaitForSync(sync_timeout) && claims.WaitForSync(sync_timeout);
+  if (!filled) {
+    Stop();
+    return UnavailableError("scheduler: caches did not fill in time");
+  }
+  auto on_pod = [this](const std::shared_ptr<const api::Pod>& p) {
+    StorePod(*p);
+    if (Wants(*p)) Requeue(client::KeyOf(*p));
+  };
+  auto& pods = informers_->Handle<api::Pod>(
+      {.on_add = on_pod,
+       .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
+       .on_delete = [this](const auto& p) { ForgetPod(client::KeyOf(*p)); }});
+  pods.Start();
+  if (!pods.WaitForSync(sync_timeout)) {
     Stop();
     return UnavailableError("scheduler: caches did not fill in time");
   }
@@ -343,16 +345,12 @@ void Scheduler::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (informers_) informers_->Stop();  // no handler runs after this
   if (queue_) queue_->ShutDown();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  if (pods_) pods_->Stop();
-  if (nodes_) nodes_->Stop();
-  if (claims_) claims_->Stop();
-  if (volumes_) volumes_->Stop();
-  if (classes_) classes_->Stop();
 }
 
 }  // namespace kvol::scheduler

@@ -50,6 +50,8 @@ struct Options {
   std::chrono::seconds bind_timeout{600};  // Kubernetes' default
   std::chrono::seconds retry_unschedulable{60};
   os::Clock* clock = &os::RealClock();
+  // The process's informers, shared with its controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Scheduler {
@@ -109,11 +111,7 @@ class Scheduler {
   controller::PodClaimIndex users_;  // which pending pods use which claims
 
   std::unique_ptr<client::WorkQueue> queue_;
-  std::unique_ptr<client::Informer<api::Pod>> pods_;
-  std::unique_ptr<client::Informer<api::Node>> nodes_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
-  std::unique_ptr<client::Informer<api::PersistentVolume>> volumes_;
-  std::unique_ptr<client::Informer<api::StorageClass>> classes_;
+  std::unique_ptr<client::InformerScope> informers_;
   std::vector<std::thread> threads_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

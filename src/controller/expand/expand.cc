@@ -192,12 +192,10 @@ Status Controller::Finish(const api::PersistentVolumeClaim& claim, const api::Qu
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  client::InformerOptions io;
-  io.clock = options_.clock;
-  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
-      client_.resource<api::PersistentVolumeClaim>(), io);
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
+                                                        client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const auto& c) { queue_->Add(client::KeyOf(*c)); };
-  claims_->AddHandlers(
+  claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = changed, .on_update = [changed](const auto&, const auto& c) { changed(c); }});
   claims_->Start();
   if (!claims_->WaitForSync(sync_timeout)) {
@@ -216,10 +214,10 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void Controller::Stop() {
+  if (informers_) informers_->Stop();  // no handler runs after this
   if (queue_) queue_->ShutDown();
   for (auto& t : threads_) t.join();
   threads_.clear();
-  if (claims_) claims_->Stop();
 }
 
 }  // namespace kvol::controller::expand

@@ -33,6 +33,8 @@ struct Options {
   int workers = 2;
   os::Clock* clock = &os::RealClock();
   volume::PluginManager* plugins = nullptr;  // whose expandable plugins it runs
+  // The process's informers, shared with its other controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Controller {
@@ -59,7 +61,8 @@ class Controller {
   const client::EventSink events_;
   const Options options_;
   std::unique_ptr<client::WorkQueue> queue_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
   std::vector<std::thread> threads_;
 };
 

@@ -78,21 +78,18 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
   volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  client::InformerOptions io;
-  io.clock = options_.clock;
-  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
-      client_.resource<api::PersistentVolumeClaim>(), io);
-  volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
-      client_.resource<api::PersistentVolume>(), io);
-  pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
+                                                        client::InformerOptions{.clock = options_.clock});
   auto claim_changed = [this](const auto& c) { claim_queue_->Add(client::KeyOf(*c)); };
-  claims_->AddHandlers({.on_add = claim_changed,
-                        .on_update = [claim_changed](const auto&, const auto& c) { claim_changed(c); }});
+  claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
+      {.on_add = claim_changed,
+       .on_update = [claim_changed](const auto&, const auto& c) { claim_changed(c); }});
   auto volume_changed = [this](const auto& v) { volume_queue_->Add(v->metadata.name); };
-  volumes_->AddHandlers({.on_add = volume_changed,
-                         .on_update = [volume_changed](const auto&, const auto& v) { volume_changed(v); }});
+  volumes_ = &informers_->Handle<api::PersistentVolume>(
+      {.on_add = volume_changed,
+       .on_update = [volume_changed](const auto&, const auto& v) { volume_changed(v); }});
   // A pod that goes away or finishes may free its claims.
-  pod_informer_->AddHandlers(
+  auto& pod_informer = informers_->Handle<api::Pod>(
       {.on_add = [this](const auto& p) { pods_.Upsert(*p); },
        .on_update = [this](const auto&, const auto& p) {
          for (const auto& c : pods_.Upsert(*p)) claim_queue_->Add(c);
@@ -102,10 +99,10 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
            claim_queue_->Add(c);
          }
        }});
-  pod_informer_->Start();
+  pod_informer.Start();
   claims_->Start();
   volumes_->Start();
-  if (!pod_informer_->WaitForSync(sync_timeout) || !claims_->WaitForSync(sync_timeout) ||
+  if (!pod_informer.WaitForSync(sync_timeout) || !claims_->WaitForSync(sync_timeout) ||
       !volumes_->WaitForSync(sync_timeout)) {
     Stop();
     return UnavailableError("protection controllers: caches did not fill in time");
@@ -129,15 +126,13 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void Controller::Stop() {
+  if (informers_) informers_->Stop();  // no handler runs after this
   if (claim_queue_) claim_queue_->ShutDown();
   if (volume_queue_) volume_queue_->ShutDown();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  if (claims_) claims_->Stop();
-  if (volumes_) volumes_->Stop();
-  if (pod_informer_) pod_informer_->Stop();
 }
 
 }  // namespace kvol::controller::protection

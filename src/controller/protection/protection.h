@@ -23,6 +23,8 @@ namespace kvol::controller::protection {
 struct Options {
   int workers = 2;
   os::Clock* clock = &os::RealClock();
+  // The process's informers, shared with its other controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Controller {
@@ -49,9 +51,9 @@ class Controller {
   PodClaimIndex pods_;
 
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
-  std::unique_ptr<client::Informer<api::PersistentVolume>> volumes_;
-  std::unique_ptr<client::Informer<api::Pod>> pod_informer_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
+  client::Informer<api::PersistentVolume>* volumes_ = nullptr;
   std::vector<std::thread> threads_;
 };
 

@@ -788,17 +788,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   client::WorkQueueOptions qo;
   claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
   volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
-  client::InformerOptions io;
-  io.clock = options_.clock;
-  volume_informer_ = std::make_unique<client::Informer<PersistentVolume>>(
-      client_.resource<PersistentVolume>(), io);
-  claim_informer_ = std::make_unique<client::Informer<PersistentVolumeClaim>>(
-      client_.resource<PersistentVolumeClaim>(), io);
-  class_informer_ = std::make_unique<client::Informer<api::StorageClass>>(
-      client_.resource<api::StorageClass>(), io);
-  pod_informer_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
-
-  volume_informer_->AddHandlers(
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
+                                                        client::InformerOptions{.clock = options_.clock});
+  volume_informer_ = &informers_->Handle<PersistentVolume>(
       {.on_add = [this](const auto& v) { StoreVolume(v); volume_queue_->Add(v->metadata.name); },
        .on_update = [this](const auto&, const auto& v) {
          StoreVolume(v);
@@ -809,7 +801,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
          // Its claim, if any, now has a missing volume.
          if (v->spec.claim_ref) claim_queue_->Add(ClaimRefKey(*v));
        }});
-  claim_informer_->AddHandlers(
+  claim_informer_ = &informers_->Handle<PersistentVolumeClaim>(
       {.on_add = [this](const auto& c) { StoreClaim(c); claim_queue_->Add(client::KeyOf(*c)); },
        .on_update = [this](const auto&, const auto& c) {
          StoreClaim(c);
@@ -820,22 +812,22 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
          // Its volume is released.
          if (!c->spec.volume_name.empty()) volume_queue_->Add(c->spec.volume_name);
        }});
-  class_informer_->AddHandlers(
+  auto& class_informer = informers_->Handle<api::StorageClass>(
       {.on_add = [this](const auto& c) { StoreClass(*c); },
        .on_update = [this](const auto&, const auto& c) { StoreClass(*c); },
        .on_delete = [this](const auto& c) {
          std::lock_guard lock(mu_);
          classes_.erase(c->metadata.name);
        }});
-  pod_informer_->AddHandlers(
+  auto& pod_informer = informers_->Handle<api::Pod>(
       {.on_add = [this](const auto& p) { StorePod(*p); },
        .on_update = [this](const auto&, const auto& p) { StorePod(*p); },
        .on_delete = [this](const auto& p) { pods_.Remove(p->metadata.namespace_, p->metadata.name); }});
-  class_informer_->Start();
-  pod_informer_->Start();
+  class_informer.Start();
+  pod_informer.Start();
   volume_informer_->Start();
   claim_informer_->Start();
-  if (!class_informer_->WaitForSync(sync_timeout) || !pod_informer_->WaitForSync(sync_timeout) ||
+  if (!class_informer.WaitForSync(sync_timeout) || !pod_informer.WaitForSync(sync_timeout) ||
       !volume_informer_->WaitForSync(sync_timeout) || !claim_informer_->WaitForSync(sync_timeout)) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
@@ -886,16 +878,14 @@ void Controller::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  // No handler runs after this, so the queues and the view stay as the workers left them.
+  if (informers_) informers_->Stop();
   if (claim_queue_) claim_queue_->ShutDown();
   if (volume_queue_) volume_queue_->ShutDown();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  if (claim_informer_) claim_informer_->Stop();
-  if (volume_informer_) volume_informer_->Stop();
-  if (class_informer_) class_informer_->Stop();
-  if (pod_informer_) pod_informer_->Stop();
 }
 
 }  // namespace kvol::controller::pv

@@ -56,6 +56,8 @@ struct ControllerOptions {
   // write or a missed event left behind.
   std::chrono::seconds resync{15};
   os::Clock* clock = &os::RealClock();
+  // The process's informers, shared with its other controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Controller {
@@ -204,10 +206,9 @@ class Controller {
 
   // Running.
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
-  std::unique_ptr<client::Informer<api::PersistentVolume>> volume_informer_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claim_informer_;
-  std::unique_ptr<client::Informer<api::StorageClass>> class_informer_;
-  std::unique_ptr<client::Informer<api::Pod>> pod_informer_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::PersistentVolume>* volume_informer_ = nullptr;
+  client::Informer<api::PersistentVolumeClaim>* claim_informer_ = nullptr;
   std::vector<std::thread> threads_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

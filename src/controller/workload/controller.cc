@@ -10,7 +10,9 @@
 namespace kvol::controller::workload {
 namespace {
 
-constexpr const char* kOwnerIndex = "controller";
+// The pods' index of their Deployment or StatefulSet (an informer shared with other controllers
+// may have indexes of theirs).
+constexpr const char* kOwnerIndex = "workload-owner";
 
 std::string OwnerKey(std::string_view kind, const std::string& ns, const std::string& name) {
   return std::string(kind) + "/" + ns + "/" + name;
@@ -29,16 +31,10 @@ Controller::~Controller() { Stop(); }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  client::InformerOptions io;
-  io.clock = options_.clock;
-  deployments_ =
-      std::make_unique<client::Informer<api::Deployment>>(client_.resource<api::Deployment>(), io);
-  statefulsets_ = std::make_unique<client::Informer<api::StatefulSet>>(
-      client_.resource<api::StatefulSet>(), io);
-  pods_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), io);
-  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
-      client_.resource<api::PersistentVolumeClaim>(), io);
-
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
+                                                        client::InformerOptions{.clock = options_.clock});
+  pods_ = &informers_->Get<api::Pod>();
+  claims_ = &informers_->Get<api::PersistentVolumeClaim>();
   pods_->AddIndex(kOwnerIndex, [](const api::Pod& p) -> std::vector<std::string> {
     const api::OwnerReference* ref = ControllerOf(p);
     if (!ref || (ref->kind != "Deployment" && ref->kind != "StatefulSet")) return {};
@@ -50,22 +46,23 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
       queue_->Add(OwnerKey(ref->kind, p->metadata.namespace_, ref->name));
     }
   };
-  pods_->AddHandlers({.on_add = on_pod,
-                      .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
-                      .on_delete = on_pod});
+  informers_->Handle<api::Pod>({.on_add = on_pod,
+                                .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
+                                .on_delete = on_pod});
   auto on_deployment = [this](const std::shared_ptr<const api::Deployment>& d) {
     queue_->Add(OwnerKey("Deployment", d->metadata.namespace_, d->metadata.name));
   };
-  deployments_->AddHandlers(
+  deployments_ = &informers_->Handle<api::Deployment>(
       {.on_add = on_deployment,
        .on_update = [on_deployment](const auto&, const auto& d) { on_deployment(d); },
        .on_delete = on_deployment});
   auto on_set = [this](const std::shared_ptr<const api::StatefulSet>& s) {
     queue_->Add(OwnerKey("StatefulSet", s->metadata.namespace_, s->metadata.name));
   };
-  statefulsets_->AddHandlers({.on_add = on_set,
-                              .on_update = [on_set](const auto&, const auto& s) { on_set(s); },
-                              .on_delete = on_set});
+  statefulsets_ = &informers_->Handle<api::StatefulSet>(
+      {.on_add = on_set,
+       .on_update = [on_set](const auto&, const auto& s) { on_set(s); },
+       .on_delete = on_set});
   pods_->Start();
   claims_->Start();
   deployments_->Start();
@@ -85,15 +82,12 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
 }
 
 void Controller::Stop() {
+  if (informers_) informers_->Stop();  // no handler runs after this
   if (queue_) queue_->ShutDown();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  if (deployments_) deployments_->Stop();
-  if (statefulsets_) statefulsets_->Stop();
-  if (pods_) pods_->Stop();
-  if (claims_) claims_->Stop();
 }
 
 std::vector<PodPtr> Controller::PodsOf(const std::string& owner_key) const {

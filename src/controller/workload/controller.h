@@ -26,6 +26,8 @@ namespace kvol::controller::workload {
 struct Options {
   int workers = 2;
   os::Clock* clock = &os::RealClock();
+  // The process's informers, shared with its other controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Controller {
@@ -62,10 +64,11 @@ class Controller {
   const client::EventSink deployment_events_, statefulset_events_;
   const Options options_;
   std::unique_ptr<client::WorkQueue> queue_;
-  std::unique_ptr<client::Informer<api::Deployment>> deployments_;
-  std::unique_ptr<client::Informer<api::StatefulSet>> statefulsets_;
-  std::unique_ptr<client::Informer<api::Pod>> pods_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::Deployment>* deployments_ = nullptr;
+  client::Informer<api::StatefulSet>* statefulsets_ = nullptr;
+  client::Informer<api::Pod>* pods_ = nullptr;
+  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
   std::vector<std::thread> threads_;
 
   // A Deployment's creations and deletions that the pod cache has not shown yet, by owner key
