@@ -48,9 +48,11 @@ std::string AgentRootDir(const NodeAgentOptions& opts, const std::string& defaul
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
                                       const std::string& default_dir,
                                       volume::PluginManager* plugins,
-                                      const AgentEndpoint* endpoint) {
+                                      const AgentEndpoint* endpoint,
+                                      client::SharedInformers* informers) {
   node::AgentOptions ao;
   ao.plugins = plugins;
+  ao.informers = informers;
   ao.node_name = opts.node_name.empty() ? Hostname() : opts.node_name;
   ao.root_dir = AgentRootDir(opts, default_dir);
   ao.version = kVersion;

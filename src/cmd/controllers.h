@@ -48,10 +48,12 @@ std::string AgentRootDir(const NodeAgentOptions& opts, const std::string& defaul
 // directory AgentRootDir.
 // Its plugins are registered with `plugins` when given (shared with the process's
 // controllers), else with the agent's own manager. `endpoint`, when given, is published.
+// `informers`, when given, are the process's, shared with its controllers.
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
                                       const std::string& default_dir,
                                       volume::PluginManager* plugins = nullptr,
-                                      const AgentEndpoint* endpoint = nullptr);
+                                      const AgentEndpoint* endpoint = nullptr,
+                                      client::SharedInformers* informers = nullptr);
 
 // The machine's hostname, or "kvol".
 std::string Hostname();

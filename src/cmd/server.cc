@@ -191,6 +191,8 @@ int RunServer(const ServerOptions& opts) {
   auto provisioners = RegisterProvisioners(opts.provisioners, dir, plugins);
   if (!provisioners.ok()) return Fail(provisioners.status());
   if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
+  // One informer per kind for the controllers and the agent.
+  client::SharedInformers informers(local);
   std::unique_ptr<controller::Manager> controllers;
   if (opts.controllers) {
     log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
@@ -198,6 +200,7 @@ int RunServer(const ServerOptions& opts) {
               provisioners->shared_dir);
     controller::ManagerOptions mo;
     mo.plugins = &plugins;
+    mo.informers = &informers;
     mo.identity = Hostname() + "_" + std::to_string(getpid());
     controllers = std::make_unique<controller::Manager>(local, mo);
     controllers->Start();
@@ -211,7 +214,7 @@ int RunServer(const ServerOptions& opts) {
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     no.node_name = provisioners->node_name;
-    auto started = StartNodeAgent(local, no, dir, &plugins);
+    auto started = StartNodeAgent(local, no, dir, &plugins, nullptr, &informers);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
     agent = *std::move(started);
     local_node = std::make_unique<LocalNodeConnection>(*agent->agent, agent->kvol_binary);
@@ -227,6 +230,7 @@ int RunServer(const ServerOptions& opts) {
   if (agent) nodes.Register(agent->agent->node_name(), nullptr);
   if (agent) agent->agent->Stop();
   if (controllers) controllers->Stop();
+  informers.Stop();
   rest.Shutdown();
   http.Stop();
   api.Stop();

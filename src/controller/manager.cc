@@ -35,13 +35,18 @@ void Manager::Lead() {
   std::lock_guard lock(mu_);
   // Starting waits for caches to fill: off the elector's thread, which must keep renewing.
   starter_ = std::thread([this] {
-    // One informer per kind for all of them, for this term (destroyed after the controllers,
-    // which remove their handlers when they stop).
-    auto informers = std::make_unique<client::SharedInformers>(client_);
+    // One informer per kind for all of them: the process's, or the manager's own for this term
+    // (destroyed after the controllers, which remove their handlers when they stop).
+    std::unique_ptr<client::SharedInformers> own;
+    client::SharedInformers* informers = options_.informers;
+    if (informers == nullptr) {
+      own = std::make_unique<client::SharedInformers>(client_);
+      informers = own.get();
+    }
     pv::ControllerOptions po;
     po.workers = options_.workers;
     po.plugins = options_.plugins;
-    po.informers = informers.get();
+    po.informers = informers;
     auto ctrl = std::make_unique<pv::Controller>(client_, SinkTo(pv_events_), po);
     Status s = ctrl->Start();
     if (!s.ok()) {
@@ -49,7 +54,7 @@ void Manager::Lead() {
       return;
     }
     auto prot = std::make_unique<protection::Controller>(
-        client_, protection::Options{.informers = informers.get()});
+        client_, protection::Options{.informers = informers});
     s = prot->Start();
     if (!s.ok()) {
       log::Error("protection controllers did not start: " + s.message());
@@ -58,7 +63,7 @@ void Manager::Lead() {
     }
     expand::Options eo;
     eo.plugins = options_.plugins;
-    eo.informers = informers.get();
+    eo.informers = informers;
     auto exp = std::make_unique<expand::Controller>(client_, SinkTo(expand_events_), eo);
     s = exp->Start();
     if (!s.ok()) {
@@ -69,7 +74,7 @@ void Manager::Lead() {
     }
     auto work = std::make_unique<workload::Controller>(
         client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
-        workload::Options{.informers = informers.get()});
+        workload::Options{.informers = informers});
     s = work->Start();
     if (!s.ok()) {
       log::Error("workload controllers did not start: " + s.message());
@@ -81,7 +86,7 @@ void Manager::Lead() {
     std::unique_ptr<scheduler::Scheduler> sched;
     if (options_.scheduler) {
       sched = std::make_unique<scheduler::Scheduler>(
-          client_, SinkTo(scheduler_events_), scheduler::Options{.informers = informers.get()});
+          client_, SinkTo(scheduler_events_), scheduler::Options{.informers = informers});
       s = sched->Start();
       if (!s.ok()) {
         log::Error("scheduler did not start: " + s.message());
@@ -93,7 +98,7 @@ void Manager::Lead() {
       }
     }
     std::lock_guard lock(mu_);
-    informers_ = std::move(informers);
+    own_informers_ = std::move(own);
     pv_ = std::move(ctrl);
     protection_ = std::move(prot);
     expand_ = std::move(exp);
@@ -121,7 +126,7 @@ void Manager::Follow() {
   std::unique_ptr<workload::Controller> work;
   {
     std::lock_guard lock(mu_);
-    informers = std::move(informers_);
+    informers = std::move(own_informers_);
     pv = std::move(pv_);
     prot = std::move(protection_);
     exp = std::move(expand_);

@@ -28,6 +28,10 @@ struct ManagerOptions {
   // their expandable plugins. Outlives the manager.
   volume::PluginManager* plugins = nullptr;
   bool scheduler = true;  // also place pods (default-scheduler)
+  // The process's informers, shared with the node agent (`kvol server`); outlives the manager.
+  // When null, the controllers share informers of the manager's own, made each time it starts
+  // leading and stopped when it stops.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Manager {
@@ -52,7 +56,8 @@ class Manager {
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;
-  std::unique_ptr<client::SharedInformers> informers_;  // declared first: destroyed last
+  // This term's informers when options_.informers is null; declared first: destroyed last.
+  std::unique_ptr<client::SharedInformers> own_informers_;
   std::unique_ptr<pv::Controller> pv_;
   std::unique_ptr<protection::Controller> protection_;
   std::unique_ptr<expand::Controller> expand_;

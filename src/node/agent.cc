@@ -31,10 +31,10 @@ class Agent::AgentHost final : public volume::Host {
   api::ResourceList NodeAllocatable() const override { return allocatable_; }
 
   StatusOr<api::ConfigMap> GetConfigMap(std::string_view ns, std::string_view name) override {
-    return Fetch(agent_.config_maps_.get(), ns, name, "configmap");
+    return Fetch(agent_.config_maps_, ns, name, "configmap");
   }
   StatusOr<api::Secret> GetSecret(std::string_view ns, std::string_view name) override {
-    return Fetch(agent_.secrets_.get(), ns, name, "secret");
+    return Fetch(agent_.secrets_, ns, name, "secret");
   }
 
  private:
@@ -106,13 +106,11 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   client::InformerOptions pod_opts;
   pod_opts.field_selector = "spec.nodeName=" + options_.node_name;
   pods_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), pod_opts);
-  claims_ = std::make_unique<client::Informer<api::PersistentVolumeClaim>>(
-      client_.resource<api::PersistentVolumeClaim>());
-  volumes_ = std::make_unique<client::Informer<api::PersistentVolume>>(
-      client_.resource<api::PersistentVolume>());
-  config_maps_ =
-      std::make_unique<client::Informer<api::ConfigMap>>(client_.resource<api::ConfigMap>());
-  secrets_ = std::make_unique<client::Informer<api::Secret>>(client_.resource<api::Secret>());
+  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers);
+  claims_ = &informers_->Get<api::PersistentVolumeClaim>();
+  volumes_ = &informers_->Get<api::PersistentVolume>();
+  config_maps_ = &informers_->Get<api::ConfigMap>();
+  secrets_ = &informers_->Get<api::Secret>();
 
   volumemanager::Sources sources;
   sources.pods = [this] { return pods_->List(); };
@@ -170,10 +168,11 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     runtime_->Kick();
   };
   pods_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
-  claims_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
-  volumes_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
-  config_maps_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
-  secrets_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  informers_->Handle<api::PersistentVolumeClaim>(
+      {.on_add = kick, .on_update = kick, .on_delete = kick});
+  informers_->Handle<api::PersistentVolume>({.on_add = kick, .on_update = kick, .on_delete = kick});
+  informers_->Handle<api::ConfigMap>({.on_add = kick, .on_update = kick, .on_delete = kick});
+  informers_->Handle<api::Secret>({.on_add = kick, .on_update = kick, .on_delete = kick});
   pods_->Start();
   claims_->Start();
   volumes_->Start();
@@ -199,10 +198,7 @@ void Agent::Stop() {
   if (runtime_) runtime_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();
-  if (claims_) claims_->Stop();
-  if (volumes_) volumes_->Stop();
-  if (config_maps_) config_maps_->Stop();
-  if (secrets_) secrets_->Stop();
+  if (informers_) informers_->Stop();
   if (status_) status_->Stop();
   if (recorder_) recorder_->Flush(std::chrono::seconds(5));
 }

@@ -39,6 +39,10 @@ struct AgentOptions {
   // The process's plugin manager, shared with its controllers (`kvol server`); the agent's
   // own when null.
   volume::PluginManager* plugins = nullptr;
+  // The process's informers of claims, volumes, ConfigMaps and Secrets, shared with its
+  // controllers (`kvol server`); the agent's own when null. The pod informer is the agent's own
+  // always: only this node's pods.
+  client::SharedInformers* informers = nullptr;
   // The node's InternalIP (pods' hostIP); "" for the machine's first non-loopback address.
   std::string node_ip;
   // Where the agent serves logs and exec to the API server, published on its Node: the port
@@ -83,10 +87,11 @@ class Agent {
   volume::PluginManager* plugins_;
   std::unique_ptr<client::EventRecorder> recorder_;
   std::unique_ptr<client::Informer<api::Pod>> pods_;
-  std::unique_ptr<client::Informer<api::PersistentVolumeClaim>> claims_;
-  std::unique_ptr<client::Informer<api::PersistentVolume>> volumes_;
-  std::unique_ptr<client::Informer<api::ConfigMap>> config_maps_;
-  std::unique_ptr<client::Informer<api::Secret>> secrets_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
+  client::Informer<api::PersistentVolume>* volumes_ = nullptr;
+  client::Informer<api::ConfigMap>* config_maps_ = nullptr;
+  client::Informer<api::Secret>* secrets_ = nullptr;
   std::unique_ptr<NodeStatusManager> status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
   std::unique_ptr<runtime::PodRuntime> runtime_;

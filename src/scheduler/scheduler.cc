@@ -255,8 +255,8 @@ Status Scheduler::MarkUnschedulable(const PodPtr& pod, const std::string& messag
 Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   stopping_ = false;
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
-                                                        client::InformerOptions{.clock = options_.clock});
+  informers_ = std::make_unique<client::InformerScope>(
+      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto& nodes = informers_->Handle<api::Node>(
       {.on_add = [this](const auto& n) { cache_.UpsertNode(*n); RequeueUnschedulable(); },
        .on_update = [this](const auto&, const auto& n) {

@@ -192,8 +192,8 @@ Status Controller::Finish(const api::PersistentVolumeClaim& claim, const api::Qu
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
-                                                        client::InformerOptions{.clock = options_.clock});
+  informers_ = std::make_unique<client::InformerScope>(
+      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const auto& c) { queue_->Add(client::KeyOf(*c)); };
   claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = changed, .on_update = [changed](const auto&, const auto& c) { changed(c); }});

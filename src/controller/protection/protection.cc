@@ -78,8 +78,8 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
   volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
-                                                        client::InformerOptions{.clock = options_.clock});
+  informers_ = std::make_unique<client::InformerScope>(
+      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto claim_changed = [this](const auto& c) { claim_queue_->Add(client::KeyOf(*c)); };
   claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = claim_changed,

@@ -788,8 +788,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   client::WorkQueueOptions qo;
   claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
   volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
-  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
-                                                        client::InformerOptions{.clock = options_.clock});
+  informers_ = std::make_unique<client::InformerScope>(
+      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   volume_informer_ = &informers_->Handle<PersistentVolume>(
       {.on_add = [this](const auto& v) { StoreVolume(v); volume_queue_->Add(v->metadata.name); },
        .on_update = [this](const auto&, const auto& v) {

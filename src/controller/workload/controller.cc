@@ -31,8 +31,8 @@ Controller::~Controller() { Stop(); }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(client_, options_.informers,
-                                                        client::InformerOptions{.clock = options_.clock});
+  informers_ = std::make_unique<client::InformerScope>(
+      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   pods_ = &informers_->Get<api::Pod>();
   claims_ = &informers_->Get<api::PersistentVolumeClaim>();
   pods_->AddIndex(kOwnerIndex, [](const api::Pod& p) -> std::vector<std::string> {
