@@ -470,8 +470,8 @@ class SharedInformers {
 };
 
 // What one user of informers (a controller) holds: the process's SharedInformers when given,
-// else informers of its own, and the handlers it added. Stop removes those handlers, and stops
-// the informers only if they are its own.
+// else informers of its own (made with `opts`), and the handlers it added. Stop removes those
+// handlers, and stops the informers only if they are its own.
 class InformerScope {
  public:
   InformerScope(Client& client, SharedInformers* shared, InformerOptions opts = {}) {
