@@ -303,22 +303,21 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   nodes.Start();
   volumes.Start();
   claims.Start();
-  const bool filled = classes.WaitForSync(sync_timeout) && nodes.WaitForSync(sync_timeout) &&
-                      volumes.WaitForSync(sync_timeout) && claims.WaitForSync(sync_timeout);
-  if (!filled) {
-    Stop();
-    return UnavailableError("scheduler: caches did not fill in time");
+  bool filled = classes.WaitForSync(sync_timeout) && nodes.WaitForSync(sync_timeout) &&
+                volumes.WaitForSync(sync_timeout) && claims.WaitForSync(sync_timeout);
+  if (filled) {
+    auto on_pod = [this](const std::shared_ptr<const api::Pod>& p) {
+      StorePod(*p);
+      if (Wants(*p)) Requeue(client::KeyOf(*p));
+    };
+    auto& pods = informers_->Handle<api::Pod>(
+        {.on_add = on_pod,
+         .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
+         .on_delete = [this](const auto& p) { ForgetPod(client::KeyOf(*p)); }});
+    pods.Start();
+    filled = pods.WaitForSync(sync_timeout);
   }
-  auto on_pod = [this](const std::shared_ptr<const api::Pod>& p) {
-    StorePod(*p);
-    if (Wants(*p)) Requeue(client::KeyOf(*p));
-  };
-  auto& pods = informers_->Handle<api::Pod>(
-      {.on_add = on_pod,
-       .on_update = [on_pod](const auto&, const auto& p) { on_pod(p); },
-       .on_delete = [this](const auto& p) { ForgetPod(client::KeyOf(*p)); }});
-  pods.Start();
-  if (!pods.WaitForSync(sync_timeout)) {
+  if (!filled) {
     Stop();
     return UnavailableError("scheduler: caches did not fill in time");
   }

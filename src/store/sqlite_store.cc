@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -39,11 +40,8 @@ Status SqliteError(sqlite3* db, std::string_view what) {
   return UnavailableError(std::string(what) + ": " + sqlite3_errmsg(db));
 }
 
-struct PendingWrite {
-  Write::Kind kind = Write::Kind::kUpdate;
-  std::string key;
-  Value value;
-  Revision expected = 0;
+// A write waiting for the committer.
+struct PendingWrite : Write {
   // Completion, filled by the committer under queue_mu_. `cv` (null for all but the last of
   // a WriteMany's writes, which complete in order) wakes this writer alone, so a batch wakes
   // its own writers, not every thread waiting. The committer notifies it after releasing
@@ -104,7 +102,10 @@ class SqliteStore final : public Store {
   }
 
  private:
-  StatusOr<Revision> Submit(PendingWrite w);
+  StatusOr<Revision> Submit(Write w);
+  // Queues `writes` in order and waits until the last (so every one) is committed; false,
+  // queueing nothing, when the store is shutting down.
+  bool Enqueue(std::span<PendingWrite> writes);
   void CommitLoop();
   void CommitBatch(std::deque<PendingWrite*>& batch);
   Status Exec(const char* sql);
@@ -230,14 +231,22 @@ Status SqliteStore::Load() {
   return OkStatus();
 }
 
-StatusOr<Revision> SqliteStore::Submit(PendingWrite w) {
-  w.cv = WriterCv();
+bool SqliteStore::Enqueue(std::span<PendingWrite> writes) {
+  PendingWrite& last = writes.back();
+  last.cv = WriterCv();
   std::unique_lock lock(queue_mu_);
-  if (stopping_) return UnavailableError("store is shutting down");
-  queue_.push_back(&w);
+  if (stopping_) return false;
+  for (auto& w : writes) queue_.push_back(&w);
   queue_cv_.notify_one();
-  w.cv->wait(lock, [&] { return w.done; });
-  return std::move(w.result);
+  last.cv->wait(lock, [&] { return last.done; });
+  return true;
+}
+
+StatusOr<Revision> SqliteStore::Submit(Write w) {
+  PendingWrite pending;
+  static_cast<Write&>(pending) = std::move(w);
+  if (!Enqueue({&pending, 1})) return UnavailableError("store is shutting down");
+  return std::move(pending.result);
 }
 
 std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes) {
@@ -247,21 +256,11 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
   // the last one's completion means all of them are complete.
   std::vector<PendingWrite> pending(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
-    pending[i].kind = writes[i].kind;
-    pending[i].key = std::move(writes[i].key);
-    pending[i].value = std::move(writes[i].value);
-    pending[i].expected = writes[i].expected;
+    static_cast<Write&>(pending[i]) = std::move(writes[i]);
   }
-  pending.back().cv = WriterCv();
-  {
-    std::unique_lock lock(queue_mu_);
-    if (stopping_) {
-      out.assign(writes.size(), UnavailableError("store is shutting down"));
-      return out;
-    }
-    for (auto& w : pending) queue_.push_back(&w);
-    queue_cv_.notify_one();
-    pending.back().cv->wait(lock, [&] { return pending.back().done; });
+  if (!Enqueue(pending)) {
+    out.assign(writes.size(), UnavailableError("store is shutting down"));
+    return out;
   }
   out.reserve(pending.size());
   for (auto& w : pending) out.push_back(std::move(w.result));
