@@ -25,13 +25,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "client/informer.h"
@@ -87,6 +91,21 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
   return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+// CPU seconds (user and system) that process `pid` has used so far; 0 when it cannot be read.
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // With BIND_BENCH_PERF_CTL=FIFO (perf record --control=fifo:FIFO -D -1, with -a for the
@@ -265,10 +284,12 @@ void Https(const std::string& kvol, int n, int workers) {
       *dir + "/cm.log", "persistentvolume-controller, pvc-protection, pv-protection", 600s);
   if (!cm.ok()) Die(cm.status().ToString());
   WaitAvailable(client, n);
-  double secs = 0;
+  double secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
   {
     BoundWatch bound(client);
     Perf("enable");
+    const double server0 = CpuSecondsOf((*server)->pid()), cm0 = CpuSecondsOf((*cm)->pid());
+    const double bench0 = CpuSeconds();
     const auto start = Clock::now();
     Parallel(n, 16, [&](int i) {
       auto r = client.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
@@ -276,10 +297,20 @@ void Https(const std::string& kvol, int n, int workers) {
     });
     if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
     secs = std::chrono::duration<double>(bound.last() - start).count();
+    server_cpu = CpuSecondsOf((*server)->pid()) - server0;
+    cm_cpu = CpuSecondsOf((*cm)->pid()) - cm0;
+    bench_cpu = CpuSeconds() - bench0;
     Perf("disable");
   }
   std::printf("https_pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("https_pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
+  // CPU per bind, counted from the first claim created until the last is Bound.
+  std::printf("https_pairs=%d workers=%d server_cpu_us_per_bind=%.0f\n", n, workers,
+              server_cpu * 1e6 / n);
+  std::printf("https_pairs=%d workers=%d controller_manager_cpu_us_per_bind=%.0f\n", n, workers,
+              cm_cpu * 1e6 / n);
+  std::printf("https_pairs=%d workers=%d bench_cpu_us_per_bind=%.0f\n", n, workers,
+              bench_cpu * 1e6 / n);
   std::fflush(stdout);
   (*cm)->Stop();
   (*server)->Stop();
