@@ -651,15 +651,31 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
 template <class T>
 std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     std::vector<T> objs, bool main, bool status, const WriteOptions& opts) {
-  const Parts parts = PartsOfShared(main, status);
-  std::vector<std::optional<ApiOr<std::shared_ptr<const T>>>> answers(objs.size());
+  std::vector<ApiOr<T>> in;
+  in.reserve(objs.size());
+  for (auto& obj : objs) in.emplace_back(std::move(obj));
+  auto written = UpdateMany(std::move(in), PartsOfShared(main, status), opts);
+  std::vector<ApiOr<std::shared_ptr<const T>>> out;
+  out.reserve(written.size());
+  for (auto& w : written) out.push_back(SharedOf(std::move(w)));
+  return out;
+}
+
+template <class T>
+std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
+    std::vector<ApiOr<T>> objs, Parts parts, const WriteOptions& opts) {
+  std::vector<std::optional<ApiOr<Written>>> answers(objs.size());
   std::vector<PreparedUpdate> writes;
   std::vector<size_t> slots;  // the object each write is for
   for (size_t i = 0; i < objs.size(); ++i) {
-    T& obj = objs[i];
+    if (!objs[i].ok()) {
+      answers[i] = objs[i].error();
+      continue;
+    }
+    T& obj = *objs[i];
     if (obj.metadata.resource_version.empty() || opts.dry_run) {
       // Unconditional updates retry their conflicts; dry runs write nothing.
-      answers[i] = SharedOf(UpdateTyped(std::move(obj), parts, opts));
+      answers[i] = UpdateTyped(std::move(obj), parts, opts);
       continue;
     }
     const std::string ns = obj.metadata.namespace_;
@@ -672,7 +688,7 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     UpdateStep step = PrepareUpdate(std::move(obj), StorageKey(info(), ns, name), name, parts,
                                     opts, precondition);
     if (step.answer) {
-      answers[i] = SharedOf(*std::move(step.answer));
+      answers[i] = *std::move(step.answer);
       continue;
     }
     writes.push_back(std::move(step.write));
@@ -688,10 +704,10 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     for (size_t j = 0; j < writes.size(); ++j) {
       const std::string name = writes[j].obj->metadata.name;
       // Conditional: never asks for another attempt.
-      answers[slots[j]] = SharedOf(*FinishUpdate(std::move(writes[j]), revs[j], name, true));
+      answers[slots[j]] = *FinishUpdate(std::move(writes[j]), revs[j], name, true);
     }
   }
-  std::vector<ApiOr<std::shared_ptr<const T>>> out;
+  std::vector<ApiOr<Written>> out;
   out.reserve(answers.size());
   for (auto& a : answers) out.push_back(*std::move(a));
   return out;
@@ -954,6 +970,91 @@ ApiOr<StoredObject> Registry<T>::UpdateJsonText(std::string_view ns, std::string
   std::vector<std::string> warnings;
   auto obj = DecodeBodyText(body, opts, &warnings);
   return UpdateDecoded(std::move(obj), std::move(warnings), ns, name, status, opts);
+}
+
+namespace {
+
+// The body of a PUT on a collection: a list of the kind's objects.
+template <class T>
+struct UpdateListBody {
+  std::string api_version;
+  std::string kind;
+  std::vector<T> items;
+  KVOL_FIELDS(UpdateListBody) {
+    v("apiVersion", s.api_version);
+    v("kind", s.kind);
+    v("items", s.items);
+  }
+};
+
+}  // namespace
+
+template <class T>
+ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(
+    std::string_view ns, std::string_view body, bool main, bool status,
+    const WriteOptions& opts) {
+  const auto& k = info();
+  std::vector<ApiOr<T>> objs;
+  std::vector<std::vector<std::string>> warnings;
+  UpdateListBody<T> fast;
+  if (api::DecodeJsonText(body, fast)) {
+    if (!fast.kind.empty() && fast.kind != std::string(k.kind) + "List" && fast.kind != "List") {
+      return BadRequest("kind: Invalid value: \"" + fast.kind + "\": the body must be a " +
+                        std::string(k.kind) + "List");
+    }
+    warnings.resize(fast.items.size());
+    objs.reserve(fast.items.size());
+    for (size_t i = 0; i < fast.items.size(); ++i) {
+      objs.push_back(CheckBody(std::move(fast.items[i]), opts, &warnings[i]));
+    }
+  } else {
+    auto j = api::ParseJson(body);
+    if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
+    if (!j->is_object()) return BadRequest("the request body must be a JSON object");
+    auto kind = j->find("kind");
+    if (kind != j->end() && (!kind->is_string() ||
+                             (*kind != std::string(k.kind) + "List" && *kind != "List"))) {
+      return BadRequest("kind: Invalid value: " + api::JsonValueForError(*kind) +
+                        ": the body must be a " + std::string(k.kind) + "List");
+    }
+    auto items = j->find("items");
+    if (items == j->end() || !items->is_array()) {
+      return BadRequest("items: Required value: the list of objects to write");
+    }
+    warnings.resize(items->size());
+    objs.reserve(items->size());
+    for (size_t i = 0; i < items->size(); ++i) {
+      objs.push_back(DecodeBody((*items)[i], opts, &warnings[i]));
+    }
+  }
+  for (auto& obj : objs) {
+    if (!obj.ok()) continue;
+    // Each item names itself; a namespace on the path is the only one allowed.
+    if (k.namespaced) {
+      if (obj->metadata.namespace_.empty()) obj->metadata.namespace_ = std::string(ns);
+      if (obj->metadata.namespace_.empty()) {
+        obj = BadRequest("metadata.namespace: Required value: the item names no namespace");
+      } else if (!ns.empty() && obj->metadata.namespace_ != ns) {
+        obj = BadRequest("the namespace of the provided object does not match the namespace "
+                         "sent on the request");
+      }
+    }
+    if (obj.ok() && obj->metadata.name.empty()) {
+      obj = BadRequest("metadata.name: Required value: the item names no object");
+    }
+  }
+  auto written = UpdateMany(std::move(objs), PartsOfShared(main, status), opts);
+  std::vector<ApiOr<StoredObject>> out;
+  out.reserve(written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!written[i].ok()) {
+      out.push_back(written[i].error());
+      continue;
+    }
+    written[i]->stored.warnings = std::move(warnings[i]);
+    out.push_back(std::move(written[i]->stored));
+  }
+  return out;
 }
 
 template <class T>

@@ -79,6 +79,10 @@ class Registry final : public Resource {
   ApiOr<StoredObject> UpdateJsonText(std::string_view ns, std::string_view name,
                                      std::string_view body, bool status,
                                      const WriteOptions& opts) override;
+  ApiOr<std::vector<ApiOr<StoredObject>>> UpdateManyJsonText(std::string_view ns,
+                                                            std::string_view body, bool main,
+                                                            bool status,
+                                                            const WriteOptions& opts) override;
   ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
                                 std::string_view content_type, std::string_view patch, bool status,
                                 const WriteOptions& opts) override;
@@ -153,6 +157,10 @@ class Registry final : public Resource {
                                              std::string_view name, bool conditional);
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
+  // The updates of UpdateSharedMany and UpdateManyJsonText (objects that did not decode are
+  // answered with their error), in order.
+  std::vector<ApiOr<Written>> UpdateMany(std::vector<ApiOr<T>> objs, Parts parts,
+                                         const WriteOptions& opts);
   // UpdateImpl at the object's own namespace and name (the typed updates).
   ApiOr<Written> UpdateTyped(T obj, Parts parts, const WriteOptions& opts);
   ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, Parts parts,

@@ -76,6 +76,14 @@ class Resource {
   virtual ApiOr<StoredObject> UpdateJsonText(std::string_view ns, std::string_view name,
                                              std::string_view body, bool status,
                                              const WriteOptions& opts) = 0;
+  // Several updates in one request (kvol's PUT on a collection; see rest.cc): `body` is a list
+  // of this kind's objects (`<Kind>List`), each written as a PUT of the object (`main`), of
+  // its status (`status`), or of both at once, and answered in order as that PUT would be
+  // answered; their writes are committed together. An error of the body as a whole (it does
+  // not parse, it is not such a list) answers the request alone.
+  virtual ApiOr<std::vector<ApiOr<StoredObject>>> UpdateManyJsonText(
+      std::string_view ns, std::string_view body, bool main, bool status,
+      const WriteOptions& opts) = 0;
   virtual ApiOr<StoredObject> PatchJson(std::string_view ns, std::string_view name,
                                         std::string_view content_type, std::string_view patch,
                                         bool status, const WriteOptions& opts) = 0;

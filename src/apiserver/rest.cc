@@ -1,6 +1,8 @@
 // Routing and verbs of the HTTP API.
 #include "apiserver/rest.h"
 
+#include <algorithm>
+
 #include "api/protobuf.h"
 #include "apiserver/binding.h"
 #include "apiserver/discovery.h"
@@ -331,6 +333,7 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
       if (!body.ok()) return SendError(w, body.error());
       return respond_object(res.CreateJson(ns, *body, WriteOptionsOf(req)), 201);
     }
+    if (req.method == "PUT") return UpdateMany(req, w, res, ns);
     if (req.method == "DELETE" && !cluster_list) {
       auto dopts = DeleteOptionsOf(req);
       if (!dopts.ok()) return SendError(w, dopts.error());
@@ -388,6 +391,55 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
     return respond_object(res.DeleteStored(ns, name, *dopts), 200);
   }
   SendError(w, MethodNotAllowed());
+}
+
+// kvol's extension for its own controllers, which Kubernetes answers 405: a PUT on a
+// collection with a `<Kind>List` body updates each item as a PUT of it would (`?write=status`:
+// as a PUT of its status; `?write=object,status`: both in one write), commits the writes
+// together, and answers a `List` whose items are, in order, each object written or the
+// `Status` of its failure. One request and one commit for a batch of bindings instead of four
+// requests for each.
+void RestHandler::UpdateMany(const HttpRequest& req, ResponseWriter& w, Resource& res,
+                             const std::string& ns) {
+  const std::string parts = req.Query("write");
+  bool main = true, status = false;
+  if (parts == "status") {
+    main = false;
+    status = true;
+  } else if (parts == "object,status" || parts == "status,object") {
+    status = true;
+  } else if (!parts.empty() && parts != "object") {
+    return SendError(w, BadRequest("write: Unsupported value: \"" + parts +
+                                   "\": supported values: \"object\", \"status\", "
+                                   "\"object,status\""));
+  }
+  if (!main && !res.has_status()) {
+    return SendError(w, BadRequest("write: Invalid value: \"" + parts + "\": " +
+                                   std::string(res.info().resource) +
+                                   " have no status subresource"));
+  }
+  if (req.body.empty()) return SendError(w, BadRequest("the request body is empty"));
+  if (!IsJsonBody(req)) {
+    return SendError(w, UnsupportedMediaType("a list of updates is JSON only"));
+  }
+  auto answers = res.UpdateManyJsonText(ns, req.body, main, status, WriteOptionsOf(req));
+  if (!answers.ok()) return SendError(w, answers.error());
+  std::string body = R"({"kind":"List","apiVersion":"v1","metadata":{},"items":[)";
+  std::vector<std::string> warnings;
+  for (size_t i = 0; i < answers->size(); ++i) {
+    if (i) body += ',';
+    const auto& a = (*answers)[i];
+    if (!a.ok()) {
+      body += a.error().ToJson();
+      continue;
+    }
+    body += a->Json();
+    for (const auto& m : a->warnings) {
+      if (std::find(warnings.begin(), warnings.end(), m) == warnings.end()) warnings.push_back(m);
+    }
+  }
+  body += "]}";
+  SendJson(w, 200, body, warnings);
 }
 
 ApiOr<RestHandler::PodNode> RestHandler::PodOnNode(const std::string& ns, const std::string& name,

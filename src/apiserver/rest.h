@@ -38,6 +38,9 @@ class RestHandler {
                       const std::string& subresource, bool cluster_list);
   void Watch(const HttpRequest& req, ResponseWriter& w, Resource& res, const std::string& ns,
              const ListOptions& opts, bool table);
+  // PUT on a collection: several updates at once (see rest.cc).
+  void UpdateMany(const HttpRequest& req, ResponseWriter& w, Resource& res,
+                  const std::string& ns);
   // GET .../pods/NAME/log
   void PodLog(const HttpRequest& req, ResponseWriter& w, const std::string& ns,
               const std::string& name);

@@ -1,5 +1,7 @@
 // Each kind's Resource as REST calls: Kubernetes' paths, query parameters, bodies and Status
 // errors; watches as streams of newline-delimited JSON events.
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -88,6 +90,14 @@ struct TextEvent {
     v("type", s.type);
     v("object", s.object);
   }
+};
+
+// The answer to a PUT on a collection (kvol's batch of updates) when every update succeeded,
+// for decoding straight from its text; a Status among the items sends it the slow way.
+template <class T>
+struct TextWritten {
+  std::vector<T> items;
+  KVOL_FIELDS(TextWritten) { v("items", s.items); }
 };
 
 // False for a type this client does not know (skipped, as client-go does).
@@ -212,6 +222,36 @@ class HttpResource final : public Resource<T> {
   ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts) override {
     return Put(obj, "/status", opts);
   }
+  // kvol's server writes an object and its status in one request (a PUT on the collection,
+  // see UpdateMany); elsewhere (a 404 or 405 for it) this falls back to two, once and for all.
+  bool writes_with_status() const override {
+    return !batch_refused_.load(std::memory_order_relaxed);
+  }
+  ApiOr<T> UpdateWithStatus(const T& obj, const WriteOptions& opts) override {
+    if (!batch_refused_.load(std::memory_order_relaxed)) {
+      auto answers = UpdateMany({obj}, true, true, opts);
+      if (answers) {
+        auto& a = answers->front();
+        if (!a.ok()) return a.error();
+        return **a;
+      }
+    }
+    auto first = Put(obj, "", opts);
+    if (!first.ok()) return first;
+    if constexpr (requires { obj.status; }) {
+      T with_status = *std::move(first);
+      with_status.status = obj.status;
+      return Put(with_status, "/status", opts);
+    }
+    return first;
+  }
+  std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(
+      std::vector<T> objs, bool main, bool status, const WriteOptions& opts) override {
+    if (!batch_refused_.load(std::memory_order_relaxed)) {
+      if (auto answers = UpdateMany(objs, main, status, opts)) return *std::move(answers);
+    }
+    return Resource<T>::UpdateSharedMany(std::move(objs), main, status, opts);
+  }
   ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
                  std::string_view patch, bool status) override {
     std::string target = Item(ns, name);
@@ -300,6 +340,81 @@ class HttpResource final : public Resource<T> {
                     "a namespace is required for " + std::string(Kind().resource), {}, {}, {}, {}};
   }
 
+  // Updates of several objects through kvol's PUT on their collection, at most about
+  // kMaxBatchBytes of objects to a request; nullopt when the server does not take such a PUT
+  // (and then batch_refused_ is set: the caller writes them one by one).
+  std::optional<std::vector<ApiOr<std::shared_ptr<const T>>>> UpdateMany(
+      const std::vector<T>& objs, bool main, bool status, const WriteOptions& opts) {
+    constexpr size_t kMaxBatchBytes = 1 << 20;
+    std::vector<ApiOr<std::shared_ptr<const T>>> out;
+    out.reserve(objs.size());
+    size_t next = 0;
+    while (next < objs.size()) {
+      // One namespace to a request (its path's), as Kubernetes' paths have it.
+      const std::string& ns = objs[next].metadata.namespace_;
+      std::string target = Collection(ns);
+      if (target.empty()) return std::nullopt;  // a namespaced kind with none: item by item
+      AddQuery(target, "write", !status ? "object" : main ? "object,status" : "status");
+      AddWriteOptions(target, opts);
+      std::string body = "{\"apiVersion\":\"" + Kind().ApiVersion() + "\",\"kind\":\"" +
+                         std::string(Kind().kind) + "List\",\"items\":[";
+      const size_t first = next;
+      while (next < objs.size() && objs[next].metadata.namespace_ == ns &&
+             (next == first || body.size() < kMaxBatchBytes)) {
+        if (next > first) body += ',';
+        body += Body(objs[next]);
+        ++next;
+      }
+      body += "]}";
+      auto r = t_.Do("PUT", target, "application/json", std::move(body));
+      if (r.ok() && (r->status == 404 || r->status == 405) && first == 0) {
+        batch_refused_.store(true, std::memory_order_relaxed);
+        return std::nullopt;
+      }
+      AnswersOf(r, next - first, out);
+    }
+    return out;
+  }
+
+  // The `count` answers of one PUT on a collection, appended to `out`.
+  static void AnswersOf(const StatusOr<HttpResponse>& r, size_t count,
+                        std::vector<ApiOr<std::shared_ptr<const T>>>& out) {
+    auto all = [&](ApiError e) {
+      for (size_t i = 0; i < count; ++i) out.push_back(e);
+    };
+    if (!r.ok()) return all(FromTransport(r.status()));
+    if (r->status < 200 || r->status >= 300) return all(FromResponse(*r));
+    auto bad = [&](const std::string& why) {
+      all(ApiError{500, "InternalError", "the answer to a list of updates " + why, {}, {}, {},
+                   {}});
+    };
+    TextWritten<T> fast;
+    // A Status would decode as a kind with no fields of its own: the kind tells them apart.
+    if (api::DecodeJsonText(r->body, fast) &&
+        std::all_of(fast.items.begin(), fast.items.end(),
+                    [](const T& item) { return item.kind == Kind().kind; })) {
+      if (fast.items.size() != count) return bad("has the wrong number of items");
+      for (auto& item : fast.items) out.push_back(std::make_shared<const T>(std::move(item)));
+      return;
+    }
+    auto j = api::ParseJson(r->body);
+    if (!j.ok() || !j->is_object()) return bad("does not parse");
+    const Json& items = (*j)["items"];
+    if (!items.is_array() || items.size() != count) return bad("has the wrong number of items");
+    for (const Json& item : items) {
+      if (item.is_object() && item.value("kind", "") == "Status") {
+        out.push_back(ApiError::FromStatusJson(item, 500));
+        continue;
+      }
+      auto obj = DecodeObject<T>(item);
+      if (!obj.ok()) {
+        out.push_back(obj.error());
+      } else {
+        out.push_back(std::make_shared<const T>(*std::move(obj)));
+      }
+    }
+  }
+
   ApiOr<T> Put(const T& obj, std::string_view sub, const WriteOptions& opts) {
     std::string target = Item(obj.metadata.namespace_, obj.metadata.name);
     if (target.empty()) return NeedNamespace();
@@ -309,6 +424,7 @@ class HttpResource final : public Resource<T> {
   }
 
   HttpTransport& t_;
+  std::atomic<bool> batch_refused_{false};
 };
 
 StatusOr<std::string> ReadFile(const std::string& path) {

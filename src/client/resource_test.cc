@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <utility>
 #include <fstream>
 #include <thread>
 
 #include "client/client.h"
 #include "client/http.h"
+#include "client/http_transport.h"
 #include "client/testing/test_server.h"
 
 namespace kvol::client {
@@ -468,6 +471,208 @@ contexts:
   EXPECT_NE(missing.status().message().find("context \"zzz\" not found"), std::string::npos);
   EXPECT_FALSE(LoadKubeconfig((*s)->dir() + "/nope").ok());
   EXPECT_FALSE(HttpClient::Create(HttpConfig{.server = "http://127.0.0.1:1"}).ok());
+}
+
+// Several objects and their status at once: each answered in order as if written alone (a
+// stale one with its conflict), the others written whole; the status alone keeps the object.
+TEST_P(ResourceTest, UpdateSharedManyWritesObjectsWithTheirStatusAnsweringEach) {
+  std::vector<api::PersistentVolume> next;
+  for (std::string name : {"a", "b", "c"}) {
+    auto created = pvs().Create(PV(name));
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    api::PersistentVolume pv = *created;
+    pv.metadata.labels["tier"] = name;
+    pv.status.phase = "Available";
+    pv.status.message = "checked " + name;
+    next.push_back(std::move(pv));
+  }
+  next[1].metadata.resource_version = "1";  // stale
+  auto written = pvs().UpdateSharedMany(next, true, true);
+  ASSERT_EQ(written.size(), 3u);
+  for (size_t i : {0u, 2u}) {
+    const std::string& name = next[i].metadata.name;
+    ASSERT_TRUE(written[i].ok()) << written[i].error().message;
+    EXPECT_EQ((*written[i])->metadata.labels.at("tier"), name);
+    EXPECT_EQ((*written[i])->status.message, "checked " + name);
+    auto got = pvs().Get("", name);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(got->metadata.labels.at("tier"), name);
+    EXPECT_EQ(got->status.phase, "Available");
+    EXPECT_EQ(got->metadata.resource_version, (*written[i])->metadata.resource_version);
+  }
+  ASSERT_FALSE(written[1].ok());
+  EXPECT_EQ(written[1].error().code, 409) << written[1].error().message;
+  auto b = pvs().Get("", "b");
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->metadata.labels.count("tier"), 0u);
+  EXPECT_EQ(b->status.phase, "Pending");
+
+  api::PersistentVolume a = **written[0];
+  a.metadata.labels["tier"] = "ignored";
+  a.status.message = "status only";
+  auto status_only = pvs().UpdateSharedMany({a}, false, true);
+  ASSERT_EQ(status_only.size(), 1u);
+  ASSERT_TRUE(status_only[0].ok()) << status_only[0].error().message;
+  EXPECT_EQ((*status_only[0])->metadata.labels.at("tier"), "a");
+  EXPECT_EQ((*status_only[0])->status.message, "status only");
+
+  // One object with its status, alone.
+  api::PersistentVolume c = **written[2];
+  c.metadata.labels["tier"] = "gold";
+  c.status.message = "both";
+  auto one = pvs().UpdateShared(c, true, true);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ((*one)->metadata.labels.at("tier"), "gold");
+  EXPECT_EQ((*one)->status.message, "both");
+}
+
+// The HTTPS client against a server that counts (and may refuse) what it is sent.
+class HttpUpdatesTest : public ::testing::Test {
+ protected:
+  void StartServer(bool refuse_batches) {
+    testing::TestServerOptions o;
+    o.intercept = [this, refuse_batches](const apiserver::HttpRequest& req,
+                                         apiserver::ResponseWriter& w) {
+      if (req.method != "PUT") return false;
+      const bool collection = req.path == "/api/v1/persistentvolumes";
+      std::lock_guard lock(mu_);
+      puts_.push_back(req.path + (req.Query("write").empty() ? "" : "?" + req.Query("write")));
+      if (!collection || !refuse_batches) return false;
+      // As Kubernetes answers a PUT on a collection.
+      w.Send(405, "application/json",
+             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+             R"("message":"the server does not allow this method on the requested resource",)"
+             R"("reason":"MethodNotAllowed","details":{},"code":405})");
+      return true;
+    };
+    auto s = testing::TestServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  Resource<api::PersistentVolume>& pvs() {
+    return server_->http().resource<api::PersistentVolume>();
+  }
+  std::vector<api::PersistentVolume> Created(std::vector<std::string> names) {
+    std::vector<api::PersistentVolume> out;
+    for (const auto& name : names) {
+      auto pv = pvs().Create(PV(name));
+      EXPECT_TRUE(pv.ok()) << pv.error().message;
+      if (!pv.ok()) continue;
+      pv->metadata.labels["tier"] = name;
+      pv->status.message = "checked " + name;
+      out.push_back(*std::move(pv));
+    }
+    return out;
+  }
+  std::vector<std::string> Puts() {
+    std::lock_guard lock(mu_);
+    return std::exchange(puts_, {});
+  }
+
+  std::mutex mu_;
+  std::vector<std::string> puts_;
+  std::unique_ptr<testing::TestServer> server_;
+};
+
+TEST_F(HttpUpdatesTest, ABatchOfObjectsWithTheirStatusIsOneRequest) {
+  StartServer(/*refuse_batches=*/false);
+  auto next = Created({"a", "b", "c"});
+  ASSERT_EQ(next.size(), 3u);
+  EXPECT_TRUE(pvs().writes_with_status());
+  auto written = pvs().UpdateSharedMany(next, true, true);
+  ASSERT_EQ(written.size(), 3u);
+  for (auto& w : written) {
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_EQ((*w)->status.message, "checked " + (*w)->metadata.name);
+  }
+  EXPECT_EQ(Puts(), std::vector<std::string>{"/api/v1/persistentvolumes?object,status"});
+  auto one = pvs().UpdateWithStatus(**written[0]);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(Puts(), std::vector<std::string>{"/api/v1/persistentvolumes?object,status"});
+}
+
+TEST_F(HttpUpdatesTest, WhereTheServerRefusesABatchEachObjectIsWrittenAlone) {
+  StartServer(/*refuse_batches=*/true);
+  auto next = Created({"a", "b"});
+  ASSERT_EQ(next.size(), 2u);
+  auto written = pvs().UpdateSharedMany(next, true, true);
+  ASSERT_EQ(written.size(), 2u);
+  for (auto& w : written) {
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_EQ((*w)->metadata.labels.at("tier"), (*w)->metadata.name);
+    EXPECT_EQ((*w)->status.message, "checked " + (*w)->metadata.name);
+  }
+  EXPECT_EQ(Puts(), (std::vector<std::string>{
+                        "/api/v1/persistentvolumes?object,status",
+                        "/api/v1/persistentvolumes/a", "/api/v1/persistentvolumes/a/status",
+                        "/api/v1/persistentvolumes/b", "/api/v1/persistentvolumes/b/status"}));
+  // Not asked again.
+  EXPECT_FALSE(pvs().writes_with_status());
+  api::PersistentVolume a = **written[0];
+  a.status.message = "again";
+  auto again = pvs().UpdateWithStatus(a);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->status.message, "again");
+  EXPECT_EQ(Puts(), (std::vector<std::string>{"/api/v1/persistentvolumes/a",
+                                              "/api/v1/persistentvolumes/a/status"}));
+}
+
+// What kvol's server answers to PUTs on a collection it cannot take, and to items that fail.
+TEST_F(HttpUpdatesTest, BadBatchesAreRefusedNamingWhatIsWrong) {
+  StartServer(/*refuse_batches=*/false);
+  auto t = HttpTransport::Create(server_->http_config());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto put = [&](const std::string& target, const std::string& body) {
+    auto r = (*t)->Do("PUT", target, "application/json", body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : HttpResponse{};
+  };
+  auto refused = [&](const std::string& target, const std::string& body, const std::string& says) {
+    HttpResponse r = put(target, body);
+    EXPECT_EQ(r.status, 400) << target << ": " << r.body;
+    EXPECT_NE(r.body.find(says), std::string::npos) << r.body;
+  };
+  const std::string empty_pvs = R"({"kind":"PersistentVolumeList","items":[]})";
+  refused("/api/v1/persistentvolumes?write=everything", empty_pvs,
+          R"(write: Unsupported value: \"everything\")");
+  refused("/api/v1/persistentvolumes", R"({"kind":"ConfigMapList","items":[]})",
+          R"(kind: Invalid value: \"ConfigMapList\")");
+  refused("/api/v1/persistentvolumes", R"({"kind":"PersistentVolumeList","items":7})",
+          "items: Required value");
+  refused("/api/v1/persistentvolumes", "not json", "error decoding the request body");
+  refused("/api/v1/namespaces/default/configmaps?write=status",
+          R"({"kind":"ConfigMapList","items":[]})", "configmaps have no status subresource");
+
+  // Each item answered on its own: the good one written, the others with their Status.
+  auto& cms = server_->http().resource<api::ConfigMap>();
+  auto cm = cms.Create(ConfigMap("default", "good"));
+  ASSERT_TRUE(cm.ok()) << cm.error().message;
+  api::ConfigMap changed = *cm;
+  changed.data = api::StringMap{{"a", "2"}};
+  changed.api_version = "v1";
+  changed.kind = "ConfigMap";
+  const std::string body = R"({"kind":"ConfigMapList","items":[)" +
+                           api::EncodeJsonText(changed) +
+                           R"(,{"metadata":{"name":"x","namespace":"other"}})"
+                           R"(,{"metadata":{"namespace":"default"}}]})";
+  HttpResponse r = put("/api/v1/namespaces/default/configmaps", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto j = api::ParseJson(r.body);
+  ASSERT_TRUE(j.ok()) << r.body;
+  const api::Json& items = (*j)["items"];
+  ASSERT_EQ(items.size(), 3u) << r.body;
+  EXPECT_EQ(items[0]["kind"], "ConfigMap");
+  EXPECT_EQ(items[0]["data"]["a"], "2");
+  EXPECT_EQ(items[1]["kind"], "Status");
+  EXPECT_EQ(items[1]["code"], 400);
+  EXPECT_NE(items[1]["message"].get<std::string>().find("does not match the namespace"),
+            std::string::npos);
+  EXPECT_EQ(items[2]["code"], 400);
+  EXPECT_NE(items[2]["message"].get<std::string>().find("metadata.name: Required value"),
+            std::string::npos);
+  auto got = cms.Get("default", "good");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->data, (api::StringMap{{"a", "2"}}));
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ Status TestServer::StartApi() {
   ho.key_pem = tls->server_key_pem;
   auto* rest = rest_.get();
   server_ = std::make_unique<apiserver::HttpServer>(
-      ho, [rest](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+      ho, [rest, intercept = opts_.intercept](const apiserver::HttpRequest& req,
+                                              apiserver::ResponseWriter& w) {
+        if (intercept && intercept(req, w)) return;
         rest->Handle(req, w);
       });
   if (Status st = server_->Start(); !st.ok()) return st;

@@ -2,6 +2,7 @@
 // HTTPS on a free loopback port) with a client of each transport.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,9 @@ struct TestServerOptions {
   bool fsync = true;  // SQLite: acknowledge writes after fsync
   os::Clock* clock = &os::RealClock();
   std::chrono::seconds bookmark_interval{60};
+  // Sees every HTTPS request first; true when it has answered it (to stand in for a server
+  // that behaves otherwise), false to pass it on to the API.
+  std::function<bool(const apiserver::HttpRequest&, apiserver::ResponseWriter&)> intercept;
 };
 
 class TestServer {
