@@ -14,7 +14,15 @@ bool WorkQueue::AddLocked(const std::string& key) {
   if (!dirty_.insert(key).second) return false;  // already waiting: once is enough
   if (processing_.count(key)) return false;      // queued again on Done
   queue_.push_back(key);
-  return waiting_ > 0;
+  return WakeLocked();
+}
+
+bool WorkQueue::WakeLocked() {
+  // Every key queued meanwhile waits for the worker already woken: a burst of adds costs one
+  // wake-up, not one each, and that worker takes them as one batch (GetBatch).
+  if (waiting_ == 0 || waking_ > 0) return false;
+  ++waking_;
+  return true;
 }
 
 void WorkQueue::Add(const std::string& key) {
@@ -107,6 +115,8 @@ bool WorkQueue::WaitLocked(std::unique_lock<std::mutex>& lock,
       cv_.wait(lock);
     }
     --waiting_;
+    // Whichever waiter runs first takes the place of the one woken.
+    if (waking_ > 0) --waking_;
   }
 }
 
@@ -121,7 +131,11 @@ std::string WorkQueue::TakeLocked() {
 std::optional<std::string> WorkQueue::Get() {
   std::unique_lock lock(mu_);
   if (!WaitLocked(lock, std::nullopt)) return std::nullopt;
-  return TakeLocked();
+  std::string key = TakeLocked();
+  const bool wake = !queue_.empty() && WakeLocked();
+  lock.unlock();
+  if (wake) cv_.notify_one();
+  return key;
 }
 
 std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
@@ -129,7 +143,11 @@ std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
   const os::MonoTime deadline =
       clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout);
   if (!WaitLocked(lock, deadline)) return std::nullopt;
-  return TakeLocked();
+  std::string key = TakeLocked();
+  const bool wake = !queue_.empty() && WakeLocked();
+  lock.unlock();
+  if (wake) cv_.notify_one();
+  return key;
 }
 
 std::vector<std::string> WorkQueue::GetBatch(size_t max) {
@@ -137,6 +155,9 @@ std::vector<std::string> WorkQueue::GetBatch(size_t max) {
   std::unique_lock lock(mu_);
   if (!WaitLocked(lock, std::nullopt)) return keys;
   while (!queue_.empty() && keys.size() < std::max<size_t>(max, 1)) keys.push_back(TakeLocked());
+  const bool wake = !queue_.empty() && WakeLocked();
+  lock.unlock();
+  if (wake) cv_.notify_one();
   return keys;
 }
 
@@ -144,7 +165,7 @@ bool WorkQueue::DoneLocked(const std::string& key) {
   processing_.erase(key);
   if (dirty_.count(key) && !shutting_down_) {
     queue_.push_back(key);
-    return waiting_ > 0;
+    return WakeLocked();
   }
   return false;
 }
@@ -159,16 +180,14 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 void WorkQueue::Done(const std::vector<std::string>& keys) {
-  size_t wake = 0;
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
-    for (const auto& key : keys) wake += DoneLocked(key);
+    for (const auto& key : keys) {
+      if (DoneLocked(key)) wake = true;
+    }
   }
-  if (wake > 1) {
-    cv_.notify_all();
-  } else if (wake == 1) {
-    cv_.notify_one();
-  }
+  if (wake) cv_.notify_one();
 }
 
 void WorkQueue::ShutDown() {

@@ -77,6 +77,9 @@ class WorkQueue {
   bool DoneLocked(const std::string& key);
   // Queues `key` unless it waits already; true if a waiting worker should be woken.
   bool AddLocked(const std::string& key);
+  // True when a waiting worker should be woken for what is queued: none is on its way yet
+  // (one woken takes what it finds, and wakes the next if it leaves some).
+  bool WakeLocked();
   void PromoteDueLocked();
 
   os::Clock& clock_;
@@ -91,6 +94,7 @@ class WorkQueue {
   std::unordered_map<std::string, int> failures_;
   std::atomic<size_t> failing_{0};  // failures_.size(), read without the lock by Forget
   int waiting_ = 0;                 // workers blocked in Get
+  int waking_ = 0;                  // of those, woken and not yet running
   bool shutting_down_ = false;
 };
 

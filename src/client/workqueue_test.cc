@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -180,6 +182,40 @@ TEST(WorkQueueTest, ConcurrentWorkersNeverShareAKey) {
   EXPECT_FALSE(overlap.load());
   EXPECT_GE(processed.load(), 16);
   EXPECT_LE(processed.load(), 10000);
+}
+
+// A burst of adds wakes one waiting worker, and each worker that takes a key and leaves some
+// wakes the next: every waiting worker gets one while the others still hold theirs.
+TEST(WorkQueueTest, WorkersWakeOneAnotherForWhatIsLeft) {
+  WorkQueue q;
+  constexpr int kWorkers = 4;
+  std::mutex mu;
+  std::condition_variable cv;
+  int holding = 0;
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kWorkers; ++i) {
+    workers.emplace_back([&] {
+      auto k = q.Get();
+      if (!k) return;
+      std::unique_lock lock(mu);
+      ++holding;
+      cv.notify_all();
+      // Holds its key until every worker has one (or the test gives up).
+      cv.wait_for(lock, 10s, [&] { return holding == kWorkers; });
+      lock.unlock();
+      q.Done(*k);
+    });
+  }
+  // Most likely all waiting by now; any that is not takes a key without being woken.
+  std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < kWorkers; ++i) q.Add("k" + std::to_string(i));
+  {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, 10s, [&] { return holding == kWorkers; }))
+        << holding << " of " << kWorkers << " workers got a key";
+  }
+  q.ShutDown();
+  for (auto& w : workers) w.join();
 }
 
 }  // namespace

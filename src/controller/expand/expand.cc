@@ -38,6 +38,18 @@ void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view t
   c.push_back(std::move(cond));
 }
 
+// A Bound claim, not being deleted, that asks for more than it has: as Kubernetes' expand
+// controller, only such claims are queued and synced.
+bool WantsMore(const api::PersistentVolumeClaim& claim) {
+  if (claim.status.phase != "Bound" || claim.spec.volume_name.empty() ||
+      claim.metadata.deletion_timestamp) {
+    return false;
+  }
+  const api::Quantity* requested = Storage(claim.spec.resources.requests);
+  const api::Quantity* capacity = Storage(claim.status.capacity);
+  return requested && !(capacity && !(*capacity < *requested));
+}
+
 }  // namespace
 
 Controller::Controller(client::Client& client, client::EventSink events, Options options)
@@ -51,13 +63,8 @@ void Controller::Event(const api::PersistentVolumeClaim& claim, std::string_view
 }
 
 Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
-  if (claim.status.phase != "Bound" || claim.spec.volume_name.empty() ||
-      claim.metadata.deletion_timestamp) {
-    return OkStatus();
-  }
-  const api::Quantity* requested = Storage(claim.spec.resources.requests);
-  const api::Quantity* capacity = Storage(claim.status.capacity);
-  if (!requested || (capacity && !(*capacity < *requested))) return OkStatus();
+  if (!WantsMore(claim)) return OkStatus();
+  const api::Quantity* requested = Storage(claim.spec.resources.requests);  // set: WantsMore
   auto pv = client_.resource<api::PersistentVolume>().Get("", claim.spec.volume_name);
   if (!pv.ok()) {
     return api::IsNotFound(pv.error()) ? OkStatus() : ApiStatus(pv.error());
@@ -194,7 +201,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
-  auto changed = [this](const auto& c) { queue_->Add(client::KeyOf(*c)); };
+  auto changed = [this](const auto& c) {
+    if (WantsMore(*c)) queue_->Add(client::KeyOf(*c));
+  };
   claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = changed, .on_update = [changed](const auto&, const auto& c) { changed(c); }});
   claims_->Start();

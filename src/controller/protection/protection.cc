@@ -12,6 +12,13 @@ bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
   return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
 }
 
+// What Kubernetes' protection controllers queue an object for: its finalizer to add, or to
+// take off now that it is being deleted. Any other change needs no sync.
+bool NeedsSync(const api::ObjectMeta& m, std::string_view finalizer) {
+  const bool has = HasFinalizer(m, finalizer);
+  return m.deletion_timestamp ? has : !has;
+}
+
 // Adds or removes `finalizer` and writes the object; NotFound means it is gone already.
 template <class T>
 Status SetFinalizer(client::Resource<T>& r, const T& obj, std::string_view finalizer, bool want) {
@@ -80,11 +87,19 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
-  auto claim_changed = [this](const auto& c) { claim_queue_->Add(client::KeyOf(*c)); };
+  auto claim_changed = [this](const auto& c) {
+    if (NeedsSync(c->metadata, api::kPVCProtectionFinalizer)) {
+      claim_queue_->Add(client::KeyOf(*c));
+    }
+  };
   claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = claim_changed,
        .on_update = [claim_changed](const auto&, const auto& c) { claim_changed(c); }});
-  auto volume_changed = [this](const auto& v) { volume_queue_->Add(v->metadata.name); };
+  auto volume_changed = [this](const auto& v) {
+    if (NeedsSync(v->metadata, api::kPVProtectionFinalizer)) {
+      volume_queue_->Add(v->metadata.name);
+    }
+  };
   volumes_ = &informers_->Handle<api::PersistentVolume>(
       {.on_add = volume_changed,
        .on_update = [volume_changed](const auto&, const auto& v) { volume_changed(v); }});
