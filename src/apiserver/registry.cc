@@ -2,6 +2,7 @@
 #include "apiserver/registry.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "api/node_selector.h"
 #include "apiserver/patch.h"
@@ -191,7 +192,7 @@ std::string StoredObject::Json() const { return WithResourceVersion(*json, rev);
 
 template <class T>
 Registry<T>::Registry(store::Store& store, os::Clock& clock, Cluster& cluster)
-    : store_(store), clock_(clock), cluster_(cluster) {
+    : store_(store), clock_(clock), cluster_(cluster), memo_owner_(store::NewMemoOwner()) {
   cache_ = std::make_unique<WatchCache>(store_, StoragePrefix(info()), IndexObject<T>);
 }
 
@@ -258,11 +259,9 @@ ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o)
     // Objects with a resourceVersion never change again: they are read outside the lock.
     if (hit && hit->metadata.resource_version == rv) return hit;
   }
-  std::shared_ptr<T> out;
-  if (hit) {
-    out = std::make_shared<T>(*hit);
-  } else {
-    out = std::make_shared<T>();
+  // Apart from its reference counts (see decoded_mu_ in the header).
+  std::shared_ptr<T> out(hit ? new T(*hit) : new T());
+  if (!hit) {
     if (!api::DecodeJsonText(*o.json, *out)) {
       auto j = api::ParseJson(*o.json);
       if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
@@ -283,61 +282,30 @@ ApiOr<std::shared_ptr<const T>> Registry<T>::DecodeShared(const StoredObject& o)
 
 template <class T>
 std::shared_ptr<const T> Registry<T>::FindDecoded(const store::Value& json) {
-  auto it = decoded_.find(json.get());
-  if (it == decoded_.end() || it->second.json.lock() != json) return nullptr;
-  if (it->second.held) return it->second.held;
-  return it->second.obj.lock();
+  // Each stored value is its key's, and each key is one registry's.
+  if (json->memo_owner != memo_owner_) return nullptr;
+  return std::static_pointer_cast<const T>(json->memo.lock());
 }
 
 template <class T>
 void Registry<T>::Memoize(const store::Value& json, std::shared_ptr<const T> obj) {
+  std::shared_ptr<const T> evicted;  // released after the lock
   std::lock_guard lock(decoded_mu_);
-  Decoded& d = decoded_[json.get()];
-  d.json = json;
-  d.obj = obj;
-  d.held = std::move(obj);
-  d.seq = ++decoded_seq_;
-  recent_.emplace_back(json.get(), d.seq);
-  while (recent_.size() > kDecodedMemo) {
-    auto [key, seq] = recent_.front();
-    recent_.pop_front();
-    auto it = decoded_.find(key);
-    if (it == decoded_.end() || it->second.seq != seq) continue;  // memoized again since
-    Decoded& old = it->second;
-    // Every hand-out happens under decoded_mu_, so a count of one is exact: nothing else
-    // holds the object, and the entry can go now.
-    if (old.held.use_count() == 1 || old.json.expired()) {
-      decoded_.erase(it);
-      continue;
-    }
-    old.held.reset();
-    older_.emplace_back(key, seq);
+  json->memo = obj;
+  json->memo_owner = memo_owner_;
+  if (recent_.size() < kDecodedMemo) {
+    recent_.push_back(std::move(obj));
+    return;
   }
-  SweepDecoded();
-}
-
-template <class T>
-void Registry<T>::SweepDecoded() {
-  // Two entries per memoized object: the older ones are visited again and again, and an
-  // entry whose object went is erased within one round.
-  for (int i = 0; i < 2 && !older_.empty(); ++i) {
-    auto [key, seq] = older_.front();
-    older_.pop_front();
-    auto it = decoded_.find(key);
-    if (it == decoded_.end() || it->second.seq != seq) continue;  // erased or memoized again
-    if (it->second.obj.expired() || it->second.json.expired()) {
-      decoded_.erase(it);
-      continue;
-    }
-    older_.emplace_back(key, seq);
-  }
+  evicted = std::exchange(recent_[recent_next_], std::move(obj));
+  recent_next_ = (recent_next_ + 1) % kDecodedMemo;
 }
 
 template <class T>
 std::shared_ptr<T> Registry<T>::MemoizeWritten(const store::Value& json, T obj) {
   // What a decode of `json` gives: the object as encoded, without a resourceVersion.
   obj.metadata.resource_version.clear();
-  auto shared = std::make_shared<T>(std::move(obj));
+  std::shared_ptr<T> shared(new T(std::move(obj)));
   Memoize(json, shared);
   return shared;
 }
@@ -353,8 +321,10 @@ std::shared_ptr<const T> Registry<T>::WrittenAt(std::shared_ptr<T> obj, store::R
 template <class T>
 T Registry<T>::Unwritten(const store::Value& json, std::shared_ptr<T> obj) {
   std::lock_guard lock(decoded_mu_);
-  // The value never reached the store, so no reader can have been handed the object.
-  decoded_.erase(json.get());
+  // The value never reached the store, so no reader can have been handed the object (the
+  // ring of recent ones keeps an empty shell of it).
+  json->memo.reset();
+  json->memo_owner = 0;
   return std::move(*obj);
 }
 

@@ -6,13 +6,11 @@
 // serve HTTP. Thread-safe.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "api/defaults.h"
@@ -200,33 +198,26 @@ class Registry final : public Resource {
   Cluster& cluster_;
   std::unique_ptr<WatchCache> cache_;
 
-  // Decoded objects by the stored JSON they came from: a write is read back by the next
-  // update of the object and by every in-process watcher, and the typed object written (or
-  // one parse) serves them all.
-  // The stored value is shared (store, watch cache, events), so its address names it while a
-  // weak reference to it is alive. The kDecodedMemo objects memoized last are held here;
-  // older ones are found for as long as something else holds them (in-process informers hold
-  // every object of their kind), so an update of an object written long ago need not parse
-  // it again. Entries whose object is gone are swept a few at a time.
+  // Decoded objects are left with the stored value they came from (store::StoredText::memo):
+  // a write is read back by the next update of the object and by every in-process watcher,
+  // and the typed object written (or one parse) serves them all. The value holds it weakly;
+  // the kDecodedMemo objects memoized last are held here, and older ones are found for as long
+  // as something else holds them (in-process informers hold every object of their kind), so
+  // an update of an object written long ago need not parse it again. Memoized objects are
+  // allocated apart from their reference counts, so a value outliving its object keeps only
+  // the counts.
   //
   // An object whose resourceVersion is empty was memoized by its writer before the store
   // gave it a revision and has not been handed out yet: the first reader, or the writer,
   // sets it in place, under decoded_mu_.
-  struct Decoded {
-    std::weak_ptr<const std::string> json;
-    std::weak_ptr<const T> obj;
-    std::shared_ptr<const T> held;  // while among the most recent
-    uint64_t seq = 0;               // its place in recent_, then in older_
-  };
+  //
   // The object memoized for `json`, if it is still alive. Called with decoded_mu_ held.
   std::shared_ptr<const T> FindDecoded(const store::Value& json);
-  void SweepDecoded();
   static constexpr size_t kDecodedMemo = 8192;
+  const uint64_t memo_owner_;  // this registry's tag on the memos it leaves
   std::mutex decoded_mu_;
-  std::unordered_map<const std::string*, Decoded> decoded_;
-  std::deque<std::pair<const std::string*, uint64_t>> recent_;
-  std::deque<std::pair<const std::string*, uint64_t>> older_;
-  uint64_t decoded_seq_ = 0;
+  std::vector<std::shared_ptr<const T>> recent_;  // a ring of the last kDecodedMemo memoized
+  size_t recent_next_ = 0;
 };
 
 }  // namespace kvol::apiserver

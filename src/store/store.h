@@ -6,6 +6,7 @@
 // All methods are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -20,10 +21,24 @@ namespace kvol::store {
 
 using Revision = int64_t;
 
-// Values are immutable once written and shared between the store, its history and watchers.
-using Value = std::shared_ptr<const std::string>;
+// A stored value: the text as written, immutable once written and shared between the store,
+// its history and watchers. A reader that decodes the text may leave what it decoded with the
+// value (`memo`, tagged with the reader that left it: an id never used twice in a process), so
+// that the next reader of the same value finds it without a lookup; the API's registries do,
+// each under its own lock.
+struct StoredText : std::string {
+  explicit StoredText(std::string s) : std::string(std::move(s)) {}
+  mutable std::weak_ptr<const void> memo;
+  mutable uint64_t memo_owner = 0;
+};
+// A fresh memo_owner id.
+inline uint64_t NewMemoOwner() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+using Value = std::shared_ptr<const StoredText>;
 
-inline Value MakeValue(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+inline Value MakeValue(std::string s) { return std::make_shared<const StoredText>(std::move(s)); }
 
 struct KeyValue {
   std::string key;
