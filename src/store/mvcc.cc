@@ -115,7 +115,7 @@ void MvccIndex::Restore(std::string_view key, Revision mod, Revision create, Val
 }
 
 void MvccIndex::SetRevisions(Revision current, Revision compacted) {
-  current_ = std::max(current_, current);
+  current_ = std::max({current_, current, compacted});
   compacted_ = compacted;
 }
 

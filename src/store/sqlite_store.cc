@@ -2,7 +2,10 @@
 // every read served from the in-memory index.
 //
 //   log(rev INTEGER PRIMARY KEY, key BLOB, create_rev INTEGER, value BLOB)  -- value NULL: delete
-//   meta(name TEXT PRIMARY KEY, value INTEGER)                              -- rev, compacted
+//   meta(name TEXT PRIMARY KEY, value INTEGER)                              -- compacted, rev
+//
+// The current revision on opening is the newest of the log's last row, the compaction point and
+// meta's `rev` (written at each compaction, and by every commit in earlier versions).
 #include "store/sqlite_store.h"
 
 #include <sqlite3.h>
@@ -404,11 +407,8 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
     }
     if (sqlite3_step(st) != SQLITE_DONE) return fail_all(SqliteError(db_, "write"));
   }
-  sqlite3_stmt* meta = set_meta_.get();
-  sqlite3_reset(meta);
-  sqlite3_bind_text(meta, 1, "rev", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(meta, 2, next);
-  if (sqlite3_step(meta) != SQLITE_DONE) return fail_all(SqliteError(db_, "write meta"));
+  // The current revision is the newest row's (or the compaction point's): no meta row is
+  // written per commit, which would add a page to every commit's share of the log.
   if (Status s = Exec("COMMIT"); !s.ok()) return fail_all(s);
 
   // Durable: apply to memory, tell watchers, then acknowledge.
@@ -426,6 +426,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
 
 Status SqliteStore::CompactLocked(Revision rev) {
   std::vector<Revision> dropped;
+  Revision current;
   {
     std::unique_lock lock(state_mu_);
     if (rev <= index_.compacted()) return OkStatus();
@@ -434,6 +435,7 @@ Status SqliteStore::CompactLocked(Revision rev) {
                              " beyond the current " + std::to_string(index_.current()));
     }
     dropped = index_.Compact(rev);
+    current = index_.current();
   }
   KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
   for (Revision r : dropped) {
@@ -446,14 +448,17 @@ Status SqliteStore::CompactLocked(Revision rev) {
       return s;
     }
   }
-  sqlite3_stmt* meta = set_meta_.get();
-  sqlite3_reset(meta);
-  sqlite3_bind_text(meta, 1, "compacted", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(meta, 2, rev);
-  if (sqlite3_step(meta) != SQLITE_DONE) {
-    Status s = SqliteError(db_, "compact");
-    Exec("ROLLBACK").ok();
-    return s;
+  // The current revision too: the rows that told it may be among those dropped.
+  for (const auto& [name, value] : {std::pair{"compacted", rev}, std::pair{"rev", current}}) {
+    sqlite3_stmt* meta = set_meta_.get();
+    sqlite3_reset(meta);
+    sqlite3_bind_text(meta, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(meta, 2, value);
+    if (sqlite3_step(meta) != SQLITE_DONE) {
+      Status s = SqliteError(db_, "compact");
+      Exec("ROLLBACK").ok();
+      return s;
+    }
   }
   return Exec("COMMIT");
 }

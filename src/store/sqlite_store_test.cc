@@ -69,6 +69,30 @@ TEST_F(SqliteStoreTest, StateAndHistorySurviveARestart) {
   EXPECT_EQ(*s->Create("/c", MakeValue("c")), r3 + 2);
 }
 
+// No row records the current revision on each commit: after a restart it is the newest row's,
+// or the compaction point's when compaction dropped the newest rows (a deletion's tombstone).
+TEST_F(SqliteStoreTest, RevisionSurvivesARestartAfterCompactingTheNewestRowAway) {
+  Revision deleted;
+  {
+    auto s = Open();
+    Revision a = *s->Create("/a", MakeValue("a"));
+    Revision b = *s->Create("/b", MakeValue("b"));
+    deleted = *s->Delete("/b", b);
+    ASSERT_GT(deleted, a);
+    ASSERT_TRUE(s->Compact(deleted).ok());
+    EXPECT_EQ(s->Get("/b").status().code(), StatusCode::kNotFound);
+  }
+  {
+    auto s = Open();
+    EXPECT_EQ(*s->CurrentRevision(), deleted);
+    EXPECT_EQ(*s->CompactedRevision(), deleted);
+    EXPECT_EQ(*s->Create("/c", MakeValue("c")), deleted + 1);
+  }
+  auto s = Open();
+  EXPECT_EQ(*s->CurrentRevision(), deleted + 1);
+  EXPECT_EQ(s->Get("/c")->mod_revision, deleted + 1);
+}
+
 TEST_F(SqliteStoreTest, OneProcessOwnsTheFile) {
   auto first = Open();
   ASSERT_TRUE(first);
