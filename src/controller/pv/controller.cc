@@ -23,6 +23,23 @@ int64_t Version(const api::ObjectMeta& m) {
   return v;
 }
 
+// Whether the view should keep `cur` rather than take `next`: it is newer, or the same version
+// (objects made without a resourceVersion, as tests make them, always replace each other).
+bool KeepCurrent(const api::ObjectMeta& cur, const api::ObjectMeta& next) {
+  const int64_t have = Version(cur), got = Version(next);
+  return have > got || (have == got && got != 0);
+}
+
+// Bound, and not going away: what the controller's binding writes leave.
+bool Settled(const PersistentVolume& v) {
+  return v.status.phase == "Bound" && v.spec.claim_ref && !v.spec.claim_ref->uid.empty() &&
+         !v.metadata.deletion_timestamp;
+}
+bool Settled(const PersistentVolumeClaim& c) {
+  return c.status.phase == "Bound" && !c.spec.volume_name.empty() &&
+         HasAnnotation(c.metadata, api::kAnnBindCompleted) && !c.metadata.deletion_timestamp;
+}
+
 }  // namespace
 
 Controller::Controller(client::Client& client, EventSink events, ControllerOptions options)
@@ -107,25 +124,35 @@ void Controller::StoreVolume(const PersistentVolume& volume) {
   StoreVolume(std::make_shared<const PersistentVolume>(volume));
 }
 
-void Controller::StoreVolume(std::shared_ptr<const PersistentVolume> volume) {
+bool Controller::StoreVolume(std::shared_ptr<const PersistentVolume> volume) {
   auto cur = volumes_.Get(volume->metadata.name);
-  // The very object the view holds (in process, the event of the controller's own write):
-  // nothing to index again.
-  if (cur == volume) return;
-  if (cur && Version(cur->metadata) > Version(volume->metadata)) return;  // older than ours
+  // The very object the view holds (in process, the event of the controller's own write), or
+  // the same version of it: nothing to index again.
+  if (cur == volume) return false;
+  if (cur && KeepCurrent(cur->metadata, volume->metadata)) return false;
   volumes_.Upsert(std::move(volume));
+  return true;
+}
+
+bool Controller::UpdateNeedsSync(bool stored, const PersistentVolume& volume) {
+  return stored || !Settled(volume);
+}
+
+bool Controller::UpdateNeedsSync(bool stored, const PersistentVolumeClaim& claim) {
+  return stored || !Settled(claim);
 }
 
 void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
   StoreClaim(std::make_shared<const PersistentVolumeClaim>(claim));
 }
 
-void Controller::StoreClaim(ClaimPtr claim) {
+bool Controller::StoreClaim(ClaimPtr claim) {
   std::lock_guard lock(mu_);
   auto& slot = claims_[client::KeyOf(*claim)];
-  if (slot == claim) return;
-  if (slot && Version(slot->metadata) > Version(claim->metadata)) return;
+  if (slot == claim) return false;
+  if (slot && KeepCurrent(slot->metadata, claim->metadata)) return false;
   slot = std::move(claim);
+  return true;
 }
 
 void Controller::StoreClass(const api::StorageClass& cls) {
@@ -707,8 +734,9 @@ StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVol
 StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume& volume,
                                                          std::string_view phase,
                                                          std::string message) {
+  if (volume.status.phase == phase) return volume;
   PersistentVolume next = volume;
-  if (!SetVolumePhase(next, phase, std::move(message))) return volume;
+  SetVolumePhase(next, phase, std::move(message));
   return Write(std::move(next), true);
 }
 
@@ -793,8 +821,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   volume_informer_ = &informers_->Handle<PersistentVolume>(
       {.on_add = [this](const auto& v) { StoreVolume(v); volume_queue_->Add(v->metadata.name); },
        .on_update = [this](const auto&, const auto& v) {
-         StoreVolume(v);
-         volume_queue_->Add(v->metadata.name);
+         if (UpdateNeedsSync(StoreVolume(v), *v)) volume_queue_->Add(v->metadata.name);
        },
        .on_delete = [this](const auto& v) {
          ForgetVolume(v->metadata.name);
@@ -804,8 +831,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   claim_informer_ = &informers_->Handle<PersistentVolumeClaim>(
       {.on_add = [this](const auto& c) { StoreClaim(c); claim_queue_->Add(client::KeyOf(*c)); },
        .on_update = [this](const auto&, const auto& c) {
-         StoreClaim(c);
-         claim_queue_->Add(client::KeyOf(*c));
+         if (UpdateNeedsSync(StoreClaim(c), *c)) claim_queue_->Add(client::KeyOf(*c));
        },
        .on_delete = [this](const auto& c) {
          ForgetClaim(client::KeyOf(*c));

@@ -85,9 +85,17 @@ class Controller {
   // The controller's view, filled by the informers once started; tests fill it directly.
   void StoreVolume(const api::PersistentVolume& volume);
   void StoreClaim(const api::PersistentVolumeClaim& claim);
-  // The informers' objects, shared rather than copied (they never change).
-  void StoreVolume(std::shared_ptr<const api::PersistentVolume> volume);
-  void StoreClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim);
+  // The informers' objects, shared rather than copied (they never change). True when the view
+  // took the object as news; false when it held that version already (the echo of the
+  // controller's own write) or a newer one.
+  bool StoreVolume(std::shared_ptr<const api::PersistentVolume> volume);
+  bool StoreClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim);
+  // Whether an informer's update, which the view took as news or not (`stored`), needs a sync.
+  // Unlike Kubernetes, the echo of the controller's own write is not synced when it leaves the
+  // object Bound: while claims bind, that is half of all syncs, each finding nothing to do.
+  // Whatever changes the object later brings a new version, and with it a sync.
+  static bool UpdateNeedsSync(bool stored, const api::PersistentVolume& volume);
+  static bool UpdateNeedsSync(bool stored, const api::PersistentVolumeClaim& claim);
   void StoreClass(const api::StorageClass& cls);
   void StorePod(const api::Pod& pod);
   void ForgetVolume(const std::string& name);
