@@ -14,9 +14,10 @@
 //       bind within 5 ms), C claims created one at a time, each waited for until Bound: p50
 //       and p99 of claim-created-to-Bound.
 //       With BIND_BENCH_SLOW=1 in the environment, each claim slower than 5 ms is printed.
-//   bind_bench https --kvol PATH [--n N] [--workers W]
-//       As pairs, with `PATH server --no-controllers` and `PATH controller-manager` as two
-//       processes: the controller reads and writes over HTTPS, and so do the bench's writers.
+//   bind_bench https --kvol PATH [--n N] [--workers W] [--writers C]
+//       As pairs, with `PATH server --no-controllers --no-agent` (the API server alone) and
+//       `PATH controller-manager` as two processes: the controller reads and writes over HTTPS,
+//       and so do the bench's C writers (default 16).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -263,12 +264,14 @@ void Latency(int pvs, int claims) {
 }
 
 // Pairs with the server and the controllers as separate kvol processes, everything over HTTPS.
-void Https(const std::string& kvol, int n, int workers) {
+void Https(const std::string& kvol, int n, int workers, int writers) {
   namespace testing = kvol::client::testing;
   auto dir = testing::MakeTempDir("kvol-bind-bench");
   if (!dir.ok()) Die(dir.status().ToString());
   auto server = testing::KvolProcess::Start(
-      kvol, {"server", "--no-controllers", "--data-dir", *dir + "/data", "--listen", "127.0.0.1:0"},
+      kvol,
+      {"server", "--no-controllers", "--no-agent", "--data-dir", *dir + "/data", "--listen",
+       "127.0.0.1:0"},
       *dir + "/server.log", "kvol is ready");
   if (!server.ok()) Die(server.status().ToString());
   auto c = testing::ClientFromKubeconfig(*dir + "/data/kubeconfig");
@@ -284,17 +287,18 @@ void Https(const std::string& kvol, int n, int workers) {
       *dir + "/cm.log", "persistentvolume-controller, pvc-protection, pv-protection", 600s);
   if (!cm.ok()) Die(cm.status().ToString());
   WaitAvailable(client, n);
-  double secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
+  double created = 0, secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
   {
     BoundWatch bound(client);
     Perf("enable");
     const double server0 = CpuSecondsOf((*server)->pid()), cm0 = CpuSecondsOf((*cm)->pid());
     const double bench0 = CpuSeconds();
     const auto start = Clock::now();
-    Parallel(n, 16, [&](int i) {
+    Parallel(n, writers, [&](int i) {
       auto r = client.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
       if (!r.ok()) Die("create claim: " + r.error().message);
     });
+    created = std::chrono::duration<double>(Clock::now() - start).count();
     if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
     secs = std::chrono::duration<double>(bound.last() - start).count();
     server_cpu = CpuSecondsOf((*server)->pid()) - server0;
@@ -302,6 +306,8 @@ void Https(const std::string& kvol, int n, int workers) {
     bench_cpu = CpuSeconds() - bench0;
     Perf("disable");
   }
+  std::printf("https_pairs=%d workers=%d writers=%d all_created_seconds=%.3f\n", n, workers,
+              writers, created);
   std::printf("https_pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("https_pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
   // CPU per bind, counted from the first claim created until the last is Bound.
@@ -323,7 +329,7 @@ void Https(const std::string& kvol, int n, int workers) {
 int main(int argc, char** argv) {
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";
-  int n = 0, workers = 4, pvs = 100000, claims = 200, writers = 64;
+  int n = 0, workers = 4, pvs = 100000, claims = 200, writers = 0;
   std::string kvol;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string f = argv[i];
@@ -337,13 +343,15 @@ int main(int argc, char** argv) {
     else Die("unknown flag " + f);
   }
   if (what == "https") {
+    if (writers == 0) writers = 16;
     if (kvol.empty()) Die("https needs --kvol PATH (the kvol binary)");
     if (n > 0) {
-      Https(kvol, n, workers);
+      Https(kvol, n, workers, writers);
     } else {
-      for (int size : {1000, 10000, 100000}) Https(kvol, size, workers);
+      for (int size : {1000, 10000, 100000}) Https(kvol, size, workers, writers);
     }
   } else if (what == "pairs") {
+    if (writers == 0) writers = 64;
     if (n > 0) {
       Pairs(n, workers, writers);
     } else {
@@ -352,8 +360,8 @@ int main(int argc, char** argv) {
   } else if (what == "latency") {
     Latency(pvs, claims);
   } else {
-    Die("usage: bind_bench pairs [--n N] [--workers W] | latency [--pvs P] [--claims C] | "
-        "https --kvol PATH [--n N] [--workers W]");
+    Die("usage: bind_bench pairs [--n N] [--workers W] [--writers C] | latency [--pvs P] "
+        "[--claims C] | https --kvol PATH [--n N] [--workers W] [--writers C]");
   }
   return 0;
 }
