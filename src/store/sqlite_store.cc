@@ -4,8 +4,9 @@
 //   log(rev INTEGER PRIMARY KEY, key BLOB, create_rev INTEGER, value BLOB)  -- value NULL: delete
 //   meta(name TEXT PRIMARY KEY, value INTEGER)                              -- compacted, rev
 //
-// The current revision on opening is the newest of the log's last row, the compaction point and
-// meta's `rev` (written at each compaction, and by every commit in earlier versions).
+// The current revision on opening is the newest of the log's last row, the compaction point
+// (compaction may drop the newest rows, a deletion's tombstone) and meta's `rev`, which earlier
+// versions wrote on every commit.
 #include "store/sqlite_store.h"
 
 #include <sqlite3.h>
@@ -426,7 +427,6 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
 
 Status SqliteStore::CompactLocked(Revision rev) {
   std::vector<Revision> dropped;
-  Revision current;
   {
     std::unique_lock lock(state_mu_);
     if (rev <= index_.compacted()) return OkStatus();
@@ -435,7 +435,6 @@ Status SqliteStore::CompactLocked(Revision rev) {
                              " beyond the current " + std::to_string(index_.current()));
     }
     dropped = index_.Compact(rev);
-    current = index_.current();
   }
   KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
   for (Revision r : dropped) {
@@ -448,17 +447,14 @@ Status SqliteStore::CompactLocked(Revision rev) {
       return s;
     }
   }
-  // The current revision too: the rows that told it may be among those dropped.
-  for (const auto& [name, value] : {std::pair{"compacted", rev}, std::pair{"rev", current}}) {
-    sqlite3_stmt* meta = set_meta_.get();
-    sqlite3_reset(meta);
-    sqlite3_bind_text(meta, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(meta, 2, value);
-    if (sqlite3_step(meta) != SQLITE_DONE) {
-      Status s = SqliteError(db_, "compact");
-      Exec("ROLLBACK").ok();
-      return s;
-    }
+  sqlite3_stmt* meta = set_meta_.get();
+  sqlite3_reset(meta);
+  sqlite3_bind_text(meta, 1, "compacted", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(meta, 2, rev);
+  if (sqlite3_step(meta) != SQLITE_DONE) {
+    Status s = SqliteError(db_, "compact");
+    Exec("ROLLBACK").ok();
+    return s;
   }
   return Exec("COMMIT");
 }

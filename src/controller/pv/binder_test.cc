@@ -892,12 +892,6 @@ TEST(BinderBatchTest, ClaimsOfABatchBindOnceEachAndFailAlone) {
   EXPECT_EQ(api.fake<PersistentVolume>().Objects()["v1"].spec.claim_ref->name, "c1");
 }
 
-}  // namespace
-}  // namespace kvol::controller::pv
-
-namespace kvol::controller::pv {
-namespace {
-
 // The view takes a version it has not seen; the echo of a write it remembered already (the very
 // object in process, the same resourceVersion over HTTP) and older versions it keeps out. Such
 // an echo is synced unless it leaves the object Bound.

@@ -30,16 +30,6 @@ bool KeepCurrent(const api::ObjectMeta& cur, const api::ObjectMeta& next) {
   return have > got || (have == got && got != 0);
 }
 
-// Bound, and not going away: what the controller's binding writes leave.
-bool Settled(const PersistentVolume& v) {
-  return v.status.phase == "Bound" && v.spec.claim_ref && !v.spec.claim_ref->uid.empty() &&
-         !v.metadata.deletion_timestamp;
-}
-bool Settled(const PersistentVolumeClaim& c) {
-  return c.status.phase == "Bound" && !c.spec.volume_name.empty() &&
-         HasAnnotation(c.metadata, api::kAnnBindCompleted) && !c.metadata.deletion_timestamp;
-}
-
 }  // namespace
 
 Controller::Controller(client::Client& client, EventSink events, ControllerOptions options)
@@ -134,12 +124,15 @@ bool Controller::StoreVolume(std::shared_ptr<const PersistentVolume> volume) {
   return true;
 }
 
-bool Controller::UpdateNeedsSync(bool stored, const PersistentVolume& volume) {
-  return stored || !Settled(volume);
+// Unless news, only what the binding writes leave is left alone: Bound, not being deleted.
+bool Controller::UpdateNeedsSync(bool stored, const PersistentVolume& v) {
+  return stored || v.status.phase != "Bound" || !v.spec.claim_ref ||
+         v.spec.claim_ref->uid.empty() || v.metadata.deletion_timestamp;
 }
 
-bool Controller::UpdateNeedsSync(bool stored, const PersistentVolumeClaim& claim) {
-  return stored || !Settled(claim);
+bool Controller::UpdateNeedsSync(bool stored, const PersistentVolumeClaim& c) {
+  return stored || c.status.phase != "Bound" || c.spec.volume_name.empty() ||
+         !HasAnnotation(c.metadata, api::kAnnBindCompleted) || c.metadata.deletion_timestamp;
 }
 
 void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
