@@ -65,10 +65,19 @@ StatusOr<RangeResult> MvccIndex::Range(const RangeOptions& opts) const {
   return result;
 }
 
+std::map<std::string, std::vector<MvccIndex::Version>, std::less<>>::iterator MvccIndex::Find(
+    std::string_view key) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+    it->second.reserve(2);  // most objects are written again
+  }
+  return it;
+}
+
 Event MvccIndex::Apply(std::string_view key, Value value) {
   const Revision rev = ++current_;
-  auto it = keys_.find(key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+  auto it = Find(key);
   auto& versions = it->second;
   const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
 
@@ -87,28 +96,15 @@ Event MvccIndex::Apply(std::string_view key, Value value) {
   }
   ev.prev = std::move(prev_kv);
   if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({rev, &it->first});
-  history_.push_back(ev);
+  history_.push_back({rev, &it->first});
   return ev;
 }
 
 void MvccIndex::Restore(std::string_view key, Revision mod, Revision create, Value value,
                         bool history) {
-  auto it = keys_.find(key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+  auto it = Find(key);
   auto& versions = it->second;
-  const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
-  if (history) {
-    Event ev;
-    if (prev) ev.prev = KeyValue{it->first, prev->value, prev->create, prev->mod};
-    if (value == nullptr) {
-      ev.type = Event::Type::kDeleted;
-      ev.kv = KeyValue{it->first, prev ? prev->value : nullptr, prev ? prev->create : 0, mod};
-    } else {
-      ev.type = prev ? Event::Type::kModified : Event::Type::kAdded;
-      ev.kv = KeyValue{it->first, value, create, mod};
-    }
-    history_.push_back(std::move(ev));
-  }
+  if (history) history_.push_back({mod, &it->first});
   versions.push_back({mod, value ? create : 0, std::move(value)});
   if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({mod, &it->first});
   current_ = std::max(current_, mod);
@@ -147,7 +143,7 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
     if (versions.empty()) keys_.erase(it);
   }
   std::sort(dropped.begin(), dropped.end());
-  while (!history_.empty() && history_.front().revision() <= rev) history_.pop_front();
+  while (!history_.empty() && history_.front().first <= rev) history_.pop_front();
   compacted_ = rev;
   return dropped;
 }
@@ -155,9 +151,26 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
 std::vector<Event> MvccIndex::HistorySince(std::string_view prefix, Revision after) const {
   std::vector<Event> out;
   auto it = std::upper_bound(history_.begin(), history_.end(), after,
-                             [](Revision r, const Event& e) { return r < e.revision(); });
+                             [](Revision r, const auto& h) { return r < h.first; });
   for (; it != history_.end(); ++it) {
-    if (HasPrefix(it->kv.key, prefix)) out.push_back(*it);
+    const auto& [rev, key] = *it;
+    if (!HasPrefix(*key, prefix)) continue;
+    // The version written at `rev` and the one it followed are both kept: compaction keeps
+    // what is visible at the compaction point and everything after it.
+    const std::vector<Version>& versions = keys_.find(*key)->second;
+    auto at = std::lower_bound(versions.begin(), versions.end(), rev,
+                               [](const Version& v, Revision r) { return v.mod < r; });
+    const Version* prev = at == versions.begin() || std::prev(at)->deleted() ? nullptr
+                                                                             : &*std::prev(at);
+    Event& ev = out.emplace_back();
+    if (prev) ev.prev = KeyValue{*key, prev->value, prev->create, prev->mod};
+    if (at->deleted()) {
+      ev.type = Event::Type::kDeleted;
+      ev.kv = KeyValue{*key, prev ? prev->value : nullptr, prev ? prev->create : 0, rev};
+    } else {
+      ev.type = prev ? Event::Type::kModified : Event::Type::kAdded;
+      ev.kv = KeyValue{*key, at->value, at->create, rev};
+    }
   }
   return out;
 }
@@ -236,30 +249,45 @@ WatchPtr WatchHub::Add(std::string prefix, std::vector<Event> backlog, Revision 
   return std::make_unique<Handle>(std::move(w));
 }
 
-void WatchHub::Publish(const std::vector<Event>& events, Revision revision) {
+void WatchHub::Publish(std::vector<Event> events, Revision revision) {
   std::lock_guard lock(mu_);
   struct SetPublished {
     std::atomic<Revision>& target;
     Revision value;
     ~SetPublished() { target.store(value, std::memory_order_release); }
   } set_published{*published_, revision};
-  std::erase_if(watchers_, [&](const std::shared_ptr<Watcher>& w) {
-    std::lock_guard wl(w->mu);
-    if (w->closed || !w->error.ok()) return true;
+  // Each event is copied to every watcher it matches but the last, which takes it.
+  std::vector<size_t> last(events.size(), watchers_.size());
+  for (size_t i = 0; i < watchers_.size(); ++i) {
+    for (size_t e = 0; e < events.size(); ++e) {
+      if (HasPrefix(events[e].kv.key, watchers_[i]->prefix)) last[e] = i;
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < watchers_.size(); ++i) {
+    Watcher& w = *watchers_[i];
+    std::lock_guard wl(w.mu);
+    if (w.closed || !w.error.ok()) continue;
     bool added = false;
-    for (const auto& ev : events) {
-      if (!HasPrefix(ev.kv.key, w->prefix)) continue;
-      w->pending.push_back(ev);
+    for (size_t e = 0; e < events.size(); ++e) {
+      if (last[e] == i) {
+        w.pending.push_back(std::move(events[e]));
+      } else if (last[e] > i && HasPrefix(events[e].kv.key, w.prefix)) {
+        w.pending.push_back(events[e]);
+      } else {
+        continue;
+      }
       added = true;
     }
-    if (w->pending.size() > kMaxBacklog) {
-      w->pending.clear();
-      w->error = OutOfRangeError("watcher fell too far behind; list again");
+    if (w.pending.size() > kMaxBacklog) {
+      w.pending.clear();
+      w.error = OutOfRangeError("watcher fell too far behind; list again");
       added = true;
     }
-    if (added) w->cv.notify_all();
-    return !w->error.ok();
-  });
+    if (added) w.cv.notify_all();
+    if (w.error.ok()) watchers_[kept++] = std::move(watchers_[i]);
+  }
+  watchers_.resize(kept);
 }
 
 void WatchHub::Shutdown() {

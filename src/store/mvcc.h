@@ -52,6 +52,8 @@ class MvccIndex {
 
  private:
   StatusOr<Revision> ReadRevision(Revision rev) const;
+  // The key's entry, made (empty) if it has none.
+  std::map<std::string, std::vector<Version>, std::less<>>::iterator Find(std::string_view key);
   // The version of `versions` visible at `rev`, or nullptr.
   static const Version* At(const std::vector<Version>& versions, Revision rev);
 
@@ -59,7 +61,9 @@ class MvccIndex {
   // For each version that supersedes an older one or is a tombstone, in revision order: its
   // revision and its key (the map's own, stable until the key is erased).
   std::deque<std::pair<Revision, const std::string*>> superseding_;
-  std::deque<Event> history_;                 // events after compacted_, in order
+  // Every write after compacted_, in revision order: its revision and its key (the map's own).
+  // An event is made from the key's versions when a watch asks for it.
+  std::deque<std::pair<Revision, const std::string*>> history_;
   // Like etcd, an empty store is at revision 1 and its first write gets 2: 0 never names a real
   // revision, so it can mean "now" / "any".
   Revision current_ = 1;
@@ -78,7 +82,7 @@ class WatchHub {
   // starts at `current` (the revision the backlog runs up to).
   WatchPtr Add(std::string prefix, std::vector<Event> backlog, Revision current);
   // Delivers committed events; `revision` is the store's revision after them.
-  void Publish(const std::vector<Event>& events, Revision revision);
+  void Publish(std::vector<Event> events, Revision revision);
   // Ends every watcher with Cancelled.
   void Shutdown();
 

@@ -421,7 +421,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       events.push_back(index_.Apply(p.w->key, p.w->value));
       p.w->result = p.rev;
     }
-    hub_.Publish(events, index_.current());
+    hub_.Publish(std::move(events), index_.current());
   }
 }
 

@@ -247,6 +247,70 @@ TEST_P(StoreConformance, WatchFromAnOldRevisionResumesWithoutGapsOrDuplicates) {
   EXPECT_TRUE((*resumed)->Next(50ms)->empty());
 }
 
+TEST_P(StoreConformance, WatchFromAnOldRevisionReplaysUpdatesAndDeletesWithPrevious) {
+  Revision start = *store_->CurrentRevision();
+  Revision r1 = *store_->Create(K("x"), V("1"));
+  Revision r2 = *store_->Update(K("x"), V("2"), r1);
+  Revision r3 = *store_->Delete(K("x"), r2);
+  Revision r4 = *store_->Create(K("x"), V("3"));
+  for (Revision from : {start, r1}) {
+    auto w = store_->Watch(K(""), from);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    auto evs = Collect(**w, from == start ? 4 : 3);
+    ASSERT_EQ(evs.size(), from == start ? 4u : 3u);
+    if (from == start) {
+      EXPECT_EQ(evs[0].type, Event::Type::kAdded);
+      EXPECT_EQ(evs[0].revision(), r1);
+      EXPECT_FALSE(evs[0].prev.has_value());
+      evs.erase(evs.begin());
+    }
+    EXPECT_EQ(evs[0].type, Event::Type::kModified);
+    EXPECT_EQ(evs[0].revision(), r2);
+    EXPECT_EQ(evs[0].kv.create_revision, r1);
+    EXPECT_EQ(*evs[0].kv.value, "2");
+    ASSERT_TRUE(evs[0].prev.has_value());
+    EXPECT_EQ(*evs[0].prev->value, "1");
+    EXPECT_EQ(evs[0].prev->mod_revision, r1);
+    EXPECT_EQ(evs[1].type, Event::Type::kDeleted);
+    EXPECT_EQ(evs[1].revision(), r3);
+    ASSERT_TRUE(evs[1].kv.value);
+    EXPECT_EQ(*evs[1].kv.value, "2");  // a deletion carries the last value
+    EXPECT_EQ(evs[2].type, Event::Type::kAdded);
+    EXPECT_EQ(evs[2].revision(), r4);
+    EXPECT_EQ(evs[2].kv.create_revision, r4);
+    EXPECT_EQ(*evs[2].kv.value, "3");
+    EXPECT_FALSE(evs[2].prev.has_value());
+  }
+}
+
+TEST_P(StoreConformance, OverlappingWatchersEachGetWholeEvents) {
+  auto all = store_->Watch(K(""), 0);
+  auto some = store_->Watch(K("a/"), 0);
+  auto again = store_->Watch(K(""), 0);
+  ASSERT_TRUE(all.ok() && some.ok() && again.ok());
+  Revision a = *store_->Create(K("a/1"), V("one"));
+  ASSERT_TRUE(store_->Update(K("a/1"), V("two"), a).ok());
+  ASSERT_TRUE(store_->Create(K("b/1"), V("three")).ok());
+  for (auto* w : {&all, &again}) {
+    auto evs = Collect(***w, 3);
+    ASSERT_EQ(evs.size(), 3u);
+    EXPECT_EQ(evs[0].kv.key, K("a/1"));
+    EXPECT_EQ(*evs[0].kv.value, "one");
+    EXPECT_EQ(*evs[1].kv.value, "two");
+    ASSERT_TRUE(evs[1].prev.has_value());
+    EXPECT_EQ(evs[1].prev->key, K("a/1"));
+    EXPECT_EQ(*evs[1].prev->value, "one");
+    EXPECT_EQ(evs[2].kv.key, K("b/1"));
+    EXPECT_EQ(*evs[2].kv.value, "three");
+  }
+  auto evs = Collect(**some, 2);
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(*evs[0].kv.value, "one");
+  EXPECT_EQ(*evs[1].kv.value, "two");
+  EXPECT_EQ(evs[1].prev->key, K("a/1"));
+  EXPECT_TRUE((*some)->Next(50ms)->empty());
+}
+
 TEST_P(StoreConformance, CompactionMakesOldRevisionsTooOld) {
   Revision r1 = *store_->Create(K("a"), V("1"));
   Revision r2 = *store_->Update(K("a"), V("2"), r1);
