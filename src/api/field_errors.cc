@@ -2,31 +2,40 @@
 #include "api/field_errors.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace kvol::api {
 
+void Path::Append(std::string_view s) {
+  if (long_.empty() && size_ + s.size() <= kInline) {
+    std::memcpy(inline_ + size_, s.data(), s.size());
+    size_ += s.size();
+    return;
+  }
+  if (long_.empty()) long_.assign(inline_, size_);
+  long_ += s;
+}
+
 Path Path::Child(std::string_view name) const {
-  Path p;
-  p.s_.reserve(s_.size() + 1 + name.size());
-  p.s_ = s_;
-  if (!p.s_.empty()) p.s_ += '.';
-  p.s_ += name;
+  Path p(view());
+  if (!p.empty()) p.Append(".");
+  p.Append(name);
   return p;
 }
 
 Path Path::Index(size_t i) const {
-  Path p(*this);
-  p.s_ += '[';
-  p.s_ += std::to_string(i);
-  p.s_ += ']';
+  Path p(view());
+  char digits[24];
+  const int n = std::snprintf(digits, sizeof digits, "[%zu]", i);
+  p.Append(std::string_view(digits, static_cast<size_t>(n)));
   return p;
 }
 
 Path Path::Key(std::string_view key) const {
-  Path p(*this);
-  p.s_ += '[';
-  p.s_ += key;
-  p.s_ += ']';
+  Path p(view());
+  p.Append("[");
+  p.Append(key);
+  p.Append("]");
   return p;
 }
 

@@ -10,20 +10,29 @@
 namespace kvol::api {
 
 // A path into an object: "spec", "spec.volumes[0].name", "spec.capacity[storage]".
-// Cheap to copy; each step builds a new string, which is fine off the hottest paths.
+// Validation makes a path for every field it checks and prints one only for a field that is
+// wrong, so a path is held inline (no allocation) unless it is unusually long.
 class Path {
  public:
   Path() = default;
-  explicit Path(std::string_view root) : s_(root) {}
+  explicit Path(std::string_view root) { Append(root); }
 
   Path Child(std::string_view name) const;         // a.b
   Path Index(size_t i) const;                      // a[3]
   Path Key(std::string_view key) const;            // a[key]
-  const std::string& str() const { return s_; }
-  bool empty() const { return s_.empty(); }
+  std::string str() const { return std::string(view()); }
+  std::string_view view() const {
+    return long_.empty() ? std::string_view(inline_, size_) : std::string_view(long_);
+  }
+  bool empty() const { return view().empty(); }
 
  private:
-  std::string s_;
+  void Append(std::string_view s);
+
+  static constexpr size_t kInline = 96;
+  char inline_[kInline];
+  size_t size_ = 0;   // of inline_, while long_ is empty
+  std::string long_;  // the path, once it outgrew inline_
 };
 
 enum class FieldErrorType {

@@ -95,7 +95,22 @@ StatusOr<Selector> Parse(std::string_view s) {
 bool Selector::Matches(const StringMap& fields) const {
   for (const auto& t : terms_) {
     auto it = fields.find(t.field);
-    const std::string& have = it == fields.end() ? std::string() : it->second;
+    std::string_view have = it == fields.end() ? std::string_view() : it->second;
+    if ((have == t.value) != t.equals) return false;
+  }
+  return true;
+}
+
+bool Selector::Matches(const StringMap& fields, std::string_view name, std::string_view ns) const {
+  for (const auto& t : terms_) {
+    std::string_view have;
+    if (t.field == "metadata.name") {
+      have = name;
+    } else if (t.field == "metadata.namespace") {
+      have = ns;
+    } else if (auto it = fields.find(t.field); it != fields.end()) {
+      have = it->second;
+    }
     if ((have == t.value) != t.equals) return false;
   }
   return true;

@@ -22,6 +22,8 @@ class Selector {
  public:
   // Every term must hold; a field missing from `fields` reads as "".
   bool Matches(const StringMap& fields) const;
+  // The same, with metadata.name and metadata.namespace given apart from the other fields.
+  bool Matches(const StringMap& fields, std::string_view name, std::string_view ns) const;
   bool Empty() const { return terms_.empty(); }
   const std::vector<Term>& terms() const { return terms_; }
   // "a=x,b!=y" with values escaped, terms in sorted order.

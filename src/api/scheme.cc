@@ -78,10 +78,8 @@ const KindInfo* FindKind(std::string_view api_version, std::string_view kind) {
   return found;
 }
 
-StringMap SelectableFields(const Pod& pod) {
-  StringMap m = {{"metadata.name", pod.metadata.name},
-                 {"metadata.namespace", pod.metadata.namespace_},
-                 {"spec.nodeName", pod.spec.node_name},
+StringMap KindFields(const Pod& pod) {
+  StringMap m = {{"spec.nodeName", pod.spec.node_name},
                  {"spec.restartPolicy", pod.spec.restart_policy},
                  {"spec.schedulerName", pod.spec.scheduler_name},
                  {"spec.serviceAccountName", pod.spec.service_account_name},
@@ -94,29 +92,21 @@ StringMap SelectableFields(const Pod& pod) {
   return m;
 }
 
-StringMap SelectableFields(const Node& node) {
-  return {{"metadata.name", node.metadata.name},
-          {"metadata.namespace", node.metadata.namespace_},
-          {"spec.unschedulable", node.spec.unschedulable ? "true" : "false"}};
+StringMap KindFields(const Node& node) {
+  return {{"spec.unschedulable", node.spec.unschedulable ? "true" : "false"}};
 }
 
-StringMap SelectableFields(const Namespace& ns) {
-  return {{"metadata.name", ns.metadata.name},
-          {"metadata.namespace", ns.metadata.namespace_},
-          {"status.phase", ns.status.phase}};
+StringMap KindFields(const Namespace& ns) {
+  return {{"status.phase", ns.status.phase}};
 }
 
-StringMap SelectableFields(const Secret& s) {
-  return {{"metadata.name", s.metadata.name},
-          {"metadata.namespace", s.metadata.namespace_},
-          {"type", s.type}};
+StringMap KindFields(const Secret& s) {
+  return {{"type", s.type}};
 }
 
-StringMap SelectableFields(const Event& e) {
+StringMap KindFields(const Event& e) {
   const auto& o = e.involved_object;
-  return {{"metadata.name", e.metadata.name},
-          {"metadata.namespace", e.metadata.namespace_},
-          {"involvedObject.kind", o.kind},
+  return {{"involvedObject.kind", o.kind},
           {"involvedObject.namespace", o.namespace_},
           {"involvedObject.name", o.name},
           {"involvedObject.uid", o.uid},

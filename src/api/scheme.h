@@ -50,16 +50,26 @@ void ForEachKind(F&& f) {
 // Looks a kind up by apiVersion and kind; nullptr when kvol does not serve it.
 const KindInfo* FindKind(std::string_view api_version, std::string_view kind);
 
-// The values of a kind's selectable fields, for field selectors.
-StringMap SelectableFields(const Pod& pod);
+// The values of a kind's selectable fields other than metadata.name and metadata.namespace,
+// which every kind has.
+StringMap KindFields(const Pod& pod);
+StringMap KindFields(const Node& node);
+StringMap KindFields(const Namespace& ns);
+StringMap KindFields(const Secret& s);
+StringMap KindFields(const Event& e);
+template <class T>
+StringMap KindFields(const T&) {
+  return {};
+}
+
+// The values of all of a kind's selectable fields, for field selectors.
 template <class T>
 StringMap SelectableFields(const T& obj) {
-  return {{"metadata.name", obj.metadata.name}, {"metadata.namespace", obj.metadata.namespace_}};
+  StringMap m = KindFields(obj);
+  m.emplace("metadata.name", obj.metadata.name);
+  m.emplace("metadata.namespace", obj.metadata.namespace_);
+  return m;
 }
-StringMap SelectableFields(const Node& node);
-StringMap SelectableFields(const Namespace& ns);
-StringMap SelectableFields(const Secret& s);
-StringMap SelectableFields(const Event& e);
 
 // The stored-but-not-modelled kinds have a status subresource when Kubernetes gives them one.
 template <class T>

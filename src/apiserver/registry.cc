@@ -101,7 +101,7 @@ StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
   c.json = kv.value;
   c.rev = kv.mod_revision;
   c.labels = std::move(obj.metadata.labels);
-  c.fields = api::SelectableFields(obj);
+  c.fields = api::KindFields(obj);
   return c;
 }
 
@@ -113,7 +113,7 @@ CachedObject IndexTyped(const T& obj) {
   c.ns = obj.metadata.namespace_;
   c.name = obj.metadata.name;
   c.labels = obj.metadata.labels;
-  c.fields = api::SelectableFields(obj);
+  c.fields = api::KindFields(obj);
   return c;
 }
 

@@ -615,6 +615,23 @@ TEST_F(RegistryTest, ListSelectorsNamespacesAndPages) {
   ASSERT_TRUE(pvcs().Create(PVC("b"), "other").ok());
   EXPECT_EQ(pvcs().ListStored("default", {})->items.size(), 1u);
   EXPECT_EQ(pvcs().ListStored("", {})->items.size(), 2u);
+
+  // Every kind selects by metadata.name and metadata.namespace; some by fields of their own.
+  ListOptions in_other;
+  in_other.field_selector = "metadata.namespace=other";
+  auto claims = pvcs().ListStored("", in_other);
+  ASSERT_TRUE(claims.ok());
+  ASSERT_EQ(claims->items.size(), 1u);
+  EXPECT_NE(claims->items[0].Json().find(R"("name":"b")"), std::string::npos);
+  in_other.field_selector = "metadata.namespace!=other,metadata.name=a";
+  EXPECT_EQ(pvcs().ListStored("", in_other)->items.size(), 1u);
+  in_other.field_selector = "metadata.namespace!=other,metadata.name=b";
+  EXPECT_EQ(pvcs().ListStored("", in_other)->items.size(), 0u);
+  ListOptions active;
+  active.field_selector = "status.phase=Active,metadata.name=other";
+  EXPECT_EQ(api_->registry<api::Namespace>().ListStored("", active)->items.size(), 1u);
+  active.field_selector = "status.phase!=Active";
+  EXPECT_EQ(api_->registry<api::Namespace>().ListStored("", active)->items.size(), 0u);
 }
 
 TEST_F(RegistryTest, ListIsFreshAfterWrites) {

@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 bool Filter::Matches(const CachedObject& o) const {
   if (!ns.empty() && o.ns != ns) return false;
   if (!labels.Matches(o.labels)) return false;
-  return fields.Empty() || fields.Matches(o.fields);
+  return fields.Empty() || fields.Matches(o.fields, o.name, o.ns);
 }
 
 struct WatchCache::Watcher {

@@ -27,7 +27,7 @@ struct CachedObject {
   store::Value json;  // as stored: without metadata.resourceVersion
   store::Revision rev = 0;
   api::StringMap labels;
-  api::StringMap fields;  // selectable fields (metadata.name, metadata.namespace, ...)
+  api::StringMap fields;  // selectable fields other than metadata.name and metadata.namespace
 };
 using CachedPtr = std::shared_ptr<const CachedObject>;
 

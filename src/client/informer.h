@@ -49,6 +49,22 @@ std::string KeyOf(const T& obj) {
   return obj.metadata.namespace_ + "/" + obj.metadata.name;
 }
 
+// KeyOf written into `out`, reusing its storage, so that finding an object by its key
+// allocates nothing.
+template <class T>
+const std::string& KeyInto(std::string& out, const T& obj) {
+  out.assign(obj.metadata.namespace_);
+  if (!out.empty()) out += '/';
+  out += obj.metadata.name;
+  return out;
+}
+
+// Hashes strings and string views alike, for unordered maps found by std::string_view.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // The namespace and name of a key.
 inline std::pair<std::string, std::string> SplitKey(std::string_view key) {
   size_t slash = key.find('/');
@@ -310,7 +326,7 @@ class Informer : public InformerBase {
   // Under mu_: puts `now` in the cache and says what changed (nothing if the version is the one
   // cached already).
   std::optional<Notice> Upsert(Ptr now) {
-    const std::string key = KeyOf(*now);
+    const std::string& key = KeyInto(key_, *now);
     auto it = items_.find(key);
     if (it == items_.end()) {
       IndexAdd(key, *now);
@@ -421,6 +437,7 @@ class Informer : public InformerBase {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<std::string, Ptr, std::less<>> items_;
+  std::string key_;  // Upsert's, reused
   std::map<std::string, IndexFunc> index_funcs_;
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
   std::string rv_;

@@ -140,8 +140,12 @@ void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
 }
 
 bool Controller::StoreClaim(ClaimPtr claim) {
+  thread_local std::string key;
+  client::KeyInto(key, *claim);
   std::lock_guard lock(mu_);
-  auto& slot = claims_[client::KeyOf(*claim)];
+  auto it = claims_.find(std::string_view(key));
+  if (it == claims_.end()) it = claims_.emplace(key, nullptr).first;
+  auto& slot = it->second;
   if (slot == claim) return false;
   if (slot && KeepCurrent(slot->metadata, claim->metadata)) return false;
   slot = std::move(claim);

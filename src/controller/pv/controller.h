@@ -207,7 +207,7 @@ class Controller {
 
   VolumeIndex volumes_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, ClaimPtr> claims_;
+  std::unordered_map<std::string, ClaimPtr, client::StringHash, std::equal_to<>> claims_;
   std::unordered_map<std::string, std::shared_ptr<const api::StorageClass>> classes_;
   PodClaimIndex pods_;
   std::vector<std::string> queued_claims_;  // when no queue runs (tests)
