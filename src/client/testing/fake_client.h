@@ -6,6 +6,7 @@
 // are driven by calling their sync functions.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -151,6 +152,12 @@ class FakeResource final : public Resource<T> {
     objects_[Key(obj.metadata.namespace_, obj.metadata.name)] = obj;
     return obj;
   }
+  // Called with each object an update stores, before the update answers: as a watch event
+  // that reaches an informer before the writer has its answer.
+  void OnWritten(std::function<void(const T&)> f) {
+    std::lock_guard lock(mu_);
+    on_written_ = std::move(f);
+  }
   // Every stored object, by key.
   std::map<std::string, T> Objects() const {
     std::lock_guard lock(mu_);
@@ -172,7 +179,7 @@ class FakeResource final : public Resource<T> {
   ApiOr<T> Write(const T& obj, bool status) {
     const std::string key = Key(obj.metadata.namespace_, obj.metadata.name);
     if (auto e = state_.Call(status ? "update-status" : "update", Info().resource, key)) return *e;
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound(obj.metadata.name);
     const std::string& rv = obj.metadata.resource_version;
@@ -198,12 +205,17 @@ class FakeResource final : public Resource<T> {
       return stored;
     }
     it->second = stored;
+    if (auto written = on_written_) {
+      lock.unlock();
+      written(stored);
+    }
     return stored;
   }
 
   FakeState& state_;
   mutable std::mutex mu_;
   std::map<std::string, T> objects_;
+  std::function<void(const T&)> on_written_;
 };
 
 class FakeClient final : public Client {

@@ -938,5 +938,52 @@ TEST(ViewTest, EchoesOfBindingsAreNotSyncedAgain) {
   EXPECT_TRUE(Controller::UpdateNeedsSync(false, MakeClaim({.name = "c1", .phase = "Pending"})));
 }
 
+// The event of a binding write can reach the informer before the write's answer reaches the
+// controller (in process it often does). It is then synced only if something newer came too.
+TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
+  for (bool news : {false, true}) {
+    SCOPED_TRACE(news ? "someone else wrote too" : "echoes only");
+    client::testing::FakeClient api;
+    Controller ctrl(api, nullptr);
+    ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume({.name = "v1"})));
+    const PersistentVolumeClaim claim =
+        api.fake<PersistentVolumeClaim>().Seed(MakeClaim({.name = "c1", .uid = "uid-c1"}));
+    ctrl.StoreClaim(claim);
+    std::vector<bool> sync_now;
+    api.fake<PersistentVolume>().OnWritten([&](const PersistentVolume& v) {
+      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolume>(v)));
+      if (!news) return;
+      PersistentVolume later = v;  // a label added right after, still Bound
+      later.metadata.labels["tier"] = "gold";
+      later.metadata.resource_version = std::to_string(std::stoll(v.metadata.resource_version) + 100);
+      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolume>(later)));
+    });
+    api.fake<PersistentVolumeClaim>().OnWritten([&](const PersistentVolumeClaim& c) {
+      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(c)));
+    });
+
+    ASSERT_TRUE(ctrl.SyncClaim(claim).ok());
+    // The fake writes an object and its status apart. The update after the first write is not
+    // settled (claimRef or volumeName set, not yet Bound), so it is synced at once, as every
+    // such update is; the Bound one waits for the write's answer.
+    const std::vector<bool> want =
+        news ? std::vector<bool>{true, true, false, false, true, false}  // volume ×4, claim ×2
+             : std::vector<bool>{true, false, true, false};
+    EXPECT_EQ(sync_now, want);
+    EXPECT_EQ(ctrl.TakeQueuedClaims(), std::vector<std::string>{});
+    EXPECT_EQ(ctrl.TakeQueuedVolumes(), news ? std::vector<std::string>{"v1"}
+                                             : std::vector<std::string>{});
+    auto claims = api.fake<PersistentVolumeClaim>().Objects();
+    EXPECT_EQ(claims.at("default/c1").status.phase, "Bound");
+
+    // Outside a write, news is synced at once and an echo is not.
+    PersistentVolumeClaim later = claims.at("default/c1");
+    later.metadata.labels["tier"] = "gold";
+    later.metadata.resource_version = "1000";
+    EXPECT_TRUE(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(later)));
+    EXPECT_FALSE(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(later)));
+  }
+}
+
 }  // namespace
 }  // namespace kvol::controller::pv

@@ -23,6 +23,10 @@ int64_t Version(const api::ObjectMeta& m) {
   return v;
 }
 
+// The key of an object in the view and the queues: a volume's name, a claim's namespace/name.
+std::string ViewKey(const PersistentVolume& v) { return v.metadata.name; }
+std::string ViewKey(const PersistentVolumeClaim& c) { return client::KeyOf(c); }
+
 // Whether the view should keep `cur` rather than take `next`: it is newer, or the same version
 // (objects made without a resourceVersion, as tests make them, always replace each other).
 bool KeepCurrent(const api::ObjectMeta& cur, const api::ObjectMeta& next) {
@@ -55,22 +59,97 @@ StatusOr<T> Controller::Write(T next, bool status) {
 }
 
 template <class T>
-StatusOr<std::shared_ptr<const T>> Controller::WriteParts(T next, bool main, bool status) {
-  auto& r = client_.resource<T>();
-  if (main && status && !r.writes_with_status()) {
-    // Two requests; a failure between them leaves the first written.
-    auto first = r.UpdateShared(next, true, false);
-    if (!first.ok()) return ApiStatus(first.error());
-    Remember(*first);
-    T with_status = **first;
-    with_status.status = std::move(next.status);
-    next = std::move(with_status);
-    main = false;
+std::unordered_map<std::string, Controller::InFlight>& Controller::InFlightOf() {
+  if constexpr (std::is_same_v<T, PersistentVolume>) {
+    return volumes_in_flight_;
+  } else {
+    return claims_in_flight_;
   }
-  auto written = r.UpdateShared(std::move(next), main, status);
-  if (!written.ok()) return ApiStatus(written.error());
-  Remember(*written);
-  return *std::move(written);
+}
+
+template <class T>
+void Controller::BeginWrites(const std::vector<std::string>& keys) {
+  std::lock_guard lock(in_flight_mu_);
+  auto& in_flight = InFlightOf<T>();
+  for (const auto& key : keys) ++in_flight[key].writes;
+}
+
+template <class T>
+void Controller::EndWrites(const std::vector<std::string>& keys,
+                           const std::vector<int64_t>& written) {
+  std::vector<size_t> waited;
+  {
+    std::lock_guard lock(in_flight_mu_);
+    auto& in_flight = InFlightOf<T>();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto it = in_flight.find(keys[i]);
+      if (it == in_flight.end() || --it->second.writes > 0) continue;
+      if (it->second.updated) waited.push_back(i);
+      in_flight.erase(it);
+    }
+  }
+  for (size_t i : waited) {
+    // The view holds the newest version seen: the one written (its echo, nothing new) or a
+    // later one (news).
+    int64_t have = 0;
+    if constexpr (std::is_same_v<T, PersistentVolume>) {
+      if (auto v = volumes_.Get(keys[i])) have = Version(v->metadata);
+      if (written[i] == 0 || have != written[i]) QueueVolume(keys[i]);
+    } else {
+      if (auto c = GetClaim(keys[i])) have = Version(c->metadata);
+      if (written[i] == 0 || have != written[i]) QueueClaim(keys[i]);
+    }
+  }
+}
+
+template <class T>
+bool Controller::DeferWhileWriting(const T& obj) {
+  std::lock_guard lock(in_flight_mu_);
+  auto& in_flight = InFlightOf<T>();
+  auto it = in_flight.find(ViewKey(obj));
+  if (it == in_flight.end()) return false;
+  it->second.updated = true;
+  return true;
+}
+
+void Controller::QueueVolume(const std::string& name) {
+  if (volume_queue_) {
+    volume_queue_->Add(name);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  queued_volumes_.push_back(name);
+}
+
+std::vector<std::string> Controller::TakeQueuedVolumes() {
+  std::lock_guard lock(mu_);
+  return std::exchange(queued_volumes_, {});
+}
+
+template <class T>
+StatusOr<std::shared_ptr<const T>> Controller::WriteParts(T next, bool main, bool status) {
+  const std::vector<std::string> keys{ViewKey(next)};
+  BeginWrites<T>(keys);
+  auto write = [&]() -> StatusOr<std::shared_ptr<const T>> {
+    auto& r = client_.resource<T>();
+    if (main && status && !r.writes_with_status()) {
+      // Two requests; a failure between them leaves the first written.
+      auto first = r.UpdateShared(next, true, false);
+      if (!first.ok()) return ApiStatus(first.error());
+      Remember(*first);
+      T with_status = **first;
+      with_status.status = std::move(next.status);
+      next = std::move(with_status);
+      main = false;
+    }
+    auto written = r.UpdateShared(std::move(next), main, status);
+    if (!written.ok()) return ApiStatus(written.error());
+    Remember(*written);
+    return *std::move(written);
+  };
+  auto written = write();
+  EndWrites<T>(keys, {written.ok() ? Version((*written)->metadata) : 0});
+  return written;
 }
 
 template <class T>
@@ -97,15 +176,22 @@ std::vector<StatusOr<std::shared_ptr<const T>>> Controller::WriteMany(
       }
       continue;
     }
+    std::vector<std::string> keys;
+    keys.reserve(group.size());
+    for (const T& obj : group) keys.push_back(ViewKey(obj));
+    BeginWrites<T>(keys);
     auto written = r.UpdateSharedMany(std::move(group), main, status);
+    std::vector<int64_t> versions(keys.size(), 0);
     for (size_t j = 0; j < written.size(); ++j) {
       if (!written[j].ok()) {
         out[which[j]] = ApiStatus(written[j].error());
         continue;
       }
       Remember(*written[j]);
+      versions[j] = Version((*written[j])->metadata);
       out[which[j]] = *std::move(written[j]);
     }
+    EndWrites<T>(keys, versions);
   }
   return out;
 }
@@ -133,6 +219,18 @@ bool Controller::UpdateNeedsSync(bool stored, const PersistentVolume& v) {
 bool Controller::UpdateNeedsSync(bool stored, const PersistentVolumeClaim& c) {
   return stored || c.status.phase != "Bound" || c.spec.volume_name.empty() ||
          !HasAnnotation(c.metadata, api::kAnnBindCompleted) || c.metadata.deletion_timestamp;
+}
+
+bool Controller::OnUpdate(std::shared_ptr<const PersistentVolume> volume) {
+  const bool stored = StoreVolume(volume);
+  if (!UpdateNeedsSync(stored, *volume)) return false;
+  return UpdateNeedsSync(false, *volume) || !DeferWhileWriting(*volume);
+}
+
+bool Controller::OnUpdate(ClaimPtr claim) {
+  const bool stored = StoreClaim(claim);
+  if (!UpdateNeedsSync(stored, *claim)) return false;
+  return UpdateNeedsSync(false, *claim) || !DeferWhileWriting(*claim);
 }
 
 void Controller::StoreClaim(const PersistentVolumeClaim& claim) {
@@ -657,11 +755,11 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
 
 Status Controller::SyncVolume(const PersistentVolume& volume) {
   if (!volume.spec.claim_ref) {
-    return UpdateVolumePhase(volume, "Available").status();
+    return UpdateVolumePhase(volume, "Available");
   }
   if (volume.spec.claim_ref->uid.empty()) {
     // Reserved for a claim that has not bound yet: the claim sync binds it.
-    return UpdateVolumePhase(volume, "Available").status();
+    return UpdateVolumePhase(volume, "Available");
   }
   KVOL_ASSIGN_OR_RETURN(ClaimPtr claim, FindClaimOfVolume(volume));
 
@@ -682,7 +780,7 @@ Status Controller::SyncVolume(const PersistentVolume& volume) {
     return OkStatus();
   }
   if (claim->spec.volume_name == volume.metadata.name) {
-    return UpdateVolumePhase(volume, "Bound").status();
+    return UpdateVolumePhase(volume, "Bound");
   }
   // The claim is bound to another volume.
   if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) &&
@@ -697,8 +795,10 @@ Status Controller::ReleaseAndReclaim(const PersistentVolume& volume) {
   if (volume.status.phase == "Released" || volume.status.phase == "Failed") {
     return ReclaimVolume(volume);
   }
-  KVOL_ASSIGN_OR_RETURN(auto released, UpdateVolumePhase(volume, "Released"));
-  return ReclaimVolume(released);
+  PersistentVolume next = volume;
+  SetVolumePhase(next, "Released", {});
+  KVOL_ASSIGN_OR_RETURN(auto released, WriteParts(std::move(next), false, true));
+  return ReclaimVolume(*released);
 }
 
 StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVolume& volume) {
@@ -728,19 +828,18 @@ StatusOr<Controller::ClaimPtr> Controller::FindClaimOfVolume(const PersistentVol
   return claim;
 }
 
-StatusOr<PersistentVolume> Controller::UpdateVolumePhase(const PersistentVolume& volume,
-                                                         std::string_view phase,
-                                                         std::string message) {
-  if (volume.status.phase == phase) return volume;
+Status Controller::UpdateVolumePhase(const PersistentVolume& volume, std::string_view phase,
+                                     std::string message) {
+  if (volume.status.phase == phase) return OkStatus();
   PersistentVolume next = volume;
   SetVolumePhase(next, phase, std::move(message));
-  return Write(std::move(next), true);
+  return WriteParts(std::move(next), false, true).status();
 }
 
-StatusOr<PersistentVolume> Controller::UpdateVolumePhaseWithEvent(
-    const PersistentVolume& volume, std::string_view phase, std::string_view type,
-    std::string_view reason, std::string message) {
-  if (volume.status.phase == phase) return volume;
+Status Controller::UpdateVolumePhaseWithEvent(const PersistentVolume& volume,
+                                              std::string_view phase, std::string_view type,
+                                              std::string_view reason, std::string message) {
+  if (volume.status.phase == phase) return OkStatus();
   Event(volume, type, reason, message);
   return UpdateVolumePhase(volume, phase, std::move(message));
 }
@@ -756,7 +855,7 @@ Status Controller::UnbindVolume(const PersistentVolume& volume) {
     next.spec.claim_ref->uid.clear();
   }
   KVOL_ASSIGN_OR_RETURN(auto written, Write(std::move(next), false));
-  return UpdateVolumePhase(written, "Available").status();
+  return UpdateVolumePhase(written, "Available");
 }
 
 Status Controller::ReclaimVolume(const PersistentVolume& volume) {
@@ -765,7 +864,7 @@ Status Controller::ReclaimVolume(const PersistentVolume& volume) {
   if (policy == "Delete") return DeleteVolume(volume);
   if (policy == "Recycle") return RecycleVolume(volume);
   return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeUnknownReclaimPolicy",
-                                      "Volume has unrecognized PersistentVolumeReclaimPolicy").status();
+                                      "Volume has unrecognized PersistentVolumeReclaimPolicy");
 }
 
 Status Controller::DeleteVolume(const PersistentVolume& volume) {
@@ -779,14 +878,14 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
     return UpdateVolumePhaseWithEvent(
         volume, "Failed", "Warning", "VolumeFailedDelete",
         "error getting deleter volume plugin for volume \"" + volume.metadata.name +
-            "\": no deletable volume plugin matched").status();
+            "\": no deletable volume plugin matched");
   }
   auto cls = GetClass(VolumeClass(volume));
   if (Status s = provisioner->Delete(volume, cls.get()); !s.ok()) {
     // Failed, visibly; every later sync tries again.
-    auto failed = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedDelete",
-                                             s.message());
-    return failed.ok() ? s : failed.status();
+    Status failed = UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedDelete",
+                                               s.message());
+    return failed.ok() ? s : failed;
   }
   auto deleted = client_.resource<PersistentVolume>().Delete("", volume.metadata.name);
   if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
@@ -796,12 +895,12 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
 Status Controller::RecycleVolume(const PersistentVolume& volume) {
   if (!volume.spec.host_path) {
     return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
-                                        "No recycler plugin found for the volume!").status();
+                                        "No recycler plugin found for the volume!");
   }
   if (Status s = volume::ScrubDirectory(volume.spec.host_path->path, options_.recycle_timeout);
       !s.ok()) {
     return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
-                                             "Recycle failed: " + s.message()).status();
+                                             "Recycle failed: " + s.message());
   }
   Event(volume, "Normal", "VolumeRecycled", "Volume recycled");
   return UnbindVolume(volume);
@@ -818,7 +917,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   volume_informer_ = &informers_->Handle<PersistentVolume>(
       {.on_add = [this](const auto& v) { StoreVolume(v); volume_queue_->Add(v->metadata.name); },
        .on_update = [this](const auto&, const auto& v) {
-         if (UpdateNeedsSync(StoreVolume(v), *v)) volume_queue_->Add(v->metadata.name);
+         if (OnUpdate(v)) volume_queue_->Add(v->metadata.name);
        },
        .on_delete = [this](const auto& v) {
          ForgetVolume(v->metadata.name);
@@ -828,7 +927,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   claim_informer_ = &informers_->Handle<PersistentVolumeClaim>(
       {.on_add = [this](const auto& c) { StoreClaim(c); claim_queue_->Add(client::KeyOf(*c)); },
        .on_update = [this](const auto&, const auto& c) {
-         if (UpdateNeedsSync(StoreClaim(c), *c)) claim_queue_->Add(client::KeyOf(*c));
+         if (OnUpdate(c)) claim_queue_->Add(client::KeyOf(*c));
        },
        .on_delete = [this](const auto& c) {
          ForgetClaim(client::KeyOf(*c));

@@ -96,6 +96,11 @@ class Controller {
   // Whatever changes the object later brings a new version, and with it a sync.
   static bool UpdateNeedsSync(bool stored, const api::PersistentVolume& volume);
   static bool UpdateNeedsSync(bool stored, const api::PersistentVolumeClaim& claim);
+  // What the informers' update handlers do: store the object in the view and say whether to
+  // sync it now. An update that needs a sync only because it is news, of an object this
+  // controller is writing, waits for the write's answer (see InFlight below).
+  bool OnUpdate(std::shared_ptr<const api::PersistentVolume> volume);
+  bool OnUpdate(ClaimPtr claim);
   void StoreClass(const api::StorageClass& cls);
   void StorePod(const api::Pod& pod);
   void ForgetVolume(const std::string& name);
@@ -103,6 +108,8 @@ class Controller {
 
   // Keys queued for a claim sync by the volume sync (e.g. a volume pre-bound to a claim).
   std::vector<std::string> TakeQueuedClaims();
+  // Volumes queued for a volume sync by the end of a write (when no queue runs: tests).
+  std::vector<std::string> TakeQueuedVolumes();
 
  private:
   // A binding a batch of claim syncs decided on, written at the end of the batch.
@@ -162,14 +169,12 @@ class Controller {
   Status RecycleVolume(const api::PersistentVolume& volume);
 
   // Volume sync.
-  StatusOr<api::PersistentVolume> UpdateVolumePhase(const api::PersistentVolume& volume,
-                                                    std::string_view phase,
-                                                    std::string message = {});
-  StatusOr<api::PersistentVolume> UpdateVolumePhaseWithEvent(const api::PersistentVolume& volume,
-                                                             std::string_view phase,
-                                                             std::string_view type,
-                                                             std::string_view reason,
-                                                             std::string message);
+  // Writes `phase` as the volume's status, unless it has that phase already.
+  Status UpdateVolumePhase(const api::PersistentVolume& volume, std::string_view phase,
+                           std::string message = {});
+  Status UpdateVolumePhaseWithEvent(const api::PersistentVolume& volume, std::string_view phase,
+                                    std::string_view type, std::string_view reason,
+                                    std::string message);
   Status UnbindVolume(const api::PersistentVolume& volume);
   // Released (unless Released or Failed already), then reclaimed by its policy.
   Status ReleaseAndReclaim(const api::PersistentVolume& volume);
@@ -193,6 +198,27 @@ class Controller {
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
   void Remember(ClaimPtr c);
 
+  // The controller's writes in flight, by view key (a volume's name, a claim's
+  // namespace/name). In process the event of a write (its echo) often reaches the informer
+  // before the write's answer reaches the writer, so the view takes it as news. An update that
+  // needs a sync only because it is news waits while its object is being written
+  // (DeferWhileWriting); when the writes end (EndWrites), it is synced only if a write failed
+  // or the view holds a newer version than the one written.
+  struct InFlight {
+    int writes = 0;
+    bool updated = false;  // an informer update waited for the writes
+  };
+  template <class T>
+  std::unordered_map<std::string, InFlight>& InFlightOf();
+  template <class T>
+  void BeginWrites(const std::vector<std::string>& keys);
+  // `written[i]`: the resourceVersion written for keys[i], 0 if the write failed.
+  template <class T>
+  void EndWrites(const std::vector<std::string>& keys, const std::vector<int64_t>& written);
+  template <class T>
+  bool DeferWhileWriting(const T& obj);
+  void QueueVolume(const std::string& name);
+
   ClaimPtr GetClaim(const std::string& key) const;
   std::shared_ptr<const api::StorageClass> GetClass(const std::string& name) const;
   std::vector<std::string> UnscheduledPodsUsing(const api::PersistentVolumeClaim& claim) const;
@@ -210,7 +236,10 @@ class Controller {
   std::unordered_map<std::string, ClaimPtr, client::StringHash, std::equal_to<>> claims_;
   std::unordered_map<std::string, std::shared_ptr<const api::StorageClass>> classes_;
   PodClaimIndex pods_;
-  std::vector<std::string> queued_claims_;  // when no queue runs (tests)
+  std::vector<std::string> queued_claims_;   // when no queue runs (tests)
+  std::vector<std::string> queued_volumes_;  // the same
+  std::mutex in_flight_mu_;
+  std::unordered_map<std::string, InFlight> volumes_in_flight_, claims_in_flight_;
 
   // Running.
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
