@@ -221,8 +221,14 @@ std::string Registry<T>::Encode(T& obj) {
   // Stored without resourceVersion: it is the store's revision, spliced in on the way out.
   std::string rv;
   rv.swap(obj.metadata.resource_version);
-  std::string json = api::EncodeJsonText(obj);
+  // Written into a buffer the thread keeps, then copied to a string of its own size: the text
+  // is held for as long as the version is, and an encoder's spare capacity would double it.
+  thread_local std::string buffer;
+  buffer.clear();
+  api::EncodeText(obj, buffer);
   rv.swap(obj.metadata.resource_version);
+  std::string json(buffer);
+  if (buffer.capacity() > (64 << 10)) buffer = std::string();  // not kept for a rare large one
   return json;
 }
 
