@@ -154,8 +154,17 @@ void EncodeText(bool v, std::string& out) { out += v ? "true" : "false"; }
 void EncodeText(int32_t v, std::string& out) { out += std::to_string(v); }
 void EncodeText(int64_t v, std::string& out) { out += std::to_string(v); }
 void EncodeText(const Quantity& v, std::string& out) { AppendJsonString(v.ToString(), out); }
-void EncodeText(const Time& v, std::string& out) { AppendJsonString(v.ToString(), out); }
-void EncodeText(const MicroTime& v, std::string& out) { AppendJsonString(v.ToString(), out); }
+// A timestamp is digits and "-:.TZ": nothing to escape.
+void EncodeText(const Time& v, std::string& out) {
+  out += '"';
+  v.AppendTo(out);
+  out += '"';
+}
+void EncodeText(const MicroTime& v, std::string& out) {
+  out += '"';
+  v.time().AppendTo(out, true);
+  out += '"';
+}
 void EncodeText(const Json& v, std::string& out) { out += DumpJson(v); }
 
 std::string JsonValueForError(const Json& v) {

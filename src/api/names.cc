@@ -173,8 +173,14 @@ FieldErrors ValidateAnnotations(const StringMap& annotations, const Path& path) 
   FieldErrors errs;
   size_t total = 0;
   for (const auto& [k, v] : annotations) {
-    std::string lower = AsciiLower(k);
-    for (auto& m : IsQualifiedName(lower)) errs.push_back(Invalid(path, k, m));
+    // Keys are checked in lower case, as Kubernetes does; most have no upper case to lower.
+    std::string lowered;
+    std::string_view key = k;
+    if (std::any_of(k.begin(), k.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+      lowered = AsciiLower(k);
+      key = lowered;
+    }
+    for (auto& m : IsQualifiedName(key)) errs.push_back(Invalid(path, k, m));
     total += k.size() + v.size();
   }
   if (total > kTotalAnnotationSizeLimit) errs.push_back(TooLong(path, kTotalAnnotationSizeLimit));

@@ -107,7 +107,7 @@ char* Digits(char* p, unsigned v, int width) {
   return p + width;
 }
 
-std::string Format(const Time& t, bool micro) {
+void AppendFormatted(const Time& t, bool micro, std::string& out) {
   int64_t secs = t.unix_seconds();
   int64_t sub = t.nanos();
   int64_t days = secs / 86400;
@@ -126,14 +126,15 @@ std::string Format(const Time& t, bool micro) {
   if (y < 0 || y > 9999) {
     int n = std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u",
                           static_cast<long long>(y), m, d, hour, min, sec);
-    std::string out(buf, static_cast<size_t>(n));
+    out.append(buf, static_cast<size_t>(n));
     if (micro) {
       char frac[16];
       Digits(frac, static_cast<unsigned>(sub / 1000), 6);
       out += '.';
       out.append(frac, 6);
     }
-    return out + 'Z';
+    out += 'Z';
+    return;
   }
   // "YYYY-MM-DDTHH:MM:SS[.ffffff]Z", written digit by digit: this runs for every timestamp
   // the API encodes.
@@ -153,12 +154,21 @@ std::string Format(const Time& t, bool micro) {
     p = Digits(p, static_cast<unsigned>(sub / 1000), 6);
   }
   *p++ = 'Z';
-  return std::string(buf, p);
+  out.append(buf, p);
 }
 
 }  // namespace
 
-std::string Time::ToString() const { return Format(*this, false); }
-std::string Time::ToMicroString() const { return Format(*this, true); }
+std::string Time::ToString() const {
+  std::string out;
+  AppendFormatted(*this, false, out);
+  return out;
+}
+std::string Time::ToMicroString() const {
+  std::string out;
+  AppendFormatted(*this, true, out);
+  return out;
+}
+void Time::AppendTo(std::string& out, bool micro) const { AppendFormatted(*this, micro, out); }
 
 }  // namespace kvol::api

@@ -31,6 +31,8 @@ class Time {
   std::string ToString() const;
   // "2006-01-02T15:04:05.000000Z": microseconds, as metav1.MicroTime marshals.
   std::string ToMicroString() const;
+  // ToString (or ToMicroString) appended to `out`, which may then need no allocation.
+  void AppendTo(std::string& out, bool micro = false) const;
 
   friend auto operator<=>(const Time&, const Time&) = default;
 

@@ -8,7 +8,10 @@
 namespace kvol::apiserver {
 
 std::string StorageKey(const api::KindInfo& kind, std::string_view ns, std::string_view name) {
-  std::string k = "/registry/";
+  constexpr std::string_view kRoot = "/registry/";
+  std::string k;
+  k.reserve(kRoot.size() + kind.resource.size() + ns.size() + name.size() + 2);
+  k += kRoot;
   k += kind.resource;
   k += '/';
   if (kind.namespaced) {
