@@ -627,10 +627,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
 template <class T>
 std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
     std::vector<T> objs, bool main, bool status, const WriteOptions& opts) {
-  std::vector<ApiOr<T>> in;
-  in.reserve(objs.size());
-  for (auto& obj : objs) in.emplace_back(std::move(obj));
-  auto written = UpdateMany(std::move(in), PartsOfShared(main, status), opts);
+  auto written = UpdateMany(objs, PartsOfShared(main, status), opts);
   std::vector<ApiOr<std::shared_ptr<const T>>> out;
   out.reserve(written.size());
   for (auto& w : written) out.push_back(SharedOf(std::move(w)));
@@ -638,17 +635,24 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
 }
 
 template <class T>
+template <class Objects>
 std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
-    std::vector<ApiOr<T>> objs, Parts parts, const WriteOptions& opts) {
+    Objects& objs, Parts parts, const WriteOptions& opts) {
   std::vector<std::optional<ApiOr<Written>>> answers(objs.size());
   std::vector<PreparedUpdate> writes;
   std::vector<size_t> slots;  // the object each write is for
   for (size_t i = 0; i < objs.size(); ++i) {
-    if (!objs[i].ok()) {
-      answers[i] = objs[i].error();
-      continue;
+    T* item;
+    if constexpr (std::is_same_v<typename Objects::value_type, T>) {
+      item = &objs[i];
+    } else {
+      if (!objs[i].ok()) {
+        answers[i] = objs[i].error();
+        continue;
+      }
+      item = &*objs[i];
     }
-    T& obj = *objs[i];
+    T& obj = *item;
     if (obj.metadata.resource_version.empty() || opts.dry_run) {
       // Unconditional updates retry their conflicts; dry runs write nothing.
       answers[i] = UpdateTyped(std::move(obj), parts, opts);
@@ -1019,7 +1023,7 @@ ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(
       obj = BadRequest("metadata.name: Required value: the item names no object");
     }
   }
-  auto written = UpdateMany(std::move(objs), PartsOfShared(main, status), opts);
+  auto written = UpdateMany(objs, PartsOfShared(main, status), opts);
   std::vector<ApiOr<StoredObject>> out;
   out.reserve(written.size());
   for (size_t i = 0; i < written.size(); ++i) {

@@ -155,10 +155,11 @@ class Registry final : public Resource {
                                              std::string_view name, bool conditional);
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
-  // The updates of UpdateSharedMany and UpdateManyJsonText (objects that did not decode are
-  // answered with their error), in order.
-  std::vector<ApiOr<Written>> UpdateMany(std::vector<ApiOr<T>> objs, Parts parts,
-                                         const WriteOptions& opts);
+  // The updates of UpdateSharedMany (`objs` of T) and UpdateManyJsonText (of ApiOr<T>:
+  // objects that did not decode are answered with their error), in order. The objects are
+  // moved from.
+  template <class Objects>
+  std::vector<ApiOr<Written>> UpdateMany(Objects& objs, Parts parts, const WriteOptions& opts);
   // UpdateImpl at the object's own namespace and name (the typed updates).
   ApiOr<Written> UpdateTyped(T obj, Parts parts, const WriteOptions& opts);
   ApiOr<T> MutateImpl(std::string_view ns, std::string_view name, Parts parts,
