@@ -11,9 +11,11 @@ WorkQueue::~WorkQueue() { ShutDown(); }
 
 bool WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return false;
-  if (!dirty_.insert(key).second) return false;  // already waiting: once is enough
-  if (processing_.count(key)) return false;      // queued again on Done
-  queue_.push_back(key);
+  Entry& e = *keys_.try_emplace(key).first;
+  if (e.second.dirty) return false;  // already waiting: once is enough
+  e.second.dirty = true;
+  if (e.second.processing) return false;  // queued again on Done
+  queue_.push_back(&e);
   return WakeLocked();
 }
 
@@ -121,11 +123,11 @@ bool WorkQueue::WaitLocked(std::unique_lock<std::mutex>& lock,
 }
 
 std::string WorkQueue::TakeLocked() {
-  std::string key = std::move(queue_.front());
+  Entry& e = *queue_.front();
   queue_.pop_front();
-  dirty_.erase(key);
-  processing_.insert(key);
-  return key;
+  e.second.dirty = false;
+  e.second.processing = true;
+  return e.first;
 }
 
 std::optional<std::string> WorkQueue::Get() {
@@ -162,12 +164,16 @@ std::vector<std::string> WorkQueue::GetBatch(size_t max) {
 }
 
 bool WorkQueue::DoneLocked(const std::string& key) {
-  processing_.erase(key);
-  if (dirty_.count(key) && !shutting_down_) {
-    queue_.push_back(key);
-    return WakeLocked();
+  auto it = keys_.find(key);
+  if (it == keys_.end() || !it->second.processing) return false;
+  it->second.processing = false;
+  if (!it->second.dirty) {
+    keys_.erase(it);
+    return false;
   }
-  return false;
+  if (shutting_down_) return false;
+  queue_.push_back(&*it);
+  return WakeLocked();
 }
 
 void WorkQueue::Done(const std::string& key) {

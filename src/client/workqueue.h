@@ -23,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "os/clock.h"
@@ -86,9 +85,14 @@ class WorkQueue {
   const WorkQueueOptions opts_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;       // queued, or to be queued when Done
-  std::unordered_set<std::string> processing_;  // handed out, not Done yet
+  // Every key queued or handed out, with its state; a key has an entry while either holds.
+  struct KeyState {
+    bool dirty = false;       // queued, or to be queued when Done
+    bool processing = false;  // handed out, not Done yet
+  };
+  using Entry = std::pair<const std::string, KeyState>;
+  std::unordered_map<std::string, KeyState> keys_;
+  std::deque<Entry*> queue_;  // dirty and not processing, in order (entries do not move)
   std::multimap<os::MonoTime, std::string> delayed_;
   std::unordered_map<std::string, os::MonoTime> delayed_at_;  // earliest time per delayed key
   std::unordered_map<std::string, int> failures_;

@@ -42,6 +42,17 @@ TEST(WorkQueueTest, AKeyIsNotHandedOutTwiceAtOnce) {
   EXPECT_EQ(q.Get(), "a");
   q.Done("a");
   EXPECT_EQ(q.Len(), 0u);
+
+  // Done for a key no worker holds changes nothing: a queued key stays queued once.
+  q.Add("b");
+  q.Done("b");
+  q.Done("c");
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(q.Get(), "b");
+  q.Done("b");
+  q.Add("b");  // done and forgotten: queued afresh
+  EXPECT_EQ(q.Get(), "b");
+  EXPECT_EQ(q.Get(0ms), std::nullopt);
 }
 
 TEST(WorkQueueTest, GetBatchHandsOutWhatIsQueuedUpToItsLimit) {
