@@ -112,19 +112,26 @@ bool Controller::DeferWhileWriting(const T& obj) {
   return true;
 }
 
-void Controller::QueueVolume(const std::string& name) {
-  if (volume_queue_) {
-    volume_queue_->Add(name);
+void Controller::QueueOn(client::WorkQueue* queue, std::vector<std::string>& held,
+                         const std::string& key) {
+  if (queue) {
+    queue->Add(key);
     return;
   }
   std::lock_guard lock(mu_);
-  queued_volumes_.push_back(name);
+  held.push_back(key);
 }
 
-std::vector<std::string> Controller::TakeQueuedVolumes() {
+std::vector<std::string> Controller::TakeHeld(std::vector<std::string>& held) {
   std::lock_guard lock(mu_);
-  return std::exchange(queued_volumes_, {});
+  return std::exchange(held, {});
 }
+
+void Controller::QueueVolume(const std::string& name) {
+  QueueOn(volume_queue_.get(), queued_volumes_, name);
+}
+
+std::vector<std::string> Controller::TakeQueuedVolumes() { return TakeHeld(queued_volumes_); }
 
 template <class T>
 StatusOr<std::shared_ptr<const T>> Controller::WriteParts(T next, bool main, bool status) {
@@ -291,18 +298,10 @@ std::vector<std::string> Controller::UnscheduledPodsUsing(const PersistentVolume
 }
 
 void Controller::QueueClaim(const std::string& key) {
-  if (claim_queue_) {
-    claim_queue_->Add(key);
-    return;
-  }
-  std::lock_guard lock(mu_);
-  queued_claims_.push_back(key);
+  QueueOn(claim_queue_.get(), queued_claims_, key);
 }
 
-std::vector<std::string> Controller::TakeQueuedClaims() {
-  std::lock_guard lock(mu_);
-  return std::exchange(queued_claims_, {});
-}
+std::vector<std::string> Controller::TakeQueuedClaims() { return TakeHeld(queued_claims_); }
 
 // ---- claim sync ----------------------------------------------------------------------------
 

@@ -218,6 +218,9 @@ class Controller {
   template <class T>
   bool DeferWhileWriting(const T& obj);
   void QueueVolume(const std::string& name);
+  // Adds `key` to `queue`, or, when no queue runs (tests), to `held` for TakeHeld.
+  void QueueOn(client::WorkQueue* queue, std::vector<std::string>& held, const std::string& key);
+  std::vector<std::string> TakeHeld(std::vector<std::string>& held);
 
   ClaimPtr GetClaim(const std::string& key) const;
   std::shared_ptr<const api::StorageClass> GetClass(const std::string& name) const;
