@@ -82,33 +82,22 @@ WatchCache::WatchCache(store::Store& store, std::string prefix, Indexer indexer,
       history_limit_(history), primable_(store.WatchSharesValues()) {}
 
 void WatchCache::Prime(const store::Value& value, CachedObject indexed) {
-  if (!primable_) return;
-  std::lock_guard lock(prime_mu_);
-  // Bounded: entries whose write never reached the watch (a crash between Prime and Unprime
-  // cannot happen in-process, but be safe) would otherwise pile up.
-  if (primed_.size() > 100'000) primed_.clear();
-  primed_.insert_or_assign(value.get(), std::make_pair(value, std::move(indexed)));
+  if (primable_) value->primed = std::make_shared<CachedObject>(std::move(indexed));
 }
 
 void WatchCache::Unprime(const store::Value& value) {
-  if (!primable_) return;
-  std::lock_guard lock(prime_mu_);
-  primed_.erase(value.get());
+  if (primable_) value->primed.reset();
 }
 
 StatusOr<CachedObject> WatchCache::Index(const store::KeyValue& kv) {
-  if (primable_) {
-    std::unique_lock lock(prime_mu_);
-    auto it = primed_.find(kv.value.get());
-    if (it != primed_.end() && it->second.first == kv.value) {
-      CachedObject c = std::move(it->second.second);
-      primed_.erase(it);
-      lock.unlock();
-      c.key = kv.key;
-      c.json = kv.value;
-      c.rev = kv.mod_revision;
-      return c;
-    }
+  if (primable_ && kv.value && kv.value->primed) {
+    auto primed = std::static_pointer_cast<CachedObject>(std::move(kv.value->primed));
+    kv.value->primed.reset();
+    CachedObject c = std::move(*primed);
+    c.key = kv.key;
+    c.json = kv.value;
+    c.rev = kv.mod_revision;
+    return c;
   }
   return indexer_(kv);
 }
@@ -120,7 +109,7 @@ Status WatchCache::Relist() {
   if (!r.ok()) return r.status();
   std::map<std::string, CachedPtr, std::less<>> items;
   for (const auto& kv : r->kvs) {
-    auto obj = indexer_(kv);
+    auto obj = Index(kv);
     if (!obj.ok()) continue;  // unreadable objects are left out of lists, not fatal
     items.emplace(kv.key, std::make_shared<const CachedObject>(std::move(*obj)));
   }

@@ -11,7 +11,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "api/fields.h"
@@ -84,7 +83,8 @@ class WatchCache {
 
   // With a store whose watch events carry the written Value objects (WatchSharesValues), a
   // writer hands the cache the object it is about to write, already indexed, so the event
-  // need not be parsed again. Unprime if the write fails.
+  // need not be parsed again (StoredText::primed). Call Prime before the write, and Unprime if
+  // the write fails.
   bool primable() const { return primable_; }
   void Prime(const store::Value& value, CachedObject indexed);
   void Unprime(const store::Value& value);
@@ -118,9 +118,6 @@ class WatchCache {
   std::thread pump_;
 
   const bool primable_;
-  std::mutex prime_mu_;
-  // Keyed by the value's address; the entry holds the Value, so the address stays unique.
-  std::unordered_map<const std::string*, std::pair<store::Value, CachedObject>> primed_;
 };
 
 }  // namespace kvol::apiserver

@@ -26,10 +26,17 @@ using Revision = int64_t;
 // value (`memo`, tagged with the reader that left it: an id never used twice in a process), so
 // that the next reader of the same value finds it without a lookup; the API's registries do,
 // each under its own lock.
+//
+// `primed` is a hand-off from the writer to the one reader that follows the value's watch
+// event (the API's watch cache): what the writer already derived from the text, set before
+// the value is written and taken once by that reader, so that the event is not parsed again.
+// The store's commit orders the two, so it needs no lock of its own; no other reader may touch
+// it.
 struct StoredText : std::string {
   explicit StoredText(std::string s) : std::string(std::move(s)) {}
   mutable std::weak_ptr<const void> memo;
   mutable uint64_t memo_owner = 0;
+  mutable std::shared_ptr<void> primed;
 };
 // A fresh memo_owner id.
 inline uint64_t NewMemoOwner() {

@@ -1,0 +1,129 @@
+// The watch cache over a real SQLite store: what a writer primes is what the cache keeps, taken
+// once, and an unprimed value is parsed.
+#include "apiserver/watch_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "store/sqlite_store.h"
+
+namespace kvol::apiserver {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class WatchCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "kvol-watch-cache-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    store::SqliteOptions so;
+    so.path = dir_ + "/kvol.db";
+    auto s = store::OpenSqliteStore(so);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    // The indexer labels each object with how it was made, and counts its calls.
+    cache_ = std::make_unique<WatchCache>(*store_, "/t/", [this](const store::KeyValue& kv) {
+      ++parsed_;
+      CachedObject c;
+      c.key = kv.key;
+      c.name = kv.key.substr(3);
+      c.json = kv.value;
+      c.rev = kv.mod_revision;
+      c.labels["made"] = "parsed";
+      return StatusOr<CachedObject>(std::move(c));
+    });
+    ASSERT_TRUE(cache_->Start().ok());
+    ASSERT_TRUE(cache_->primable());
+  }
+  void TearDown() override {
+    cache_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  // The cached object named `name` once the cache has caught up with revision `rev`.
+  CachedPtr Cached(const std::string& name, store::Revision rev) {
+    auto list = cache_->List(Filter{}, rev, 5s);
+    EXPECT_TRUE(list.ok()) << list.status().ToString();
+    if (!list.ok()) return nullptr;
+    for (const auto& o : *list) {
+      if (o->name == name) return o;
+    }
+    return nullptr;
+  }
+
+  static CachedObject Primed(const std::string& name) {
+    CachedObject c;
+    c.name = name;
+    c.labels["made"] = "primed";
+    return c;
+  }
+
+  std::string dir_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<WatchCache> cache_;
+  std::atomic<int> parsed_{0};
+};
+
+TEST_F(WatchCacheTest, APrimedValueIsTakenOnceInsteadOfParsed) {
+  store::Value v = store::MakeValue("{}");
+  cache_->Prime(v, Primed("a"));
+  ASSERT_NE(v->primed, nullptr);
+  auto rev = store_->Create("/t/a", v);
+  ASSERT_TRUE(rev.ok());
+  CachedPtr a = Cached("a", *rev);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->labels.at("made"), "primed");
+  // What the store knows the cache fills in; the hand-off is gone from the value.
+  EXPECT_EQ(a->key, "/t/a");
+  EXPECT_EQ(a->rev, *rev);
+  EXPECT_EQ(a->json, v);
+  EXPECT_EQ(v->primed, nullptr);
+  EXPECT_EQ(parsed_.load(), 0);
+}
+
+TEST_F(WatchCacheTest, AnUnprimedValueIsParsed) {
+  auto rev = store_->Create("/t/b", store::MakeValue("{}"));
+  ASSERT_TRUE(rev.ok());
+  CachedPtr b = Cached("b", *rev);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->labels.at("made"), "parsed");
+  EXPECT_EQ(parsed_.load(), 1);
+}
+
+TEST_F(WatchCacheTest, UnprimeDropsTheHandOff) {
+  // A write that fails leaves nothing behind on its value.
+  ASSERT_TRUE(store_->Create("/t/c", store::MakeValue("{}")).ok());
+  store::Value v = store::MakeValue("{}");
+  cache_->Prime(v, Primed("c"));
+  auto again = store_->Create("/t/c", v);
+  ASSERT_FALSE(again.ok());
+  cache_->Unprime(v);
+  EXPECT_EQ(v->primed, nullptr);
+}
+
+TEST_F(WatchCacheTest, ARelistTakesWhatWasPrimed) {
+  // Values written while no cache follows the store are picked up by the next cache's list.
+  cache_.reset();
+  store::Value v = store::MakeValue("{}");
+  WatchCache other(*store_, "/t/", [](const store::KeyValue&) {
+    return StatusOr<CachedObject>(Status(StatusCode::kUnknown, "not parsed"));
+  });
+  other.Prime(v, Primed("d"));
+  auto rev = store_->Create("/t/d", v);
+  ASSERT_TRUE(rev.ok());
+  ASSERT_TRUE(other.Start().ok());
+  auto list = other.List(Filter{}, *rev, 5s);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0]->labels.at("made"), "primed");
+  EXPECT_EQ(v->primed, nullptr);
+}
+
+}  // namespace
+}  // namespace kvol::apiserver
