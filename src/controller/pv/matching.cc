@@ -1,6 +1,7 @@
 #include "controller/pv/matching.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "api/labels.h"
 #include "api/node_selector.h"
@@ -151,6 +152,23 @@ bool VolumeIndex::IsFree(const api::PersistentVolume& v) {
   return !v.spec.claim_ref && v.status.phase == "Available" && !v.metadata.deletion_timestamp;
 }
 
+void VolumeIndex::AddFree(const VolumePtr& v) {
+  auto modes = SortedModes(v->spec.access_modes);
+  Group& g = groups_[JoinModes(modes)];
+  g.modes = std::move(modes);
+  g.by_class[VolumeClass(*v)][{VolumeCapacity(*v), v->metadata.name}] = v;
+}
+
+void VolumeIndex::RemoveFree(const VolumePtr& v) {
+  auto g = groups_.find(JoinModes(SortedModes(v->spec.access_modes)));
+  if (g == groups_.end()) return;
+  auto c = g->second.by_class.find(VolumeClass(*v));
+  if (c == g->second.by_class.end()) return;
+  c->second.erase({VolumeCapacity(*v), v->metadata.name});
+  if (c->second.empty()) g->second.by_class.erase(c);
+  if (g->second.by_class.empty()) groups_.erase(g);
+}
+
 void VolumeIndex::Unlink(const VolumePtr& v) {
   if (v->spec.claim_ref) {
     auto it = prebound_.find(ClaimRefKey(*v));
@@ -159,26 +177,12 @@ void VolumeIndex::Unlink(const VolumePtr& v) {
       if (it->second.empty()) prebound_.erase(it);
     }
   }
-  if (IsFree(*v)) {
-    auto modes = SortedModes(v->spec.access_modes);
-    auto g = groups_.find(JoinModes(modes));
-    if (g == groups_.end()) return;
-    auto c = g->second.by_class.find(VolumeClass(*v));
-    if (c == g->second.by_class.end()) return;
-    c->second.erase({VolumeCapacity(*v), v->metadata.name});
-    if (c->second.empty()) g->second.by_class.erase(c);
-    if (g->second.by_class.empty()) groups_.erase(g);
-  }
+  if (IsFree(*v)) RemoveFree(v);
 }
 
 void VolumeIndex::Link(const VolumePtr& v) {
   if (v->spec.claim_ref) prebound_[ClaimRefKey(*v)].insert(v->metadata.name);
-  if (IsFree(*v)) {
-    auto modes = SortedModes(v->spec.access_modes);
-    Group& g = groups_[JoinModes(modes)];
-    g.modes = std::move(modes);
-    g.by_class[VolumeClass(*v)][{VolumeCapacity(*v), v->metadata.name}] = v;
-  }
+  if (IsFree(*v) && !reserved_.contains(v->metadata.name)) AddFree(v);
 }
 
 void VolumeIndex::Upsert(VolumePtr volume) {
@@ -218,31 +222,84 @@ size_t VolumeIndex::size() const {
 
 StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim& claim,
                                                const MatchOptions& options) const {
-  return Match(claim, options, false);
+  auto selector = ClaimSelector(claim);
+  if (!selector.ok()) return selector.status();
+  std::lock_guard lock(mu_);
+  auto best = MatchLocked(claim, options, *selector);
+  if (options.skip_reserved || best.prebound || (options.delay_binding && !options.node)) {
+    return best.volume;
+  }
+  // Reserved volumes are out of the free index but still candidates for a caller that does
+  // not skip them: the first of them in the index's order, if it comes before the best free.
+  std::optional<Candidate> first;
+  const api::Quantity requested = RequestedStorage(claim);
+  const auto claim_modes = SortedModes(claim.spec.access_modes);
+  const std::string cls = ClaimClass(claim);
+  for (const auto& name : reserved_) {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end() || !IsFree(*it->second)) continue;
+    const api::PersistentVolume& v = *it->second;
+    auto modes = SortedModes(v.spec.access_modes);
+    if (!AccessModesSatisfied(claim_modes, modes) || VolumeClass(v) != cls) continue;
+    if (VolumeCapacity(v) < requested || !Usable(v, claim, options, *selector)) continue;
+    Candidate c{modes.size(), JoinModes(modes), VolumeCapacity(v), v.metadata.name, it->second};
+    if (!first || c.Before(*first)) first = std::move(c);
+  }
+  if (!first) return best.volume;
+  if (best.volume) {
+    const Candidate free{SortedModes(best.volume->spec.access_modes).size(), *best.group,
+                         VolumeCapacity(*best.volume), best.volume->metadata.name, best.volume};
+    if (!first->Before(free)) return best.volume;
+  }
+  return first->volume;
 }
 
 StatusOr<VolumePtr> VolumeIndex::ReserveBestMatch(const api::PersistentVolumeClaim& claim,
                                                   const MatchOptions& options) {
-  return Match(claim, options, true);
+  auto selector = ClaimSelector(claim);
+  if (!selector.ok()) return selector.status();
+  std::lock_guard lock(mu_);
+  auto best = MatchLocked(claim, options, *selector);
+  if (best.volume && !best.prebound) ReserveLocked(best.volume->metadata.name);
+  return best.volume;
 }
 
 bool VolumeIndex::Reserve(const std::string& name) {
   std::lock_guard lock(mu_);
-  return reserved_.insert(name).second;
+  return ReserveLocked(name);
+}
+
+bool VolumeIndex::ReserveLocked(const std::string& name) {
+  if (!reserved_.insert(name).second) return false;
+  // Out of the free index while reserved: later matches do not walk past it.
+  auto it = by_name_.find(name);
+  if (it != by_name_.end() && IsFree(*it->second)) RemoveFree(it->second);
+  return true;
 }
 
 void VolumeIndex::Unreserve(const std::string& name) {
   std::lock_guard lock(mu_);
-  reserved_.erase(name);
+  if (reserved_.erase(name) == 0) return;
+  auto it = by_name_.find(name);
+  if (it != by_name_.end() && IsFree(*it->second)) AddFree(it->second);
 }
 
-StatusOr<VolumePtr> VolumeIndex::Match(const api::PersistentVolumeClaim& claim,
-                                       const MatchOptions& options, bool reserve) const {
-  auto selector = ClaimSelector(claim);
-  if (!selector.ok()) return selector.status();
+bool VolumeIndex::Candidate::Before(const Candidate& o) const {
+  return std::tie(mode_count, modes, capacity, name) <
+         std::tie(o.mode_count, o.modes, o.capacity, o.name);
+}
+
+bool VolumeIndex::Usable(const api::PersistentVolume& v, const api::PersistentVolumeClaim& claim,
+                         const MatchOptions& options, const api::labels::Selector& selector) {
+  return !VolumeModeMismatch(claim.spec, v.spec) && selector.Matches(v.metadata.labels) &&
+         NodeAllows(v, options);
+}
+
+VolumeIndex::Best VolumeIndex::MatchLocked(const api::PersistentVolumeClaim& claim,
+                                           const MatchOptions& options,
+                                           const api::labels::Selector& selector) const {
   const api::Quantity requested = RequestedStorage(claim);
   const auto claim_modes = SortedModes(claim.spec.access_modes);
-  std::lock_guard lock(mu_);
 
   // A volume pre-bound to the claim wins, if it fits at all.
   auto pre = prebound_.find(claim.metadata.namespace_ + "/" + claim.metadata.name);
@@ -251,33 +308,30 @@ StatusOr<VolumePtr> VolumeIndex::Match(const api::PersistentVolumeClaim& claim,
       const VolumePtr& v = by_name_.at(name);
       if (!IsVolumeBoundToClaim(*v, claim) || !Fits(*v, claim, requested)) continue;
       if (!AccessModesSatisfied(claim_modes, v->spec.access_modes)) continue;
-      return NodeAllows(*v, options) ? v : VolumePtr();
+      return {NodeAllows(*v, options) ? v : VolumePtr(), true, {}};
     }
   }
-  if (options.delay_binding && options.node == nullptr) return VolumePtr();
+  if (options.delay_binding && options.node == nullptr) return {};
 
-  // The groups with a superset of the claim's modes, fewest modes first.
-  std::vector<const Group*> groups;
+  // The groups with a superset of the claim's modes, fewest modes first; the free index holds
+  // no reserved volume.
+  std::vector<std::pair<const std::string*, const Group*>> groups;
   for (const auto& [key, g] : groups_) {
-    if (AccessModesSatisfied(claim_modes, g.modes)) groups.push_back(&g);
+    if (AccessModesSatisfied(claim_modes, g.modes)) groups.emplace_back(&key, &g);
   }
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const Group* a, const Group* b) { return a->modes.size() < b->modes.size(); });
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    return a.second->modes.size() < b.second->modes.size();
+  });
   const std::string cls = ClaimClass(claim);
-  for (const Group* g : groups) {
+  for (const auto& [key, g] : groups) {
     auto c = g->by_class.find(cls);
     if (c == g->by_class.end()) continue;
     for (auto it = c->second.lower_bound({requested, std::string()}); it != c->second.end(); ++it) {
-      const api::PersistentVolume& v = *it->second;
-      if ((reserve || options.skip_reserved) && reserved_.count(v.metadata.name)) continue;
-      if (VolumeModeMismatch(claim.spec, v.spec)) continue;
-      if (!selector->Matches(v.metadata.labels)) continue;
-      if (!NodeAllows(v, options)) continue;
-      if (reserve) reserved_.insert(v.metadata.name);
-      return it->second;
+      if (!Usable(*it->second, claim, options, selector)) continue;
+      return {it->second, false, key};
     }
   }
-  return VolumePtr();
+  return {};
 }
 
 }  // namespace kvol::controller::pv

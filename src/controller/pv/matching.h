@@ -10,9 +10,11 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/core.h"
+#include "api/labels.h"
 #include "base/status.h"
 
 namespace kvol::controller::pv {
@@ -79,7 +81,8 @@ class VolumeIndex {
   // FindMatchingVolume over the index: a pre-bound volume first; else, among volumes whose
   // access modes are a superset of the claim's, those with the fewest modes first, the
   // smallest that fits. O(log N) plus the volumes skipped for their selector, volumeMode or
-  // node affinity.
+  // node affinity; reserved volumes are out of the free index, and only a caller that does not
+  // skip them looks at them, one by one.
   StatusOr<VolumePtr> FindBestMatch(const api::PersistentVolumeClaim& claim,
                                     const MatchOptions& options) const;
 
@@ -95,9 +98,29 @@ class VolumeIndex {
 
  private:
   // A volume is "free" when a claim could pick it: Available, no claimRef, not being deleted.
+  // The free index holds the free volumes that are not reserved.
   static bool IsFree(const api::PersistentVolume& v);
-  StatusOr<VolumePtr> Match(const api::PersistentVolumeClaim& claim, const MatchOptions& options,
-                            bool reserve) const;
+  // A place in the free index's order: fewest modes, the modes, capacity, name.
+  struct Candidate {
+    size_t mode_count = 0;
+    std::string modes;  // joined
+    api::Quantity capacity;
+    std::string_view name;
+    VolumePtr volume;
+    bool Before(const Candidate& o) const;
+  };
+  struct Best {
+    VolumePtr volume;
+    bool prebound = false;  // the claim's pre-bound volume decided (volume may be null)
+    const std::string* group = nullptr;  // a free volume's group (its joined modes)
+  };
+  static bool Usable(const api::PersistentVolume& v, const api::PersistentVolumeClaim& claim,
+                     const MatchOptions& options, const api::labels::Selector& selector);
+  Best MatchLocked(const api::PersistentVolumeClaim& claim, const MatchOptions& options,
+                   const api::labels::Selector& selector) const;
+  bool ReserveLocked(const std::string& name);
+  void AddFree(const VolumePtr& v);
+  void RemoveFree(const VolumePtr& v);
   void Unlink(const VolumePtr& v);
   void Link(const VolumePtr& v);
 
@@ -111,7 +134,7 @@ class VolumeIndex {
   std::unordered_map<std::string, VolumePtr> by_name_;
   std::map<std::string, Group> groups_;  // by the joined access modes
   std::unordered_map<std::string, std::set<std::string>> prebound_;  // claim key -> volumes
-  mutable std::set<std::string> reserved_;
+  std::unordered_set<std::string> reserved_;
 };
 
 }  // namespace kvol::controller::pv

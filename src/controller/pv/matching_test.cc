@@ -214,6 +214,39 @@ TEST(VolumeIndexTest, ReservationsKeepConcurrentClaimsApart) {
   EXPECT_EQ((*index.ReserveBestMatch(claim, {}))->metadata.name, "mine");
 }
 
+TEST(VolumeIndexTest, AReservedVolumeStaysReservedAcrossUpdates) {
+  VolumeIndex index;
+  index.Upsert(MakeVolume({.name = "a"}));
+  index.Upsert(MakeVolume({.name = "b", .size = "2Gi"}));
+  auto claim = MakeClaim({});
+  ASSERT_EQ((*index.ReserveBestMatch(claim, {}))->metadata.name, "a");
+  // A new version of a reserved volume is not offered to the next claim.
+  index.Upsert(MakeVolume({.name = "a", .labels = {{"new", "yes"}}}));
+  EXPECT_EQ((*index.FindBestMatch(claim, {.skip_reserved = true}))->metadata.name, "b");
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "a");
+  // Released, its newest version is free again.
+  index.Unreserve("a");
+  auto again = index.ReserveBestMatch(claim, {});
+  ASSERT_TRUE(*again);
+  EXPECT_EQ((*again)->metadata.labels.at("new"), "yes");
+  // A volume bound while reserved does not come back when released.
+  index.Upsert(MakeVolume({.name = "a", .phase = "Bound", .claim = "ns/other/x"}));
+  index.Unreserve("a");
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "b");
+  EXPECT_TRUE(index.Reserve("b"));
+  EXPECT_FALSE(index.Reserve("b"));
+  EXPECT_EQ(*index.FindBestMatch(claim, {.skip_reserved = true}), nullptr);
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "b");
+  // The smallest of several reserved volumes is the one a non-skipping caller sees.
+  index.Upsert(MakeVolume({.name = "c", .size = "3Gi"}));
+  EXPECT_TRUE(index.Reserve("c"));
+  index.Upsert(MakeVolume({.name = "d", .size = "4Gi"}));
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "b");
+  index.Remove("b");
+  EXPECT_EQ((*index.FindBestMatch(claim, {}))->metadata.name, "c");
+  EXPECT_EQ((*index.FindBestMatch(claim, {.skip_reserved = true}))->metadata.name, "d");
+}
+
 TEST(VolumeIndexTest, ManyVolumesStillFindTheSmallest) {
   VolumeIndex index;
   for (int i = 0; i < 10000; ++i) {
