@@ -2,6 +2,7 @@
 #include "apiserver/watch_cache.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kvol::apiserver {
 
@@ -91,9 +92,8 @@ void WatchCache::Unprime(const store::Value& value) {
 
 StatusOr<CachedObject> WatchCache::Index(const store::KeyValue& kv) {
   if (primable_ && kv.value && kv.value->primed) {
-    auto primed = std::static_pointer_cast<CachedObject>(std::move(kv.value->primed));
-    kv.value->primed.reset();
-    CachedObject c = std::move(*primed);
+    CachedObject c = std::move(
+        *std::static_pointer_cast<CachedObject>(std::exchange(kv.value->primed, nullptr)));
     c.key = kv.key;
     c.json = kv.value;
     c.rev = kv.mod_revision;

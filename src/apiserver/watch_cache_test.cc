@@ -5,25 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 
-#include "store/sqlite_store.h"
+#include "store/testing/backends.h"
 
 namespace kvol::apiserver {
 namespace {
 
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
 
 class WatchCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "kvol-watch-cache-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    store::SqliteOptions so;
-    so.path = dir_ + "/kvol.db";
-    auto s = store::OpenSqliteStore(so);
+    auto s = store::testing::OpenBackend("sqlite");
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
     // The indexer labels each object with how it was made, and counts its calls.
@@ -43,7 +36,6 @@ class WatchCacheTest : public ::testing::Test {
   void TearDown() override {
     cache_.reset();
     store_.reset();
-    fs::remove_all(dir_);
   }
 
   // The cached object named `name` once the cache has caught up with revision `rev`.
@@ -64,7 +56,6 @@ class WatchCacheTest : public ::testing::Test {
     return c;
   }
 
-  std::string dir_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<WatchCache> cache_;
   std::atomic<int> parsed_{0};

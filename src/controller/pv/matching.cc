@@ -239,18 +239,12 @@ StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim&
     auto it = by_name_.find(name);
     if (it == by_name_.end() || !IsFree(*it->second)) continue;
     const api::PersistentVolume& v = *it->second;
-    auto modes = SortedModes(v.spec.access_modes);
-    if (!AccessModesSatisfied(claim_modes, modes) || VolumeClass(v) != cls) continue;
+    if (!AccessModesSatisfied(claim_modes, v.spec.access_modes) || VolumeClass(v) != cls) continue;
     if (VolumeCapacity(v) < requested || !Usable(v, claim, options, *selector)) continue;
-    Candidate c{modes.size(), JoinModes(modes), VolumeCapacity(v), v.metadata.name, it->second};
+    Candidate c = CandidateOf(it->second);
     if (!first || c.Before(*first)) first = std::move(c);
   }
-  if (!first) return best.volume;
-  if (best.volume) {
-    const Candidate free{SortedModes(best.volume->spec.access_modes).size(), *best.group,
-                         VolumeCapacity(*best.volume), best.volume->metadata.name, best.volume};
-    if (!first->Before(free)) return best.volume;
-  }
+  if (!first || (best.volume && !first->Before(CandidateOf(best.volume)))) return best.volume;
   return first->volume;
 }
 
@@ -284,6 +278,11 @@ void VolumeIndex::Unreserve(const std::string& name) {
   if (it != by_name_.end() && IsFree(*it->second)) AddFree(it->second);
 }
 
+VolumeIndex::Candidate VolumeIndex::CandidateOf(const VolumePtr& v) {
+  auto modes = SortedModes(v->spec.access_modes);
+  return {modes.size(), JoinModes(modes), VolumeCapacity(*v), v->metadata.name, v};
+}
+
 bool VolumeIndex::Candidate::Before(const Candidate& o) const {
   return std::tie(mode_count, modes, capacity, name) <
          std::tie(o.mode_count, o.modes, o.capacity, o.name);
@@ -308,27 +307,26 @@ VolumeIndex::Best VolumeIndex::MatchLocked(const api::PersistentVolumeClaim& cla
       const VolumePtr& v = by_name_.at(name);
       if (!IsVolumeBoundToClaim(*v, claim) || !Fits(*v, claim, requested)) continue;
       if (!AccessModesSatisfied(claim_modes, v->spec.access_modes)) continue;
-      return {NodeAllows(*v, options) ? v : VolumePtr(), true, {}};
+      return {NodeAllows(*v, options) ? v : VolumePtr(), true};
     }
   }
   if (options.delay_binding && options.node == nullptr) return {};
 
   // The groups with a superset of the claim's modes, fewest modes first; the free index holds
   // no reserved volume.
-  std::vector<std::pair<const std::string*, const Group*>> groups;
+  std::vector<const Group*> groups;
   for (const auto& [key, g] : groups_) {
-    if (AccessModesSatisfied(claim_modes, g.modes)) groups.emplace_back(&key, &g);
+    if (AccessModesSatisfied(claim_modes, g.modes)) groups.push_back(&g);
   }
-  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-    return a.second->modes.size() < b.second->modes.size();
-  });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group* a, const Group* b) { return a->modes.size() < b->modes.size(); });
   const std::string cls = ClaimClass(claim);
-  for (const auto& [key, g] : groups) {
+  for (const Group* g : groups) {
     auto c = g->by_class.find(cls);
     if (c == g->by_class.end()) continue;
     for (auto it = c->second.lower_bound({requested, std::string()}); it != c->second.end(); ++it) {
       if (!Usable(*it->second, claim, options, selector)) continue;
-      return {it->second, false, key};
+      return {it->second, false};
     }
   }
   return {};

@@ -109,10 +109,10 @@ class VolumeIndex {
     VolumePtr volume;
     bool Before(const Candidate& o) const;
   };
+  static Candidate CandidateOf(const VolumePtr& v);
   struct Best {
     VolumePtr volume;
     bool prebound = false;  // the claim's pre-bound volume decided (volume may be null)
-    const std::string* group = nullptr;  // a free volume's group (its joined modes)
   };
   static bool Usable(const api::PersistentVolume& v, const api::PersistentVolumeClaim& claim,
                      const MatchOptions& options, const api::labels::Selector& selector);
