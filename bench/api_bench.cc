@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/malloc.h"
 #include "client/http.h"
 #include "client/testing/test_server.h"
 #include "store/testing/etcd_server.h"
@@ -359,6 +360,7 @@ void RunMemory(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   Flags f;
   for (int i = 1; i < argc; ++i) {

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/malloc.h"
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
 #include "client/testing/parallel.h"
@@ -327,6 +328,7 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";
   int n = 0, workers = 4, pvs = 100000, claims = 200, writers = 0;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/malloc.h"
 #include "client/informer.h"
 #include "client/testing/parallel.h"
 #include "client/testing/test_server.h"
@@ -296,6 +297,7 @@ void Idle(int volumes, int seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   const std::string mode = argc > 1 ? argv[1] : "pods";
   if (mode == "pods") {

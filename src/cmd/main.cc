@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "base/malloc.h"
 #include "cmd/commands.h"
 #include "node/runtime/container.h"
 
@@ -40,6 +41,7 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ConfigureAllocator();
   CLI::App app{
       "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
       "as one standalone program that unmodified kubectl can drive."};
