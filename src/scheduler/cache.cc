@@ -21,9 +21,14 @@ void Cache::RemoveNode(const std::string& name) {
   nodes_.erase(name);
 }
 
-void Cache::UpsertClaim(const api::PersistentVolumeClaim& claim) {
+void Cache::UpsertClaim(ClaimPtr claim) {
+  std::string key = KeyOf(claim->metadata);
   std::lock_guard lock(mu_);
-  claims_[KeyOf(claim.metadata)] = std::make_shared<const api::PersistentVolumeClaim>(claim);
+  claims_[std::move(key)] = std::move(claim);
+}
+
+void Cache::UpsertClaim(const api::PersistentVolumeClaim& claim) {
+  UpsertClaim(std::make_shared<const api::PersistentVolumeClaim>(claim));
 }
 
 void Cache::RemoveClaim(const std::string& key) {
@@ -31,8 +36,10 @@ void Cache::RemoveClaim(const std::string& key) {
   claims_.erase(key);
 }
 
+void Cache::UpsertVolume(VolumePtr volume) { volumes_.Upsert(std::move(volume)); }
+
 void Cache::UpsertVolume(const api::PersistentVolume& volume) {
-  volumes_.Upsert(std::make_shared<const api::PersistentVolume>(volume));
+  UpsertVolume(std::make_shared<const api::PersistentVolume>(volume));
 }
 
 void Cache::RemoveVolume(const std::string& name) { volumes_.Remove(name); }

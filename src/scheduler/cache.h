@@ -25,8 +25,11 @@ class Cache {
  public:
   void UpsertNode(const api::Node& node);
   void RemoveNode(const std::string& name);
+  // The shared object is kept as it is (an informer's, without a copy); the others copy.
+  void UpsertClaim(ClaimPtr claim);
   void UpsertClaim(const api::PersistentVolumeClaim& claim);
   void RemoveClaim(const std::string& key);
+  void UpsertVolume(VolumePtr volume);
   void UpsertVolume(const api::PersistentVolume& volume);
   void RemoveVolume(const std::string& name);
   void UpsertClass(const api::StorageClass& cls);

@@ -265,7 +265,7 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
        },
        .on_delete = [this](const auto& n) { cache_.RemoveNode(n->metadata.name); }});
   auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {
-    cache_.UpsertClaim(*c);
+    cache_.UpsertClaim(c);
     RequeueUsers(client::KeyOf(*c));
   };
   auto& claims = informers_->Handle<api::PersistentVolumeClaim>(
@@ -276,7 +276,7 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
          RequeueUsers(client::KeyOf(*c));
        }});
   auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
-    cache_.UpsertVolume(*v);
+    cache_.UpsertVolume(v);
     if (v->spec.claim_ref) {
       RequeueUsers(controller::pv::ClaimRefKey(*v));
     } else {
