@@ -23,7 +23,7 @@ size_t FastBinBytesAfterFreeingSmallBlocks() {
 }
 
 TEST(ConfigureAllocatorTest, FreedSmallBlocksDoNotWaitInFastBins) {
-  // Each check runs on a new thread, so it has a fresh arena's worth of tcache to fill.
+  // Each check runs on a new thread, whose cache of freed blocks (tcache) starts empty.
   size_t before = 0, after = 0;
   std::thread([&] { before = FastBinBytesAfterFreeingSmallBlocks(); }).join();
   ASSERT_GT(before, 0u) << "glibc's defaults keep freed small blocks in fast bins";
