@@ -131,6 +131,7 @@ class SqliteStore final : public Store {
   std::condition_variable queue_cv_;   // the committer waits for work
   std::condition_variable done_cv_;    // Compact() waits for its compaction
   std::deque<PendingWrite*> queue_;
+  size_t wake_at_ = 1;                 // Enqueue wakes the committer once this many are queued
   Revision compact_request_ = 0;       // an explicit Compact() waiting to run
   Status compact_result_;
   uint64_t compactions_done_ = 0;
@@ -140,6 +141,8 @@ class SqliteStore final : public Store {
   Revision last_auto_compact_ = 0;
   Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
   static constexpr Revision kCompactSlice = 1000;
+  // A transaction this large means several writers at once: worth a group commit.
+  static constexpr size_t kGroupCommitMinWrites = 4;
   std::thread committer_;
 };
 
@@ -241,7 +244,7 @@ bool SqliteStore::Enqueue(std::span<PendingWrite> writes) {
   std::unique_lock lock(queue_mu_);
   if (stopping_) return false;
   for (auto& w : writes) queue_.push_back(&w);
-  queue_cv_.notify_one();
+  if (queue_.size() >= wake_at_) queue_cv_.notify_one();
   last.cv->wait(lock, [&] { return last.done; });
   return true;
 }
@@ -274,11 +277,20 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 void SqliteStore::CommitLoop() {
   std::deque<PendingWrite*> batch;
   std::vector<std::shared_ptr<std::condition_variable>> wake;
+  const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
+  size_t last_batch = 0;
   while (true) {
     Revision compact = 0;
     {
       std::unique_lock lock(queue_mu_);
       queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; });
+      if (group && last_batch >= kGroupCommitMinWrites && queue_.size() < last_batch) {
+        wake_at_ = last_batch;
+        queue_cv_.wait_for(lock, opts_.group_commit_wait, [&] {
+          return stopping_ || queue_.size() >= last_batch || compact_request_ > 0;
+        });
+        wake_at_ = 1;
+      }
       if (stopping_) {
         for (PendingWrite* w : queue_) {
           w->result = UnavailableError("store is shutting down");
@@ -297,6 +309,7 @@ void SqliteStore::CommitLoop() {
       }
       compact = compact_request_;
     }
+    last_batch = batch.size();
     if (!batch.empty()) CommitBatch(batch);
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);

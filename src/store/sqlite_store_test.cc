@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -137,6 +138,81 @@ TEST_F(SqliteStoreTest, BackgroundCompactionBoundsHistoryAndFile) {
   // 20,000 updates of 1 KB: the file stays at the size of the retained history.
   EXPECT_LT(size_end, size_after_warmup * 3 / 2 + (1 << 20)) << size_after_warmup << " -> " << size_end;
   EXPECT_LT(size_end, 16u << 20);
+}
+
+std::vector<Write> Creates(const std::string& prefix, int n) {
+  std::vector<Write> w;
+  for (int i = 0; i < n; ++i) {
+    w.push_back({Write::Kind::kCreate, prefix + std::to_string(i), MakeValue("v"), 0});
+  }
+  return w;
+}
+
+// Runs `f` on another thread; false if it has not returned within 30 s (a write held back
+// for good), which fails the test instead of hanging it.
+template <class F>
+bool ReturnsPromptly(F f) {
+  std::packaged_task<void()> task(std::move(f));
+  auto done = task.get_future();
+  std::thread(std::move(task)).detach();
+  return done.wait_for(30s) == std::future_status::ready;
+}
+
+TEST_F(SqliteStoreTest, GroupCommitHoldsTheNextWritesUntilAsManyHaveArrived) {
+  opts_.group_commit_wait = std::chrono::hours(1);  // only the count of writes releases them
+  auto s = Open();
+  for (auto& r : s->WriteMany(Creates("/first/", 4))) ASSERT_TRUE(r.ok());
+  const Revision before = *s->CurrentRevision();
+
+  // The last transaction carried four writes: three more wait for a fourth.
+  std::atomic<int> done{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 3; ++i) {
+    writers.emplace_back([&, i] {
+      EXPECT_TRUE(s->Create("/held/" + std::to_string(i), MakeValue("v")).ok());
+      ++done;
+    });
+  }
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(done.load(), 0);
+  EXPECT_EQ(*s->CurrentRevision(), before);
+
+  if (!ReturnsPromptly([&] { EXPECT_TRUE(s->Create("/held/3", MakeValue("v")).ok()); })) {
+    ADD_FAILURE() << "four writes waiting, and still not committed";
+    for (auto& w : writers) w.detach();
+    return;
+  }
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(done.load(), 3);
+  EXPECT_EQ(*s->CurrentRevision(), before + 4);
+}
+
+TEST_F(SqliteStoreTest, GroupCommitNeverHoldsALoneWriter) {
+  opts_.group_commit_wait = std::chrono::hours(1);
+  auto s = Open();
+  ASSERT_TRUE(ReturnsPromptly([&] {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(s->Create("/k" + std::to_string(i), MakeValue("v")).ok());
+    // Three at once are not yet "several writers": the next write is not held either.
+    for (auto& r : s->WriteMany(Creates("/three/", 3))) ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(s->Create("/after-three", MakeValue("v")).ok());
+  }));
+}
+
+TEST_F(SqliteStoreTest, GroupCommitHoldsAWriteNoLongerThanItsWait) {
+  opts_.group_commit_wait = std::chrono::milliseconds(20);
+  auto s = Open();
+  for (auto& r : s->WriteMany(Creates("/first/", 8))) ASSERT_TRUE(r.ok());
+  // Fewer writes than last time, and no more coming: committed once the wait is over.
+  ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
+  EXPECT_TRUE(s->Get("/alone").ok());
+}
+
+TEST_F(SqliteStoreTest, WithoutFsyncNothingIsHeld) {
+  opts_.fsync = false;
+  opts_.group_commit_wait = std::chrono::hours(1);
+  auto s = Open();
+  for (auto& r : s->WriteMany(Creates("/first/", 8))) ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
 }
 
 // A child process writes from several threads and reports each acknowledged key on a pipe; it is
