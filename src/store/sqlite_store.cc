@@ -131,7 +131,8 @@ class SqliteStore final : public Store {
   std::condition_variable queue_cv_;   // the committer waits for work
   std::condition_variable done_cv_;    // Compact() waits for its compaction
   std::deque<PendingWrite*> queue_;
-  size_t wake_at_ = 1;                 // Enqueue wakes the committer once this many are queued
+  size_t queued_writers_ = 0;          // Enqueue calls whose writes are all or partly queued
+  size_t wake_at_ = 1;                 // Enqueue wakes the committer at this many writers
   Revision compact_request_ = 0;       // an explicit Compact() waiting to run
   Status compact_result_;
   uint64_t compactions_done_ = 0;
@@ -141,8 +142,8 @@ class SqliteStore final : public Store {
   Revision last_auto_compact_ = 0;
   Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
   static constexpr Revision kCompactSlice = 1000;
-  // A transaction this large means several writers at once: worth a group commit.
-  static constexpr size_t kGroupCommitMinWrites = 4;
+  // A transaction answering this many writers means several at once: worth a group commit.
+  static constexpr size_t kGroupCommitMinWriters = 4;
   std::thread committer_;
 };
 
@@ -244,7 +245,7 @@ bool SqliteStore::Enqueue(std::span<PendingWrite> writes) {
   std::unique_lock lock(queue_mu_);
   if (stopping_) return false;
   for (auto& w : writes) queue_.push_back(&w);
-  if (queue_.size() >= wake_at_) queue_cv_.notify_one();
+  if (++queued_writers_ >= wake_at_) queue_cv_.notify_one();
   last.cv->wait(lock, [&] { return last.done; });
   return true;
 }
@@ -278,16 +279,16 @@ void SqliteStore::CommitLoop() {
   std::deque<PendingWrite*> batch;
   std::vector<std::shared_ptr<std::condition_variable>> wake;
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
-  size_t last_batch = 0;
+  size_t last_writers = 0;  // how many writers the last transaction answered
   while (true) {
     Revision compact = 0;
     {
       std::unique_lock lock(queue_mu_);
       queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; });
-      if (group && last_batch >= kGroupCommitMinWrites && queue_.size() < last_batch) {
-        wake_at_ = last_batch;
+      if (group && last_writers >= kGroupCommitMinWriters && queued_writers_ < last_writers) {
+        wake_at_ = last_writers;
         queue_cv_.wait_for(lock, opts_.group_commit_wait, [&] {
-          return stopping_ || queue_.size() >= last_batch || compact_request_ > 0;
+          return stopping_ || queued_writers_ >= last_writers || compact_request_ > 0;
         });
         wake_at_ = 1;
       }
@@ -298,18 +299,22 @@ void SqliteStore::CommitLoop() {
           if (w->cv) wake.push_back(w->cv);
         }
         queue_.clear();
+        queued_writers_ = 0;
         done_cv_.notify_all();
         lock.unlock();
         Wake(wake);
         return;
       }
+      last_writers = 0;
       while (!queue_.empty() && batch.size() < opts_.max_batch) {
         batch.push_back(queue_.front());
         queue_.pop_front();
+        if (batch.back()->cv) ++last_writers;  // a writer's last write: it is answered now
       }
+      queued_writers_ -= last_writers;
       compact = compact_request_;
     }
-    last_batch = batch.size();
+    if (opts_.on_transaction && !batch.empty()) opts_.on_transaction(batch.size(), last_writers);
     if (!batch.empty()) CommitBatch(batch);
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,11 +22,15 @@ struct SqliteOptions {
   int64_t retain_revisions = 50'000;     // history kept for watches and paged lists
   int64_t compact_every = 10'000;        // compact after this many new revisions
   size_t max_batch = 4096;               // writes per transaction at most
-  // Group commit, with fsync on: after a transaction of at least 4 writes, the committer waits
-  // up to this long for as many writes again before it starts the next one. Writers it has
-  // just answered usually write again at once, and one transaction (one fsync) for all of
-  // them costs far less than two. A lone writer never waits. 0: commit at once, always.
+  // Group commit, with fsync on: after a transaction that answered 4 or more writers (calls
+  // of Create, Update, Delete or WriteMany), the committer waits up to this long for as many
+  // writers again before it starts the next one. Writers it has just answered usually write
+  // again at once, and one transaction (one fsync) for all of them costs far less than two.
+  // A lone writer never waits. 0: commit at once, always.
   std::chrono::microseconds group_commit_wait{500};
+  // Called on the committer thread as each transaction begins, with how many writes and how
+  // many writers it carries (for tests and diagnostics; the committer waits for it).
+  std::function<void(size_t writes, size_t writers)> on_transaction;
 };
 
 // Opens (or creates) the store. Errors: Unavailable/Internal with SQLite's message when the

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 namespace kvol::store {
 namespace {
@@ -158,60 +161,131 @@ bool ReturnsPromptly(F f) {
   return done.wait_for(30s) == std::future_status::ready;
 }
 
-TEST_F(SqliteStoreTest, GroupCommitHoldsTheNextWritesUntilAsManyHaveArrived) {
-  opts_.group_commit_wait = std::chrono::hours(1);  // only the count of writes releases them
-  auto s = Open();
-  for (auto& r : s->WriteMany(Creates("/first/", 4))) ASSERT_TRUE(r.ok());
-  const Revision before = *s->CurrentRevision();
+// Records how many writers each transaction answers, and can hold the committer at the start
+// of the next transaction until released.
+class Transactions {
+ public:
+  void Record(size_t /*writes*/, size_t writers) {
+    std::unique_lock lock(mu_);
+    writers_.push_back(writers);
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !holding_; });
+  }
+  void Hold() {
+    std::lock_guard lock(mu_);
+    holding_ = true;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    holding_ = false;
+    changed_.notify_all();
+  }
+  bool WaitForCount(size_t n) {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, 30s, [&] { return writers_.size() >= n; });
+  }
+  std::vector<size_t> writers() {
+    std::lock_guard lock(mu_);
+    return writers_;
+  }
 
-  // The last transaction carried four writes: three more wait for a fourth.
-  std::atomic<int> done{0};
-  std::vector<std::thread> writers;
-  for (int i = 0; i < 3; ++i) {
-    writers.emplace_back([&, i] {
-      EXPECT_TRUE(s->Create("/held/" + std::to_string(i), MakeValue("v")).ok());
-      ++done;
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<size_t> writers_;
+  bool holding_ = false;
+};
+
+// Starts `n` threads, each creating one key.
+std::vector<std::thread> CreateFromThreads(Store* s, const std::string& prefix, int n) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([s, key = prefix + std::to_string(i)] {
+      EXPECT_TRUE(s->Create(key, MakeValue("v")).ok()) << key;
     });
   }
-  std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(done.load(), 0);
-  EXPECT_EQ(*s->CurrentRevision(), before);
+  return threads;
+}
 
-  if (!ReturnsPromptly([&] { EXPECT_TRUE(s->Create("/held/3", MakeValue("v")).ok()); })) {
-    ADD_FAILURE() << "four writes waiting, and still not committed";
-    for (auto& w : writers) w.detach();
+void JoinAll(std::vector<std::thread>& threads) {
+  for (auto& t : threads) t.join();
+  threads.clear();
+}
+
+// Makes the store's next two transactions answer one writer, then `n` (queued meanwhile).
+void CommitFromThreadsTogether(Store* s, Transactions& tx, const std::string& prefix, int n) {
+  const size_t before = tx.writers().size();
+  tx.Hold();
+  auto first = CreateFromThreads(s, prefix + "first-", 1);
+  ASSERT_TRUE(tx.WaitForCount(before + 1));
+  auto together = CreateFromThreads(s, prefix, n);
+  std::this_thread::sleep_for(100ms);  // for them to queue
+  tx.Release();
+  JoinAll(first);
+  JoinAll(together);
+  auto writers = tx.writers();
+  ASSERT_EQ(writers.size(), before + 2);
+  ASSERT_EQ(writers.back(), static_cast<size_t>(n));
+}
+
+TEST_F(SqliteStoreTest, GroupCommitWaitsForAsManyWritersAsItLastAnswered) {
+  Transactions tx;
+  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
+  opts_.group_commit_wait = std::chrono::hours(1);  // only the count of writers releases them
+  auto s = Open();
+
+  ASSERT_NO_FATAL_FAILURE(CommitFromThreadsTogether(s.get(), tx, "/four/", 4));
+
+  // The last transaction answered four writers: three more wait for a fourth, then all four
+  // share one transaction. A WriteMany is one writer, whatever its size.
+  auto three = CreateFromThreads(s.get(), "/three/", 3);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(tx.writers().size(), 2u) << "committed without waiting for a fourth writer";
+  std::vector<StatusOr<Revision>> many;
+  if (!ReturnsPromptly([&] { many = s->WriteMany(Creates("/many/", 10)); })) {
+    ADD_FAILURE() << "four writers waiting, and still not committed";
+    for (auto& t : three) t.detach();
     return;
   }
-  for (auto& w : writers) w.join();
-  EXPECT_EQ(done.load(), 3);
-  EXPECT_EQ(*s->CurrentRevision(), before + 4);
+  JoinAll(three);
+  for (auto& r : many) EXPECT_TRUE(r.ok());
+  EXPECT_EQ(tx.writers(), (std::vector<size_t>{1, 4, 4}));
 }
 
 TEST_F(SqliteStoreTest, GroupCommitNeverHoldsALoneWriter) {
+  Transactions tx;
+  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
   opts_.group_commit_wait = std::chrono::hours(1);
   auto s = Open();
   ASSERT_TRUE(ReturnsPromptly([&] {
     for (int i = 0; i < 20; ++i) ASSERT_TRUE(s->Create("/k" + std::to_string(i), MakeValue("v")).ok());
-    // Three at once are not yet "several writers": the next write is not held either.
-    for (auto& r : s->WriteMany(Creates("/three/", 3))) ASSERT_TRUE(r.ok());
-    ASSERT_TRUE(s->Create("/after-three", MakeValue("v")).ok());
+    // However many writes one writer hands over at once.
+    for (auto& r : s->WriteMany(Creates("/many/", 100))) ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(s->Create("/after-many", MakeValue("v")).ok());
   }));
+  // Three writers at once are not yet enough to wait for.
+  ASSERT_NO_FATAL_FAILURE(CommitFromThreadsTogether(s.get(), tx, "/three/", 3));
+  ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/after-three", MakeValue("v")).ok()); }));
 }
 
-TEST_F(SqliteStoreTest, GroupCommitHoldsAWriteNoLongerThanItsWait) {
+TEST_F(SqliteStoreTest, GroupCommitHoldsAWriterNoLongerThanItsWait) {
+  Transactions tx;
+  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
   opts_.group_commit_wait = std::chrono::milliseconds(20);
   auto s = Open();
-  for (auto& r : s->WriteMany(Creates("/first/", 8))) ASSERT_TRUE(r.ok());
-  // Fewer writes than last time, and no more coming: committed once the wait is over.
+  ASSERT_NO_FATAL_FAILURE(CommitFromThreadsTogether(s.get(), tx, "/eight/", 8));
+  // Fewer writers than last time, and no more coming: committed once the wait is over.
   ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
-  EXPECT_TRUE(s->Get("/alone").ok());
+  EXPECT_EQ(tx.writers(), (std::vector<size_t>{1, 8, 1}));
 }
 
-TEST_F(SqliteStoreTest, WithoutFsyncNothingIsHeld) {
+TEST_F(SqliteStoreTest, WithoutFsyncNoWriterIsHeld) {
+  Transactions tx;
+  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
   opts_.fsync = false;
   opts_.group_commit_wait = std::chrono::hours(1);
   auto s = Open();
-  for (auto& r : s->WriteMany(Creates("/first/", 8))) ASSERT_TRUE(r.ok());
+  ASSERT_NO_FATAL_FAILURE(CommitFromThreadsTogether(s.get(), tx, "/eight/", 8));
   ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
 }
 
