@@ -61,14 +61,22 @@ class HttpTransport::Connection {
   explicit Connection(ssl::context& ctx) : stream(ioc, ctx) {}
 
   // Starts an asynchronous operation with `start(handler)` and runs it to completion, or until
-  // `timeout` passes (then the socket is closed and the result is beast::error::timeout).
+  // `timeout` passes (then the socket is closed and the result is beast::error::timeout). The
+  // deadline is the context's own wait, not a timer: no timer to arm and cancel per call.
   template <class Start>
   beast::error_code Run(std::chrono::milliseconds timeout, Start&& start) {
     beast::error_code result = net::error::would_block;
-    beast::get_lowest_layer(stream).expires_after(timeout);
     start([&result](beast::error_code ec, auto&&...) { result = ec; });
     ioc.restart();
-    ioc.run();
+    ioc.run_for(timeout);
+    if (result == net::error::would_block) {
+      // Still in flight at the deadline: closing the socket completes it, aborted.
+      beast::error_code ignored;
+      beast::get_lowest_layer(stream).socket().close(ignored);
+      ioc.restart();
+      ioc.run();
+      return beast::error::timeout;
+    }
     return result;
   }
 

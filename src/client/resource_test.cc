@@ -1,6 +1,9 @@
 // The client interface behaves the same over both transports: every test runs against the
 // in-process client and the HTTPS client of one real API server.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -430,6 +433,48 @@ TEST(HttpClientTest, ReusesConnectionsAcrossManyRequestsAndThreads) {
   auto l = cms.List("default");
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->items.size(), 200u);
+}
+
+// Each call has a deadline: a server that accepts and then says nothing, and a response that
+// never ends, both fail with DeadlineExceeded in about the configured time, and the transport
+// goes on working.
+TEST(HttpClientTest, ACallPastItsDeadlineFailsAndTheNextOneWorks) {
+  int silent = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(silent, 8), 0);  // the kernel completes the TCP handshake; nobody answers
+  ASSERT_EQ(getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto t = HttpTransport::Create({.server = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
+                                  .insecure_skip_tls_verify = true,
+                                  .timeout = 200ms});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto start = std::chrono::steady_clock::now();
+  auto r = (*t)->Do("GET", "/api", "", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("TLS handshake"), std::string::npos) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  close(silent);
+
+  auto s = testing::TestServer::Start();
+  ASSERT_TRUE(s.ok());
+  HttpConfig cfg = (*s)->http_config();
+  cfg.timeout = 300ms;
+  t = HttpTransport::Create(cfg);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  start = std::chrono::steady_clock::now();
+  r = (*t)->Do("GET", "/api/v1/persistentvolumes?watch=true", "", "");  // streams for good
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("reading from"), std::string::npos) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  r = (*t)->Do("GET", "/api/v1/persistentvolumes", "", "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
 }
 
 TEST(KubeconfigTest, ReadsContextClusterAndUser) {
