@@ -26,7 +26,8 @@ struct SqliteOptions {
   // of Create, Update, Delete or WriteMany), the committer waits up to this long for as many
   // writers again before it starts the next one. Writers it has just answered usually write
   // again at once, and one transaction (one fsync) for all of them costs far less than two.
-  // A lone writer never waits. 0: commit at once, always.
+  // Writes that come one at a time never wait (only the first after a burst may, once).
+  // 0: commit at once, always.
   std::chrono::microseconds group_commit_wait{500};
   // Called on the committer thread as each transaction begins, with how many writes and how
   // many writers it carries (for tests and diagnostics; the committer waits for it).
