@@ -142,6 +142,8 @@ class SqliteStore final : public Store {
   Revision last_auto_compact_ = 0;
   Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
   static constexpr Revision kCompactSlice = 1000;
+  // With no writes waiting, the next background compaction slice follows after this pause.
+  static constexpr std::chrono::milliseconds kIdleCompactionPause{1};
   // A transaction answering this many writers means several at once: worth a group commit.
   static constexpr size_t kGroupCommitMinWriters = 4;
   std::thread committer_;
@@ -280,12 +282,21 @@ void SqliteStore::CommitLoop() {
   std::vector<std::shared_ptr<std::condition_variable>> wake;
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
   size_t last_writers = 0;  // how many writers the last transaction answered
+  bool compaction_behind = false;
   while (true) {
     Revision compact = 0;
     {
       std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; });
-      if (group && last_writers >= kGroupCommitMinWriters && queued_writers_ < last_writers) {
+      auto ready = [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; };
+      if (compaction_behind) {
+        // Background compaction is behind (after a bulk load, say) and nobody is writing:
+        // go on with it now, a slice at a time, instead of leaving it to the next writers.
+        queue_cv_.wait_for(lock, kIdleCompactionPause, ready);
+      } else {
+        queue_cv_.wait(lock, ready);
+      }
+      if (group && !queue_.empty() && last_writers >= kGroupCommitMinWriters &&
+          queued_writers_ < last_writers) {
         wake_at_ = last_writers;
         queue_cv_.wait_for(lock, opts_.group_commit_wait, [&] {
           return stopping_ || queued_writers_ >= last_writers || compact_request_ > 0;
@@ -337,7 +348,7 @@ void SqliteStore::CommitLoop() {
     Wake(wake);
     // Background compaction keeps history (and the file) bounded under steady writes. It runs
     // after the batch's writers have their answer, a slice at a time, so that no write waits
-    // for more than one slice of it.
+    // for more than one slice of it; with no writes, slice follows slice after a short pause.
     Revision current, compacted_to;
     {
       std::shared_lock lock(state_mu_);
@@ -349,8 +360,11 @@ void SqliteStore::CommitLoop() {
       last_auto_compact_ = current;
       auto_compact_target_ = current - opts_.retain_revisions;
     }
+    compaction_behind = false;
     if (auto_compact_target_ > compacted_to) {
-      (void)CompactLocked(std::min(auto_compact_target_, compacted_to + kCompactSlice));
+      const Revision to = std::min(auto_compact_target_, compacted_to + kCompactSlice);
+      // A failed slice is tried again after the next writes, not at once.
+      compaction_behind = CompactLocked(to).ok() && auto_compact_target_ > to;
     }
   }
 }
