@@ -106,7 +106,9 @@ TEST(WebSocketTest, ClientFramesAreMaskedAndServerFramesAreNot) {
     ASSERT_TRUE(client.SendBinary(msg));
     ASSERT_GE(wire.data.size(), 2u);
     EXPECT_TRUE(static_cast<unsigned char>(wire.data[1]) & 0x80) << "client frames are masked";
-    if (msg.size() < 126) EXPECT_EQ(wire.data.find("hello"), std::string::npos);
+    if (msg.size() < 126) {
+      EXPECT_EQ(wire.data.find("hello"), std::string::npos) << "the masked payload is not readable";
+    }
     std::vector<std::string> got;
     ASSERT_TRUE(server.Receive(&got));
     ASSERT_EQ(got.size(), 1u);
