@@ -298,7 +298,7 @@ StatusOr<HttpResponse> HttpTransport::Do(std::string_view method, const std::str
       return TransportError("reading from", host_header_, ec);
     }
     auto res = parser.release();
-    HttpResponse out{res.result_int(), std::move(res.body())};
+    HttpResponse out{static_cast<int>(res.result_int()), std::move(res.body())};
     if (res.keep_alive()) {
       c->reused = true;
       std::lock_guard lock(mu_);

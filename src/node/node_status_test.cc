@@ -101,7 +101,9 @@ TEST(NodeStatusEndpointTest, PublishesTheAgentsEndpoint) {
     api::Node n = api.fake<api::Node>().Objects().at("n1");
     EXPECT_EQ(n.metadata.annotations.at("kvol.io/agent-certificate-sha256"), "ab12") << exists;
     EXPECT_EQ(n.status.unknown_fields["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
-    if (exists) EXPECT_EQ(n.metadata.annotations.at("note"), "mine");
+    if (exists) {
+      EXPECT_EQ(n.metadata.annotations.at("note"), "mine");
+    }
   }
 }
 
