@@ -1,15 +1,11 @@
 #include "scheduler/cache.h"
 
+#include "client/informer.h"
 #include "controller/util/pod_claims.h"
 
 namespace kvol::scheduler {
-namespace {
 
-std::string KeyOf(const api::ObjectMeta& m) {
-  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
-}
-
-}  // namespace
+using client::KeyOf;
 
 void Cache::UpsertNode(const api::Node& node) {
   std::lock_guard lock(mu_);
@@ -22,7 +18,7 @@ void Cache::RemoveNode(const std::string& name) {
 }
 
 void Cache::UpsertClaim(ClaimPtr claim) {
-  std::string key = KeyOf(claim->metadata);
+  std::string key = KeyOf(*claim);
   std::lock_guard lock(mu_);
   claims_[std::move(key)] = std::move(claim);
 }
@@ -55,7 +51,7 @@ void Cache::RemoveClass(const std::string& name) {
 }
 
 void Cache::UpsertPod(const api::Pod& pod) {
-  const std::string key = KeyOf(pod.metadata);
+  const std::string key = KeyOf(pod);
   const bool counts = !pod.spec.node_name.empty() && !controller::PodIsShutDown(pod);
   std::lock_guard lock(mu_);
   auto it = pod_node_.find(key);

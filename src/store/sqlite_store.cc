@@ -325,8 +325,10 @@ void SqliteStore::CommitLoop() {
       queued_writers_ -= last_writers;
       compact = compact_request_;
     }
-    if (opts_.on_transaction && !batch.empty()) opts_.on_transaction(batch.size(), last_writers);
-    if (!batch.empty()) CommitBatch(batch);
+    if (!batch.empty()) {
+      if (opts_.on_transaction) opts_.on_transaction(batch.size(), last_writers);
+      CommitBatch(batch);
+    }
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);
     {

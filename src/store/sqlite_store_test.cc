@@ -181,6 +181,10 @@ bool ReturnsPromptly(F f) {
 // of the next transaction until released.
 class Transactions {
  public:
+  // Makes the store opened with `opts` report its transactions here.
+  explicit Transactions(SqliteOptions& opts) {
+    opts.on_transaction = [this](size_t writes, size_t writers) { Record(writes, writers); };
+  }
   void Record(size_t /*writes*/, size_t writers) {
     std::unique_lock lock(mu_);
     writers_.push_back(writers);
@@ -245,8 +249,7 @@ void CommitFromThreadsTogether(Store* s, Transactions& tx, const std::string& pr
 }
 
 TEST_F(SqliteStoreTest, GroupCommitWaitsForAsManyWritersAsItLastAnswered) {
-  Transactions tx;
-  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
+  Transactions tx(opts_);
   opts_.group_commit_wait = std::chrono::hours(1);  // only the count of writers releases them
   auto s = Open();
 
@@ -269,8 +272,7 @@ TEST_F(SqliteStoreTest, GroupCommitWaitsForAsManyWritersAsItLastAnswered) {
 }
 
 TEST_F(SqliteStoreTest, GroupCommitNeverHoldsALoneWriter) {
-  Transactions tx;
-  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
+  Transactions tx(opts_);
   opts_.group_commit_wait = std::chrono::hours(1);
   auto s = Open();
   ASSERT_TRUE(ReturnsPromptly([&] {
@@ -285,8 +287,7 @@ TEST_F(SqliteStoreTest, GroupCommitNeverHoldsALoneWriter) {
 }
 
 TEST_F(SqliteStoreTest, GroupCommitHoldsAWriterNoLongerThanItsWait) {
-  Transactions tx;
-  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
+  Transactions tx(opts_);
   opts_.group_commit_wait = std::chrono::milliseconds(20);
   auto s = Open();
   ASSERT_NO_FATAL_FAILURE(CommitFromThreadsTogether(s.get(), tx, "/eight/", 8));
@@ -296,8 +297,7 @@ TEST_F(SqliteStoreTest, GroupCommitHoldsAWriterNoLongerThanItsWait) {
 }
 
 TEST_F(SqliteStoreTest, WithoutFsyncNoWriterIsHeld) {
-  Transactions tx;
-  opts_.on_transaction = [&](size_t writes, size_t writers) { tx.Record(writes, writers); };
+  Transactions tx(opts_);
   opts_.fsync = false;
   opts_.group_commit_wait = std::chrono::hours(1);
   auto s = Open();
