@@ -190,6 +190,10 @@ struct HttpServer::Impl {
     beast::error_code ec;
     auto ep = sock.remote_endpoint(ec);
     if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    // Without it, Nagle's algorithm holds a small write (a watch event, the last piece of a
+    // response) while an earlier one is unacknowledged, and a client with nothing to send
+    // acknowledges only after its delayed-ACK timer, about 40 ms.
+    sock.set_option(tcp::no_delay(true), ec);
     SetReadTimeout(sock.native_handle(), 30);
     SslStream stream(std::move(sock), tls);
     ServeStream(stream, remote);

@@ -2,6 +2,7 @@
 // in-process client and the HTTPS client of one real API server.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -475,6 +476,31 @@ TEST(HttpClientTest, ACallPastItsDeadlineFailsAndTheNextOneWorks) {
   r = (*t)->Do("GET", "/api/v1/persistentvolumes", "", "");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 200);
+}
+
+// The server turns Nagle's algorithm off on every connection: with it on, a small write (a
+// watch event, say) waits while an earlier one is unacknowledged, and a client with nothing to
+// send acknowledges only when its delayed-ACK timer fires, about 40 ms later.
+TEST(HttpServerTest, ConnectionsSendSmallWritesAtOnce) {
+  std::atomic<int> nodelay{-1};
+  testing::TestServerOptions o;
+  o.intercept = [&](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+    if (req.path != "/nodelay") return false;
+    // The connection's own socket, reached through an upgrade.
+    auto conn = w.Upgrade({{"Connection", "Upgrade"}, {"Upgrade", "nodelay-test"}});
+    int on = 0;
+    socklen_t len = sizeof on;
+    if (conn && getsockopt(conn->fd(), IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0) nodelay = on;
+    return true;
+  };
+  auto s = testing::TestServer::Start(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto t = HttpTransport::Create((*s)->http_config());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto r = (*t)->Do("GET", "/nodelay", "", "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 101);
+  EXPECT_EQ(nodelay.load(), 1);
 }
 
 TEST(KubeconfigTest, ReadsContextClusterAndUser) {
