@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <utility>
 #include <fstream>
@@ -482,7 +483,7 @@ TEST(HttpClientTest, ACallPastItsDeadlineFailsAndTheNextOneWorks) {
 // watch event, say) waits while an earlier one is unacknowledged, and a client with nothing to
 // send acknowledges only when its delayed-ACK timer fires, about 40 ms later.
 TEST(HttpServerTest, ConnectionsSendSmallWritesAtOnce) {
-  std::atomic<int> nodelay{-1};
+  std::promise<int> nodelay;  // the option's value, -1 if it could not be read
   testing::TestServerOptions o;
   o.intercept = [&](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
     if (req.path != "/nodelay") return false;
@@ -490,7 +491,8 @@ TEST(HttpServerTest, ConnectionsSendSmallWritesAtOnce) {
     auto conn = w.Upgrade({{"Connection", "Upgrade"}, {"Upgrade", "nodelay-test"}});
     int on = 0;
     socklen_t len = sizeof on;
-    if (conn && getsockopt(conn->fd(), IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0) nodelay = on;
+    const bool read = conn && getsockopt(conn->fd(), IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0;
+    nodelay.set_value(read ? on : -1);
     return true;
   };
   auto s = testing::TestServer::Start(o);
@@ -500,7 +502,10 @@ TEST(HttpServerTest, ConnectionsSendSmallWritesAtOnce) {
   auto r = (*t)->Do("GET", "/nodelay", "", "");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 101);
-  EXPECT_EQ(nodelay.load(), 1);
+  // The 101 reaches the client before the handler reads the option.
+  auto value = nodelay.get_future();
+  ASSERT_EQ(value.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(value.get(), 1);
 }
 
 TEST(KubeconfigTest, ReadsContextClusterAndUser) {
