@@ -183,9 +183,9 @@ class Transactions {
  public:
   // Makes the store opened with `opts` report its transactions here.
   explicit Transactions(SqliteOptions& opts) {
-    opts.on_transaction = [this](size_t writes, size_t writers) { Record(writes, writers); };
+    opts.on_transaction = [this](size_t /*writes*/, size_t writers) { Record(writers); };
   }
-  void Record(size_t /*writes*/, size_t writers) {
+  void Record(size_t writers) {
     std::unique_lock lock(mu_);
     writers_.push_back(writers);
     changed_.notify_all();
