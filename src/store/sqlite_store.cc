@@ -9,8 +9,13 @@
 // versions wrote on every commit.
 #include "store/sqlite_store.h"
 
+#include <linux/futex.h>
 #include <sqlite3.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -46,27 +51,58 @@ Status SqliteError(sqlite3* db, std::string_view what) {
 
 // A write waiting for the committer.
 struct PendingWrite : Write {
-  // Completion, filled by the committer under queue_mu_. `cv` (null for all but the last of
-  // a WriteMany's writes, which complete in order) wakes this writer alone, so a batch wakes
-  // its own writers, not every thread waiting. The committer notifies it after releasing
-  // queue_mu_ (so the writer woken does not at once wait for the lock), holding its own
-  // reference: the writer may have returned by then.
-  bool done = false;
+  // Completion: the committer fills `result`, then sets `done`; the writer may return (and
+  // free this) as soon as it sees `done`, so the committer touches nothing of it after.
+  std::atomic<bool> done{false};
   StatusOr<Revision> result = Status(StatusCode::kUnknown, "not committed");
-  std::shared_ptr<std::condition_variable> cv;
+  // The last of its writer's writes (a WriteMany's complete in order): its batch answers
+  // that writer.
+  bool last = false;
 };
 
-// The calling thread's condition variable for waiting on its writes, reused by each of them.
-const std::shared_ptr<std::condition_variable>& WriterCv() {
-  thread_local const auto cv = std::make_shared<std::condition_variable>();
-  return cv;
-}
+// Where the writers of one batch sleep until the committer has answered it. Batches are
+// numbered as the committer takes them from the queue; a writer whose last write was queued
+// while batch n-1 was the newest taken waits for batch n on slot n % 2, and the committer,
+// once it has answered batch n, wakes that slot's sleepers with one futex call. One call for
+// the whole batch matters: the first writer woken takes the committer's CPU, so waking them
+// one by one left the committer waiting behind each in turn. Two slots so that writers
+// queueing for batch n+1 while batch n commits are not woken by n's answer.
+class BatchAnswers {
+ public:
+  // Sleeps until batch `n` is answered and `done` is set (it may be answered by a later batch
+  // if `n` was full: batches are answered in order).
+  void Wait(uint32_t n, const std::atomic<bool>& done) {
+    while (!done.load(std::memory_order_acquire)) {
+      Slot& slot = slots_[n % 2];
+      const uint32_t answered = slot.answered.load(std::memory_order_acquire);
+      if (static_cast<int32_t>(answered - n) >= 0) {  // n answered, not ours: a later one
+        if (done.load(std::memory_order_acquire)) break;
+        ++n;
+        continue;
+      }
+      slot.sleepers.fetch_add(1);
+      syscall(SYS_futex, &slot.answered, FUTEX_WAIT_PRIVATE, answered, nullptr, nullptr, 0);
+      slot.sleepers.fetch_sub(1);
+    }
+  }
+  // Batch `n`'s writes are all done: wakes its writers.
+  void Answer(uint32_t n) {
+    Slot& slot = slots_[n % 2];
+    slot.answered.store(n);
+    if (slot.sleepers.load() > 0) {
+      syscall(SYS_futex, &slot.answered, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    }
+  }
 
-// Wakes the writers whose writes completed, outside the queue lock.
-void Wake(std::vector<std::shared_ptr<std::condition_variable>>& cvs) {
-  for (auto& cv : cvs) cv->notify_one();
-  cvs.clear();
-}
+ private:
+  struct Slot {
+    // The number of the last batch answered on this slot; futex word (wraps harmlessly).
+    std::atomic<uint32_t> answered{0};
+    std::atomic<int> sleepers{0};
+  };
+  static_assert(sizeof(std::atomic<uint32_t>) == 4);
+  Slot slots_[2];
+};
 
 class SqliteStore final : public Store {
  public:
@@ -131,12 +167,14 @@ class SqliteStore final : public Store {
   std::condition_variable queue_cv_;   // the committer waits for work
   std::condition_variable done_cv_;    // Compact() waits for its compaction
   std::deque<PendingWrite*> queue_;
+  uint32_t batches_taken_ = 0;         // the number of the newest batch taken from the queue
   size_t queued_writers_ = 0;          // Enqueue calls whose writes are all or partly queued
   size_t wake_at_ = 1;                 // Enqueue wakes the committer at this many writers
   Revision compact_request_ = 0;       // an explicit Compact() waiting to run
   Status compact_result_;
   uint64_t compactions_done_ = 0;
   bool stopping_ = false;
+  BatchAnswers answers_;
 
   // Only the committer thread touches these.
   Revision last_auto_compact_ = 0;
@@ -243,12 +281,16 @@ Status SqliteStore::Load() {
 
 bool SqliteStore::Enqueue(std::span<PendingWrite> writes) {
   PendingWrite& last = writes.back();
-  last.cv = WriterCv();
-  std::unique_lock lock(queue_mu_);
-  if (stopping_) return false;
-  for (auto& w : writes) queue_.push_back(&w);
-  if (++queued_writers_ >= wake_at_) queue_cv_.notify_one();
-  last.cv->wait(lock, [&] { return last.done; });
+  last.last = true;
+  uint32_t batch;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (stopping_) return false;
+    for (auto& w : writes) queue_.push_back(&w);
+    if (++queued_writers_ >= wake_at_) queue_cv_.notify_one();
+    batch = batches_taken_ + 1;
+  }
+  answers_.Wait(batch, last.done);
   return true;
 }
 
@@ -279,12 +321,12 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 
 void SqliteStore::CommitLoop() {
   std::deque<PendingWrite*> batch;
-  std::vector<std::shared_ptr<std::condition_variable>> wake;
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
   size_t last_writers = 0;  // how many writers the last transaction answered
   bool compaction_behind = false;
   while (true) {
     Revision compact = 0;
+    uint32_t taken = 0;  // the batch's number
     {
       std::unique_lock lock(queue_mu_);
       auto ready = [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; };
@@ -306,23 +348,24 @@ void SqliteStore::CommitLoop() {
       if (stopping_) {
         for (PendingWrite* w : queue_) {
           w->result = UnavailableError("store is shutting down");
-          w->done = true;
-          if (w->cv) wake.push_back(w->cv);
+          w->done.store(true, std::memory_order_release);
         }
         queue_.clear();
         queued_writers_ = 0;
+        const uint32_t n = ++batches_taken_;
         done_cv_.notify_all();
         lock.unlock();
-        Wake(wake);
+        answers_.Answer(n);
         return;
       }
       last_writers = 0;
       while (!queue_.empty() && batch.size() < opts_.max_batch) {
         batch.push_back(queue_.front());
         queue_.pop_front();
-        if (batch.back()->cv) ++last_writers;  // a writer's last write: it is answered now
+        if (batch.back()->last) ++last_writers;  // a writer's last write: it is answered now
       }
       queued_writers_ -= last_writers;
+      if (!batch.empty()) taken = ++batches_taken_;
       compact = compact_request_;
     }
     if (!batch.empty()) {
@@ -331,23 +374,19 @@ void SqliteStore::CommitLoop() {
     }
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);
-    {
-      std::lock_guard lock(queue_mu_);
-      // A writer may return (and free its PendingWrite) as soon as the lock is released:
-      // only the condition variables to notify are kept past it.
-      for (PendingWrite* w : batch) {
-        w->done = true;
-        if (w->cv) wake.push_back(w->cv);
-      }
+    if (!batch.empty()) {
+      // A writer may return (and free its PendingWrite) as soon as it sees `done`.
+      for (PendingWrite* w : batch) w->done.store(true, std::memory_order_release);
       batch.clear();
-      if (compact > 0) {
-        compact_request_ = 0;
-        compact_result_ = compacted;
-        ++compactions_done_;
-        done_cv_.notify_all();
-      }
+      answers_.Answer(taken);
     }
-    Wake(wake);
+    if (compact > 0) {
+      std::lock_guard lock(queue_mu_);
+      compact_request_ = 0;
+      compact_result_ = compacted;
+      ++compactions_done_;
+      done_cv_.notify_all();
+    }
     // Background compaction keeps history (and the file) bounded under steady writes. It runs
     // after the batch's writers have their answer, a slice at a time, so that no write waits
     // for more than one slice of it; with no writes, slice follows slice after a short pause.

@@ -305,6 +305,84 @@ TEST_F(SqliteStoreTest, WithoutFsyncNoWriterIsHeld) {
   ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
 }
 
+
+// A writer sleeps until the batch holding its last write is answered. Writes that do not fit in
+// the batch the writer first waits for land in later ones, while other writers come and go.
+TEST_F(SqliteStoreTest, WritersAreAnsweredWhateverBatchesTheirWritesLandIn) {
+  opts_.max_batch = 3;
+  // Each transaction starts a little late, so that a writer woken by the one before, holding
+  // only the first of its writes, finds its last not yet done.
+  std::mutex mu;
+  std::vector<size_t> batch_sizes;
+  opts_.on_transaction = [&](size_t writes, size_t /*writers*/) {
+    {
+      std::lock_guard lock(mu);
+      batch_sizes.push_back(writes);
+    }
+    std::this_thread::sleep_for(1ms);
+  };
+  auto s = Open();
+  const Revision start = *s->CurrentRevision();
+  std::vector<std::vector<StatusOr<Revision>>> results(8);
+  ASSERT_TRUE(ReturnsPromptly([&] {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        const std::string prefix = "/t" + std::to_string(t) + "/";
+        for (int round = 0; round < 20; ++round) {
+          // Alternately one write, and more than two batches' worth at once.
+          auto writes = Creates(prefix + std::to_string(round) + "/", round % 2 ? 1 : 7);
+          for (auto& r : s->WriteMany(std::move(writes))) results[t].push_back(std::move(r));
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }));
+  std::set<Revision> revisions;
+  for (const auto& per_thread : results) {
+    ASSERT_EQ(per_thread.size(), 80u);
+    Revision last = start;
+    for (const auto& r : per_thread) {
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_GT(*r, last) << "a writer's writes commit in order";
+      last = *r;
+      EXPECT_TRUE(revisions.insert(*r).second) << "revision " << *r << " twice";
+    }
+  }
+  EXPECT_EQ(*s->CurrentRevision(), start + static_cast<Revision>(revisions.size()));
+  std::lock_guard lock(mu);
+  for (size_t n : batch_sizes) EXPECT_LE(n, 3u);
+  EXPECT_GE(batch_sizes.size(), 640u / 3);
+}
+
+// Writers still queued when the store closes are answered with an error, not left asleep.
+TEST_F(SqliteStoreTest, WritersQueuedAtCloseAreAnswered) {
+  Transactions tx(opts_);
+  auto s = Open();
+  tx.Hold();
+  auto first = CreateFromThreads(s.get(), "/first/", 1);
+  ASSERT_TRUE(tx.WaitForCount(1));  // the committer is held in its first transaction
+  std::vector<Status> queued(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      queued[i] = s->Create("/queued/" + std::to_string(i), MakeValue("v")).status();
+    });
+  }
+  std::this_thread::sleep_for(100ms);  // for them to queue
+  std::thread closer([&] { s.reset(); });
+  std::this_thread::sleep_for(50ms);  // for the close to begin
+  tx.Release();
+  ASSERT_TRUE(ReturnsPromptly([&] {
+    closer.join();
+    JoinAll(first);
+    JoinAll(threads);
+  }));
+  for (const Status& st : queued) {
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+    EXPECT_NE(st.message().find("shutting down"), std::string::npos) << st.ToString();
+  }
+}
 // A child process writes from several threads and reports each acknowledged key on a pipe; it is
 // killed with SIGKILL mid-stream. Every acknowledged key must be there after reopening.
 TEST_F(SqliteStoreTest, SigkillLosesNoAcknowledgedWrite) {
