@@ -10,12 +10,16 @@
 #include "store/sqlite_store.h"
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -26,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.h"
 #include "store/mvcc.h"
 
 namespace kvol::store {
@@ -320,6 +325,12 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 }
 
 void SqliteStore::CommitLoop() {
+  pthread_setname_np(pthread_self(), "kvol-committer");
+  if (opts_.committer_nice != 0 &&
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), opts_.committer_nice) != 0) {
+    log::Info("store: the committer thread runs at the process's priority (setting nice " +
+              std::to_string(opts_.committer_nice) + ": " + std::strerror(errno) + ")");
+  }
   std::deque<PendingWrite*> batch;
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
   size_t last_writers = 0;  // how many writers the last transaction answered

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +12,11 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -353,6 +356,42 @@ TEST_F(SqliteStoreTest, WritersAreAnsweredWhateverBatchesTheirWritesLandIn) {
   std::lock_guard lock(mu);
   for (size_t n : batch_sizes) EXPECT_LE(n, 3u);
   EXPECT_GE(batch_sizes.size(), 640u / 3);
+}
+
+// The nice values of this process's threads named `name`, from /proc/self/task/*/stat.
+std::vector<int> NiceOfThreads(const std::string& name) {
+  std::vector<int> out;
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string c;
+    if (!std::getline(comm, c) || c != name) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // After "pid (comm) ": state is field 3, nice field 19.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i) {
+      if (i == 19) out.push_back(std::stoi(field));
+    }
+  }
+  return out;
+}
+
+TEST_F(SqliteStoreTest, CommitterRunsAtItsOwnPriorityWherePermitted) {
+  const int process_nice = getpriority(PRIO_PROCESS, 0);
+  {
+    auto s = Open();
+    ASSERT_TRUE(s->Create("/k", MakeValue("v")).ok());
+    // Root may raise a thread's priority; anyone else leaves it at the process's.
+    const int expected = geteuid() == 0 ? -10 : process_nice;
+    EXPECT_EQ(NiceOfThreads("kvol-committer"), std::vector<int>{expected});
+  }
+  EXPECT_TRUE(NiceOfThreads("kvol-committer").empty()) << "the committer outlived its store";
+  opts_.committer_nice = 0;
+  auto s = Open();
+  ASSERT_TRUE(s->Create("/k2", MakeValue("v")).ok());  // the committer has started
+  EXPECT_EQ(NiceOfThreads("kvol-committer"), std::vector<int>{process_nice});
 }
 
 // Writers still queued when the store closes are answered with an error, not left asleep.
