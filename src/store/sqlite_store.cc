@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -180,6 +181,7 @@ class SqliteStore final : public Store {
   uint64_t compactions_done_ = 0;
   bool stopping_ = false;
   BatchAnswers answers_;
+  std::atomic<int> writers_inside_{0};  // Enqueue calls under way; the destructor waits for 0
 
   // Only the committer thread touches these.
   Revision last_auto_compact_ = 0;
@@ -199,6 +201,9 @@ SqliteStore::~SqliteStore() {
   }
   queue_cv_.notify_all();
   if (committer_.joinable()) committer_.join();
+  // Writers answered on the way out may not have returned yet, and they still read the
+  // answers' words: wait until the last has left before the store goes.
+  while (writers_inside_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   hub_.Shutdown();
   if (db_) sqlite3_close_v2(db_);
 }
@@ -287,15 +292,23 @@ Status SqliteStore::Load() {
 bool SqliteStore::Enqueue(std::span<PendingWrite> writes) {
   PendingWrite& last = writes.back();
   last.last = true;
+  writers_inside_.fetch_add(1, std::memory_order_relaxed);
+  // The writer's last touch of the store.
+  auto leave = [&] { writers_inside_.fetch_sub(1, std::memory_order_release); };
   uint32_t batch;
   {
-    std::lock_guard lock(queue_mu_);
-    if (stopping_) return false;
+    std::unique_lock lock(queue_mu_);
+    if (stopping_) {
+      lock.unlock();
+      leave();
+      return false;
+    }
     for (auto& w : writes) queue_.push_back(&w);
     if (++queued_writers_ >= wake_at_) queue_cv_.notify_one();
     batch = batches_taken_ + 1;
   }
   answers_.Wait(batch, last.done);
+  leave();
   return true;
 }
 
@@ -326,10 +339,14 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 
 void SqliteStore::CommitLoop() {
   pthread_setname_np(pthread_self(), "kvol-committer");
-  if (opts_.committer_nice != 0 &&
-      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), opts_.committer_nice) != 0) {
-    log::Info("store: the committer thread runs at the process's priority (setting nice " +
-              std::to_string(opts_.committer_nice) + ": " + std::strerror(errno) + ")");
+  if (opts_.committer_nice_offset != 0) {
+    // Relative to the nice value it started with (the opening thread's), so that it is never
+    // set below the threads it serves.
+    const int nice = std::clamp(getpriority(PRIO_PROCESS, 0) + opts_.committer_nice_offset, -20, 19);
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0) {
+      log::Info("store: the committer thread runs at the process's priority (setting nice " +
+                std::to_string(nice) + ": " + std::strerror(errno) + ")");
+    }
   }
   std::deque<PendingWrite*> batch;
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);

@@ -29,11 +29,12 @@ struct SqliteOptions {
   // Writes that come one at a time never wait (only the first after a burst may, once).
   // 0: commit at once, always.
   std::chrono::microseconds group_commit_wait{500};
-  // The committer thread's nice value, where the process may raise a thread's priority
-  // (CAP_SYS_NICE; otherwise it runs at the process's). Every write waits for that one
-  // thread, but under a burst it shares the cores with all the threads it serves, and each
-  // writer it wakes used to take the CPU from it at once. 0: leave it as the process's.
-  int committer_nice = -10;
+  // The committer thread's nice value relative to the thread that opens the store, where
+  // the process may raise a thread's priority (CAP_SYS_NICE or RLIMIT_NICE; otherwise it runs
+  // at the opener's). Every write waits for that one thread, but under a burst it shares the
+  // cores with all the threads it serves, and each writer it wakes used to take the CPU from
+  // it at once. 0: leave it as the opener's.
+  int committer_nice_offset = -10;
   // Called on the committer thread as each transaction begins, with how many writes and how
   // many writers it carries (for tests and diagnostics; the committer waits for it).
   std::function<void(size_t writes, size_t writers)> on_transaction;
