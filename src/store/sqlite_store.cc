@@ -154,6 +154,9 @@ class SqliteStore final : public Store {
   bool Enqueue(std::span<PendingWrite> writes);
   void CommitLoop();
   void CommitBatch(std::deque<PendingWrite*>& batch);
+  // Marks every write of batch `n` done (their results filled) and wakes its writers; clears
+  // `batch`. A writer may return (and free its PendingWrite) as soon as it sees `done`.
+  void AnswerBatch(std::deque<PendingWrite*>& batch, uint32_t n);
   Status Exec(const char* sql);
   Status Load();
   // Drops history before `rev` in memory and on disk. Called on the committer thread.
@@ -374,16 +377,14 @@ void SqliteStore::CommitLoop() {
         wake_at_ = 1;
       }
       if (stopping_) {
-        for (PendingWrite* w : queue_) {
-          w->result = UnavailableError("store is shutting down");
-          w->done.store(true, std::memory_order_release);
-        }
+        for (PendingWrite* w : queue_) w->result = UnavailableError("store is shutting down");
+        batch = std::move(queue_);
         queue_.clear();
         queued_writers_ = 0;
         const uint32_t n = ++batches_taken_;
         done_cv_.notify_all();
         lock.unlock();
-        answers_.Answer(n);
+        AnswerBatch(batch, n);
         return;
       }
       last_writers = 0;
@@ -402,12 +403,7 @@ void SqliteStore::CommitLoop() {
     }
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);
-    if (!batch.empty()) {
-      // A writer may return (and free its PendingWrite) as soon as it sees `done`.
-      for (PendingWrite* w : batch) w->done.store(true, std::memory_order_release);
-      batch.clear();
-      answers_.Answer(taken);
-    }
+    if (!batch.empty()) AnswerBatch(batch, taken);
     if (compact > 0) {
       std::lock_guard lock(queue_mu_);
       compact_request_ = 0;
@@ -436,6 +432,12 @@ void SqliteStore::CommitLoop() {
       compaction_behind = CompactLocked(to).ok() && auto_compact_target_ > to;
     }
   }
+}
+
+void SqliteStore::AnswerBatch(std::deque<PendingWrite*>& batch, uint32_t n) {
+  for (PendingWrite* w : batch) w->done.store(true, std::memory_order_release);
+  batch.clear();
+  answers_.Answer(n);
 }
 
 void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {

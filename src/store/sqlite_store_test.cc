@@ -309,7 +309,6 @@ TEST_F(SqliteStoreTest, WithoutFsyncNoWriterIsHeld) {
   ASSERT_TRUE(ReturnsPromptly([&] { ASSERT_TRUE(s->Create("/alone", MakeValue("v")).ok()); }));
 }
 
-
 // A writer sleeps until the batch holding its last write is answered. Writes that do not fit in
 // the batch the writer first waits for land in later ones, while other writers come and go.
 TEST_F(SqliteStoreTest, WritersAreAnsweredWhateverBatchesTheirWritesLandIn) {
@@ -369,12 +368,12 @@ std::vector<int> NiceOfThreads(const std::string& name) {
     std::ifstream stat(task.path() / "stat");
     std::string line;
     if (!std::getline(stat, line)) continue;
-    // After "pid (comm) ": state is field 3, nice field 19.
+    // After "pid (comm) ": fields 3 to 18, then nice.
     std::istringstream rest(line.substr(line.rfind(')') + 2));
     std::string field;
-    for (int i = 3; i <= 19 && rest >> field; ++i) {
-      if (i == 19) out.push_back(std::stoi(field));
-    }
+    for (int i = 3; i <= 18; ++i) rest >> field;
+    int nice;
+    if (rest >> nice) out.push_back(nice);
   }
   return out;
 }
@@ -430,6 +429,7 @@ TEST_F(SqliteStoreTest, WritersQueuedAtCloseAreAnswered) {
     EXPECT_NE(st.message().find("shutting down"), std::string::npos) << st.ToString();
   }
 }
+
 // A child process writes from several threads and reports each acknowledged key on a pipe; it is
 // killed with SIGKILL mid-stream. Every acknowledged key must be there after reopening.
 TEST_F(SqliteStoreTest, SigkillLosesNoAcknowledgedWrite) {
