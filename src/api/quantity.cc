@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace kvol::api {
@@ -109,6 +110,49 @@ u128 DigitsToU128(const std::vector<uint8_t>& d, size_t begin, size_t end) {
   return v;
 }
 
+constexpr u128 Pow10(int k) {
+  u128 v = 1;
+  for (int i = 0; i < k; ++i) v *= 10;
+  return v;
+}
+
+// The nanos of num.denom * base^exp when num and denom together have at most 19 digits,
+// computed in 128-bit integers; nullopt when it needs the digit-by-digit path below (a decimal
+// exponent far from zero). Exactly what that path gives, including the rounding up of what
+// lies beyond the nano and the range errors.
+std::optional<StatusOr<u128>> SmallMagnitude(std::string_view num, std::string_view denom,
+                                             const Suffix& suffix) {
+  if (num.size() + denom.size() > 19) return std::nullopt;
+  uint64_t d = 0;  // num.denom without its point: below 10^19, so it fits
+  for (char c : num) d = d * 10 + static_cast<uint64_t>(c - '0');
+  for (char c : denom) d = d * 10 + static_cast<uint64_t>(c - '0');
+  if (d == 0) return std::nullopt;  // zero keeps the slow path's early answer
+  // nanos = d * 2^exp2 * 10^shift, rounded up when shift is negative.
+  int64_t shift = 9 - static_cast<int64_t>(denom.size());
+  int exp2 = 0;
+  if (suffix.base == 10) {
+    if (suffix.exp > 28 || suffix.exp < -28) return std::nullopt;
+    shift += suffix.exp;
+  } else {
+    exp2 = static_cast<int>(suffix.exp);  // 10 to 60
+  }
+  u128 mag = d;
+  if (exp2 > 0) mag <<= exp2;  // below 2^64 * 2^60
+  if (shift >= 0) {
+    if (shift > 28) return StatusOr<u128>(TooLargeError());
+    if (mag > kMaxNanos / Pow10(static_cast<int>(shift))) {
+      return StatusOr<u128>(TooLargeError());
+    }
+    mag *= Pow10(static_cast<int>(shift));
+  } else {
+    if (-shift > 38) return StatusOr<u128>(static_cast<u128>(1));  // mag < 10^38
+    const u128 div = Pow10(static_cast<int>(-shift));
+    mag = mag / div + (mag % div != 0 ? 1 : 0);
+  }
+  if (mag > kMaxNanos) return StatusOr<u128>(TooLargeError());
+  return StatusOr<u128>(mag);
+}
+
 }  // namespace
 
 StatusOr<Quantity> Quantity::Parse(std::string_view str) {
@@ -141,6 +185,12 @@ StatusOr<Quantity> Quantity::Parse(std::string_view str) {
 
   Suffix suffix;
   if (!InterpretSuffix(str.substr(suffix_start), &suffix)) return SuffixError();
+
+  if (auto small = SmallMagnitude(num, denom, suffix)) {
+    if (!small->ok()) return small->status();
+    const i128 nanos = static_cast<i128>(**small);
+    return Quantity(negative ? -nanos : nanos, suffix.format);
+  }
 
   // Significant digits of num.denom, without leading zeros.
   std::vector<uint8_t> digits;

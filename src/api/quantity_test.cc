@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <random>
+#include <string>
+
 namespace kvol::api {
 namespace {
 
@@ -197,6 +201,43 @@ TEST(QuantityTest, HugeInputsStayCheap) {
   EXPECT_FALSE(Quantity::Parse(digits).ok());
   EXPECT_EQ(Quantity::Parse("0." + digits)->ToString(), "1");  // rounds up to the nano, then 1
   EXPECT_EQ(Quantity::Parse("0." + std::string(100000, '0') + "1Ei")->ToString(), "1n");
+}
+
+// Up to 19 digits take a 128-bit path; more take the digit-by-digit one. Zeros before the
+// number and after its fraction change neither the value nor the format, only the path, so
+// each quantity written both ways must parse the same, error messages included.
+TEST(QuantityTest, ShortAndLongSpellingsParseAlike) {
+  const char* kSuffixes[] = {"",   "n",  "u",   "m",    "k",    "M",   "G",   "T",
+                             "P",  "E",  "Ki",  "Mi",   "Gi",   "Ti",  "Pi",  "Ei",
+                             "e3", "e0", "E-6", "e-12", "e+18", "e28", "e-28", "e29",
+                             "e-29", "e-30", "E30"};
+  std::mt19937_64 rng(4);
+  auto digits = [&](size_t max) {
+    std::string out(rng() % (max + 1), '0');
+    for (char& c : out) c = static_cast<char>('0' + rng() % 10);
+    return out;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const std::string sign = rng() % 4 == 0 ? "-" : rng() % 8 == 0 ? "+" : "";
+    const size_t budget = 19;
+    const std::string num = digits(rng() % 2 ? 4 : budget);
+    const std::string denom = rng() % 2 ? "" : digits(budget - num.size());
+    if (num.empty() && denom.empty()) continue;
+    const char* suffix = kSuffixes[rng() % std::size(kSuffixes)];
+    const std::string short_form = sign + num + (denom.empty() ? "" : "." + denom) + suffix;
+    const std::string long_form =
+        sign + std::string(20, '0') + num + "." + denom + std::string(20, '0') + suffix;
+    auto a = Quantity::Parse(short_form);
+    auto b = Quantity::Parse(long_form);
+    ASSERT_EQ(a.ok(), b.ok()) << short_form;
+    if (!a.ok()) {
+      ASSERT_EQ(a.status().message(), b.status().message()) << short_form;
+      continue;
+    }
+    ASSERT_EQ(*a, *b) << short_form << " " << a->ToString() << " " << b->ToString();
+    ASSERT_EQ(a->format(), b->format()) << short_form;
+    ASSERT_EQ(a->ToString(), b->ToString()) << short_form;
+  }
 }
 
 TEST(QuantityTest, FormatComesFromTheSuffix) {
