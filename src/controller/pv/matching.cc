@@ -177,7 +177,8 @@ void VolumeIndex::Unlink(const VolumePtr& v) {
       if (it->second.empty()) prebound_.erase(it);
     }
   }
-  if (IsFree(*v)) RemoveFree(v);
+  // A reserved volume is out of the free index already.
+  if (IsFree(*v) && !reserved_.contains(v->metadata.name)) RemoveFree(v);
 }
 
 void VolumeIndex::Link(const VolumePtr& v) {
