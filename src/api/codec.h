@@ -571,14 +571,26 @@ template <ApiStruct T>
 bool Read(Reader& r, T& out) {
   if (!r.Consume('{') || !r.Enter()) return false;
   if (!r.Consume('}')) {
-    std::vector<std::string_view> seen;  // keys so far, to refuse repeats
+    // Keys so far, to refuse repeats: on the stack for the objects kvol reads (a few keys each,
+    // and one such read per struct of every object decoded), in a vector beyond that.
+    constexpr size_t kInlineKeys = 16;
+    std::string_view inline_seen[kInlineKeys];
+    size_t inline_count = 0;
+    std::vector<std::string_view> more_seen;
     do {
       std::string_view key;
       if (!r.Key(&key)) return false;
-      for (auto k : seen) {
+      for (size_t i = 0; i < inline_count; ++i) {
+        if (inline_seen[i] == key) return false;
+      }
+      for (auto k : more_seen) {
         if (k == key) return false;
       }
-      seen.push_back(key);
+      if (inline_count < kInlineKeys) {
+        inline_seen[inline_count++] = key;
+      } else {
+        more_seen.push_back(key);
+      }
       if (r.Null()) {     // null is absent for a field, and kept as null if unknown
         codec_internal::FieldNameMatcher m{key};
         T::Fields(out, m);

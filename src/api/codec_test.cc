@@ -429,6 +429,19 @@ TEST(CodecTest, TextDecodingGivesWhatTheTreeDecoderGives) {
     SCOPED_TRACE(text);
     EXPECT_FALSE(TextDecodeAgrees<PersistentVolume>(text));
   }
+  // More keys at one level than the fast path keeps on the stack: distinct ones are taken,
+  // a repeat is declined wherever the first of the two was kept.
+  auto many_keys = [](int n, std::string repeat) {
+    std::string text = R"({"metadata": {"name": "a")";
+    for (int i = 0; i < n; ++i) text += ",\"k" + std::to_string(i) + "\": " + std::to_string(i);
+    if (!repeat.empty()) text += ",\"" + repeat + "\": 0";
+    return text + "}}";
+  };
+  EXPECT_TRUE(TextDecodeAgrees<PersistentVolume>(many_keys(40, "")));
+  for (const char* repeat : {"name", "k3", "k20", "k39"}) {
+    SCOPED_TRACE(repeat);
+    EXPECT_FALSE(TextDecodeAgrees<PersistentVolume>(many_keys(40, repeat)));
+  }
   EXPECT_FALSE(TextDecodeAgrees<Pod>(
       R"({"spec": {"volumes": [{"name": "v", "configMap": {"defaultMode": 4294967296}}]}})"));
   // Nesting past the limit is refused by both, however it is reached.
