@@ -212,8 +212,10 @@ void WatchCache::Apply(const std::vector<store::Event>& events) {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < events.size(); ++i) {
       const auto& e = events[i];
-      auto it = items_.find(e.kv.key);
-      CachedPtr prev = it == items_.end() ? nullptr : it->second;
+      // One walk down the tree: the entry, or where it goes.
+      auto it = items_.lower_bound(e.kv.key);
+      const bool found = it != items_.end() && it->first == e.kv.key;
+      CachedPtr prev = found ? it->second : nullptr;
       CacheEvent ce;
       ce.rev = e.revision();
       if (e.type == store::Event::Type::kDeleted) {
@@ -234,7 +236,11 @@ void WatchCache::Apply(const std::vector<store::Event>& events) {
         }
         ce.type = prev ? CacheEvent::Type::kModified : CacheEvent::Type::kAdded;
         ce.object = std::make_shared<const CachedObject>(std::move(*obj));
-        items_[e.kv.key] = ce.object;
+        if (found) {
+          it->second = ce.object;
+        } else {
+          items_.emplace_hint(it, e.kv.key, ce.object);
+        }
       }
       rev_ = ce.rev;
       history_.emplace_back(ce, prev);

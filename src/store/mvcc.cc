@@ -65,11 +65,11 @@ StatusOr<RangeResult> MvccIndex::Range(const RangeOptions& opts) const {
   return result;
 }
 
-std::map<std::string, std::vector<MvccIndex::Version>, std::less<>>::iterator MvccIndex::Find(
-    std::string_view key) {
-  auto it = keys_.find(key);
-  if (it == keys_.end()) {
-    it = keys_.emplace(std::string(key), std::vector<Version>{}).first;
+MvccIndex::KeyMap::iterator MvccIndex::Find(std::string_view key) {
+  // One walk down the tree, whether the key is there or not.
+  auto it = keys_.lower_bound(key);
+  if (it == keys_.end() || it->first != key) {
+    it = keys_.emplace_hint(it, std::string(key), std::vector<Version>{});
     it->second.reserve(2);  // most objects are written again
   }
   return it;
@@ -95,7 +95,7 @@ Event MvccIndex::Apply(std::string_view key, Value value) {
     versions.push_back({rev, create, std::move(value)});
   }
   ev.prev = std::move(prev_kv);
-  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({rev, &it->first});
+  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({rev, it});
   history_.push_back({rev, &it->first});
   return ev;
 }
@@ -106,7 +106,7 @@ void MvccIndex::Restore(std::string_view key, Revision mod, Revision create, Val
   auto& versions = it->second;
   if (history) history_.push_back({mod, &it->first});
   versions.push_back({mod, value ? create : 0, std::move(value)});
-  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({mod, &it->first});
+  if (versions.size() > 1 || versions.back().deleted()) superseding_.push_back({mod, it});
   current_ = std::max(current_, mod);
 }
 
@@ -122,15 +122,16 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
   // Only keys with a version that supersedes another at or before `rev` have anything to
   // drop. Every such version of a key is popped here together, so a key erased below has no
   // entry left behind.
-  std::vector<const std::string*> keys;
+  std::vector<KeyMap::iterator> keys;
   while (!superseding_.empty() && superseding_.front().first <= rev) {
     keys.push_back(superseding_.front().second);
     superseding_.pop_front();
   }
-  std::sort(keys.begin(), keys.end());
+  // Each key once (iterators of one map are ordered here by their entries' addresses).
+  auto by_entry = [](KeyMap::iterator a, KeyMap::iterator b) { return &*a < &*b; };
+  std::sort(keys.begin(), keys.end(), by_entry);
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const std::string* key : keys) {
-    auto it = keys_.find(*key);
+  for (auto it : keys) {
     auto& versions = it->second;
     // Keep the version visible at `rev` (unless it is a tombstone) and everything after it.
     size_t keep_from = 0;

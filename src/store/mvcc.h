@@ -52,15 +52,17 @@ class MvccIndex {
 
  private:
   StatusOr<Revision> ReadRevision(Revision rev) const;
+  using KeyMap = std::map<std::string, std::vector<Version>, std::less<>>;
   // The key's entry, made (empty) if it has none.
-  std::map<std::string, std::vector<Version>, std::less<>>::iterator Find(std::string_view key);
+  KeyMap::iterator Find(std::string_view key);
   // The version of `versions` visible at `rev`, or nullptr.
   static const Version* At(const std::vector<Version>& versions, Revision rev);
 
-  std::map<std::string, std::vector<Version>, std::less<>> keys_;
+  KeyMap keys_;
   // For each version that supersedes an older one or is a tombstone, in revision order: its
-  // revision and its key (the map's own, stable until the key is erased).
-  std::deque<std::pair<Revision, const std::string*>> superseding_;
+  // revision and its key's entry (a map iterator stays valid until its key is erased, and
+  // Compact erases a key only with all of its entries here).
+  std::deque<std::pair<Revision, KeyMap::iterator>> superseding_;
   // Every write after compacted_, in revision order: its revision and its key (the map's own).
   // An event is made from the key's versions when a watch asks for it.
   std::deque<std::pair<Revision, const std::string*>> history_;
