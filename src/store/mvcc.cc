@@ -25,6 +25,17 @@ const MvccIndex::Version* MvccIndex::Latest(std::string_view key) const {
   return &it->second.back();
 }
 
+const MvccIndex::Version* MvccIndex::Latest(std::string_view key, std::optional<Entry>* entry) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    entry->reset();
+    return nullptr;
+  }
+  *entry = it;
+  if (it->second.empty() || it->second.back().deleted()) return nullptr;
+  return &it->second.back();
+}
+
 StatusOr<Revision> MvccIndex::ReadRevision(Revision rev) const {
   if (rev == 0) return current_;
   if (rev > current_) {
@@ -76,8 +87,11 @@ MvccIndex::KeyMap::iterator MvccIndex::Find(std::string_view key) {
 }
 
 Event MvccIndex::Apply(std::string_view key, Value value) {
+  return Apply(Find(key), std::move(value));
+}
+
+Event MvccIndex::Apply(Entry it, Value value) {
   const Revision rev = ++current_;
-  auto it = Find(key);
   auto& versions = it->second;
   const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,18 @@ class MvccIndex {
     bool deleted() const { return value == nullptr; }
   };
 
+  using KeyMap = std::map<std::string, std::vector<Version>, std::less<>>;
+  // A key's entry, found once for a write that checks the key's latest version and then
+  // applies (see Apply): valid until the key is erased by Compact.
+  using Entry = KeyMap::iterator;
+
   Revision current() const { return current_; }
   Revision compacted() const { return compacted_; }
 
   // The newest version of a key, or nullptr if it does not exist (absent or deleted).
   const Version* Latest(std::string_view key) const;
+  // The same, and the key's entry (nullopt if the index has none).
+  const Version* Latest(std::string_view key, std::optional<Entry>* entry);
 
   StatusOr<KeyValue> Get(std::string_view key, Revision rev) const;
   StatusOr<RangeResult> Range(const RangeOptions& opts) const;
@@ -36,6 +44,8 @@ class MvccIndex {
   // Applies one write at revision current()+1 (value null: delete) and returns its event.
   // The caller has checked the preconditions (exists / does not exist / expected revision).
   Event Apply(std::string_view key, Value value);
+  // The same for a key whose entry the caller found (by Latest) since the last Compact.
+  Event Apply(Entry entry, Value value);
 
   // Replays a stored version on start-up, in revision order. `value` null: a deletion.
   void Restore(std::string_view key, Revision mod, Revision create, Value value, bool history);
@@ -52,7 +62,6 @@ class MvccIndex {
 
  private:
   StatusOr<Revision> ReadRevision(Revision rev) const;
-  using KeyMap = std::map<std::string, std::vector<Version>, std::less<>>;
   // The key's entry, made (empty) if it has none.
   KeyMap::iterator Find(std::string_view key);
   // The version of `versions` visible at `rev`, or nullptr.

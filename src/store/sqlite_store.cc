@@ -25,6 +25,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <thread>
@@ -446,6 +447,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
     PendingWrite* w;
     Revision rev;
     Revision create;
+    std::optional<MvccIndex::Entry> entry;  // the key's, found while planning
   };
   std::vector<Planned> planned;
   std::unordered_map<std::string_view, std::pair<Revision, Revision>> overlay;  // mod, create
@@ -455,9 +457,10 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
     next = index_.current();
     for (PendingWrite* w : batch) {
       Revision mod = 0, create = 0;  // 0: absent
+      std::optional<MvccIndex::Entry> entry;
       if (auto it = overlay.find(w->key); it != overlay.end()) {
         std::tie(mod, create) = it->second;
-      } else if (const auto* v = index_.Latest(w->key)) {
+      } else if (const auto* v = index_.Latest(w->key, &entry)) {
         mod = v->mod;
         create = v->create;
       }
@@ -487,7 +490,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       const Revision new_create = w->kind == Write::Kind::kCreate ? rev : create;
       overlay[w->key] = is_delete ? std::make_pair(Revision{0}, Revision{0})
                                   : std::make_pair(rev, new_create);
-      planned.push_back({w, rev, new_create});
+      planned.push_back({w, rev, new_create, entry});
     }
   }
   if (planned.empty()) return;
@@ -520,8 +523,10 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
   events.reserve(planned.size());
   {
     std::unique_lock lock(state_mu_);
+    // Only this thread changes the index, so the entries found while planning are still its.
     for (auto& p : planned) {
-      events.push_back(index_.Apply(p.w->key, p.w->value));
+      events.push_back(p.entry ? index_.Apply(*p.entry, p.w->value)
+                               : index_.Apply(p.w->key, p.w->value));
       p.w->result = p.rev;
     }
     hub_.Publish(std::move(events), index_.current());
