@@ -255,7 +255,8 @@ StatusOr<VolumePtr> VolumeIndex::ReserveBestMatch(const api::PersistentVolumeCla
   if (!selector.ok()) return selector.status();
   std::lock_guard lock(mu_);
   auto best = MatchLocked(claim, options, *selector);
-  if (best.volume && !best.prebound) ReserveLocked(best.volume->metadata.name);
+  // A match that is not pre-bound comes from the free index: the volume the index holds.
+  if (best.volume && !best.prebound) ReserveLocked(best.volume->metadata.name, best.volume);
   return best.volume;
 }
 
@@ -265,10 +266,14 @@ bool VolumeIndex::Reserve(const std::string& name) {
 }
 
 bool VolumeIndex::ReserveLocked(const std::string& name) {
+  auto it = by_name_.find(name);
+  return ReserveLocked(name, it == by_name_.end() ? nullptr : it->second);
+}
+
+bool VolumeIndex::ReserveLocked(const std::string& name, const VolumePtr& held) {
   if (!reserved_.insert(name).second) return false;
   // Out of the free index while reserved: later matches do not walk past it.
-  auto it = by_name_.find(name);
-  if (it != by_name_.end() && IsFree(*it->second)) RemoveFree(it->second);
+  if (held && IsFree(*held)) RemoveFree(held);
   return true;
 }
 

@@ -119,6 +119,8 @@ class VolumeIndex {
   Best MatchLocked(const api::PersistentVolumeClaim& claim, const MatchOptions& options,
                    const api::labels::Selector& selector) const;
   bool ReserveLocked(const std::string& name);
+  // The same for the volume the index holds under that name (null: none).
+  bool ReserveLocked(const std::string& name, const VolumePtr& held);
   void AddFree(const VolumePtr& v);
   void RemoveFree(const VolumePtr& v);
   void Unlink(const VolumePtr& v);
