@@ -327,10 +327,11 @@ class Informer : public InformerBase {
   // cached already).
   std::optional<Notice> Upsert(Ptr now) {
     const std::string& key = KeyInto(key_, *now);
-    auto it = items_.find(key);
-    if (it == items_.end()) {
+    // One walk down the tree: the entry, or where a new one goes.
+    auto it = items_.lower_bound(key);
+    if (it == items_.end() || it->first != key) {
       IndexAdd(key, *now);
-      items_.emplace(key, now);
+      items_.emplace_hint(it, key, now);
       return Notice{Change::kAdd, nullptr, std::move(now)};
     }
     if (it->second->metadata.resource_version == now->metadata.resource_version) {
