@@ -45,7 +45,9 @@ TEST(MvccIndexTest, AgreesWithAModelOfEveryVersionThroughCompactions) {
     std::optional<MvccIndex::Entry> entry;
     const MvccIndex::Version* latest = index.Latest(key, &entry);
     ASSERT_EQ(latest != nullptr, exists) << key;
-    if (exists) ASSERT_EQ(latest->mod, versions.back().mod);
+    if (exists) {
+      ASSERT_EQ(latest->mod, versions.back().mod);
+    }
     ASSERT_EQ(index.Latest(key), latest);
     // Delete one time in four; otherwise create or update.
     const bool remove = exists && rng() % 4 == 0;
