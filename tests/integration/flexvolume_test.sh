@@ -125,7 +125,9 @@ expect_contains "the driver was found after the server started" \
 
 # Attached, formatted and mounted once for the node, then bound into the pod.
 attached() { kubectl get node "$NODE" -o jsonpath='{range .status.volumesAttached[*]}{.name}={.devicePath} {end}'; }
-until_true 20 grep -q "$UNIQUE=$DEV" <(attached) || fail "Node volumesAttached: $(attached)"
+# Functions, so that each try of until_true asks again (an argument's $(...) is read once).
+attached_has() { attached | grep -q "$1"; }
+until_true 20 attached_has "$UNIQUE=$DEV" || fail "Node volumesAttached: $(attached)"
 expect_contains "Node volumesInUse" "$UNIQUE" \
   "$(kubectl get node "$NODE" -o jsonpath='{.status.volumesInUse}')"
 expect_eq "the attachment is recorded with its device" "$DEV" \
@@ -144,7 +146,8 @@ expect_contains "the driver's calls, in order" "init attach waitforattach mountd
 kubectl patch pvc data --type merge -p '{"spec":{"resources":{"requests":{"storage":"600Mi"}}}}' >/dev/null ||
   fail "the claim's request may grow"
 claim_capacity() { kubectl get pvc data -o jsonpath='{.status.capacity.storage}'; }
-until_true 30 grep -qx 600Mi <(claim_capacity) || fail "the claim's capacity grew: $(claim_capacity)"
+claim_capacity_is() { claim_capacity | grep -qx "$1"; }
+until_true 30 claim_capacity_is 600Mi || fail "the claim's capacity grew: $(claim_capacity)"
 expect_eq "the volume's capacity grew" "600Mi" \
   "$(kubectl get pv pv-loop -o jsonpath='{.spec.capacity.storage}')"
 expect_eq "the backing device grew" "629145600" "$(blockdev --getsize64 "$DEV")"
@@ -195,7 +198,8 @@ until_true 20 detached || fail "the loop device was detached: $(losetup -j "$BAC
 expect_eq "nothing is mounted under the agent's root" "" \
   "$(awk -v d="$ROOT/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
 [ -e "$PLUGIN_DIR/attachments/pv-loop" ] && fail "the attachment record is removed"
-until_true 20 test -z "$(attached)" || fail "Node volumesAttached is empty: $(attached)"
+nothing_attached() { [ -z "$(attached)" ]; }
+until_true 20 nothing_attached || fail "Node volumesAttached is empty: $(attached)"
 calls=$(cut -d' ' -f1 "$BACKEND/calls" | tr '\n' ' ')
 expect_contains "tear-down calls, in order" "unmount unmountdevice detach" "$calls"
 

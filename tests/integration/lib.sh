@@ -187,6 +187,8 @@ get_until() {
 }
 
 # until_true SECONDS CMD...: runs CMD every 50 ms until it succeeds; false after SECONDS.
+# CMD's arguments are expanded once, by the call: to read something again on every try (a
+# `$(...)`, a `<(...)`), put the check in a function and pass the function.
 until_true() {
   local deadline=$((SECONDS + $1))
   shift

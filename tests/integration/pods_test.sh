@@ -187,7 +187,9 @@ spec:
   - {name: work, emptyDir: {}}
 YAML
 waiting_reason() { kubectl get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'; }
-until_true 20 test "$(waiting_reason crash)" = CrashLoopBackOff || fail "crash waits in CrashLoopBackOff: $(waiting_reason crash)"
+# A function, so that each try of until_true asks again (an argument's $(...) is read once).
+crash_looping() { [ "$(waiting_reason crash)" = CrashLoopBackOff ]; }
+until_true 20 crash_looping || fail "crash waits in CrashLoopBackOff: $(waiting_reason crash)"
 expect_eq "restarted once at once, then backs off" "1" \
   "$(kubectl get pod crash -o jsonpath='{.status.containerStatuses[0].restartCount}')"
 expect_eq "lastState says how it ended" "3 Error" \
