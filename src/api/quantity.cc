@@ -145,7 +145,7 @@ std::optional<StatusOr<u128>> SmallMagnitude(std::string_view num, std::string_v
     }
     mag *= Pow10(static_cast<int>(shift));
   } else {
-    if (-shift > 38) return StatusOr<u128>(static_cast<u128>(1));  // mag < 10^38
+    // shift >= 9 - 19 - 28 = -38, and 10^38 fits in 128 bits.
     const u128 div = Pow10(static_cast<int>(-shift));
     mag = mag / div + (mag % div != 0 ? 1 : 0);
   }

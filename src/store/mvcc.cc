@@ -19,10 +19,13 @@ const MvccIndex::Version* MvccIndex::At(const std::vector<Version>& versions, Re
   return &*std::prev(it);
 }
 
+const MvccIndex::Version* MvccIndex::Newest(const std::vector<Version>& versions) {
+  return versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
+}
+
 const MvccIndex::Version* MvccIndex::Latest(std::string_view key) const {
   auto it = keys_.find(key);
-  if (it == keys_.end() || it->second.empty() || it->second.back().deleted()) return nullptr;
-  return &it->second.back();
+  return it == keys_.end() ? nullptr : Newest(it->second);
 }
 
 const MvccIndex::Version* MvccIndex::Latest(std::string_view key, std::optional<Entry>* entry) {
@@ -32,8 +35,7 @@ const MvccIndex::Version* MvccIndex::Latest(std::string_view key, std::optional<
     return nullptr;
   }
   *entry = it;
-  if (it->second.empty() || it->second.back().deleted()) return nullptr;
-  return &it->second.back();
+  return Newest(it->second);
 }
 
 StatusOr<Revision> MvccIndex::ReadRevision(Revision rev) const {
@@ -93,7 +95,7 @@ Event MvccIndex::Apply(std::string_view key, Value value) {
 Event MvccIndex::Apply(Entry it, Value value) {
   const Revision rev = ++current_;
   auto& versions = it->second;
-  const Version* prev = versions.empty() || versions.back().deleted() ? nullptr : &versions.back();
+  const Version* prev = Newest(versions);
 
   Event ev;
   std::optional<KeyValue> prev_kv;

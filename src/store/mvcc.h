@@ -64,6 +64,8 @@ class MvccIndex {
   StatusOr<Revision> ReadRevision(Revision rev) const;
   // The key's entry, made (empty) if it has none.
   KeyMap::iterator Find(std::string_view key);
+  // The newest version of `versions` unless it is a tombstone, or nullptr.
+  static const Version* Newest(const std::vector<Version>& versions);
   // The version of `versions` visible at `rev`, or nullptr.
   static const Version* At(const std::vector<Version>& versions, Revision rev);
 
