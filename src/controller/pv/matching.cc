@@ -152,6 +152,10 @@ bool VolumeIndex::IsFree(const api::PersistentVolume& v) {
   return !v.spec.claim_ref && v.status.phase == "Available" && !v.metadata.deletion_timestamp;
 }
 
+bool VolumeIndex::InFreeIndex(const api::PersistentVolume& v) const {
+  return IsFree(v) && !reserved_.contains(v.metadata.name);
+}
+
 void VolumeIndex::AddFree(const VolumePtr& v) {
   auto modes = SortedModes(v->spec.access_modes);
   Group& g = groups_[JoinModes(modes)];
@@ -177,13 +181,12 @@ void VolumeIndex::Unlink(const VolumePtr& v) {
       if (it->second.empty()) prebound_.erase(it);
     }
   }
-  // A reserved volume is out of the free index already.
-  if (IsFree(*v) && !reserved_.contains(v->metadata.name)) RemoveFree(v);
+  if (InFreeIndex(*v)) RemoveFree(v);
 }
 
 void VolumeIndex::Link(const VolumePtr& v) {
   if (v->spec.claim_ref) prebound_[ClaimRefKey(*v)].insert(v->metadata.name);
-  if (IsFree(*v) && !reserved_.contains(v->metadata.name)) AddFree(v);
+  if (InFreeIndex(*v)) AddFree(v);
 }
 
 void VolumeIndex::Upsert(VolumePtr volume) {

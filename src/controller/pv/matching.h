@@ -100,6 +100,8 @@ class VolumeIndex {
   // A volume is "free" when a claim could pick it: Available, no claimRef, not being deleted.
   // The free index holds the free volumes that are not reserved.
   static bool IsFree(const api::PersistentVolume& v);
+  // Whether the free index holds `v`: free and not reserved.
+  bool InFreeIndex(const api::PersistentVolume& v) const;
   // A place in the free index's order: fewest modes, the modes, capacity, name.
   struct Candidate {
     size_t mode_count = 0;
