@@ -128,10 +128,11 @@ TEST_F(LeaderElectionTest, ALeaderThatCannotRenewStepsDown) {
                 l.spec.holder_identity = "intruder";
                 return true;
               }).ok());
-  // a keeps failing to renew; after renew_deadline (10 s) it is no longer leader.
+  // a keeps failing to renew; after renew_deadline (10 s) it is no longer leader. The callback
+  // runs just after IsLeader turns false, on a's thread: wait for both.
   ASSERT_TRUE(Eventually([&] {
     clock_.Advance(100ms);
-    return !a.IsLeader();
+    return !a.IsLeader() && stopped.load() > 0;
   }));
   EXPECT_EQ(stopped.load(), 1);
   a.Stop();
