@@ -59,12 +59,6 @@ const std::string& KeyInto(std::string& out, const T& obj) {
   return out;
 }
 
-// Hashes strings and string views alike, for unordered maps found by std::string_view.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 // The namespace and name of a key.
 inline std::pair<std::string, std::string> SplitKey(std::string_view key) {
   size_t slash = key.find('/');

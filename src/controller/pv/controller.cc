@@ -59,7 +59,7 @@ StatusOr<T> Controller::Write(T next, bool status) {
 }
 
 template <class T>
-std::unordered_map<std::string, Controller::InFlight>& Controller::InFlightOf() {
+FlatStringMap<Controller::InFlight>& Controller::InFlightOf() {
   if constexpr (std::is_same_v<T, PersistentVolume>) {
     return volumes_in_flight_;
   } else {
@@ -248,9 +248,7 @@ bool Controller::StoreClaim(ClaimPtr claim) {
   thread_local std::string key;
   client::KeyInto(key, *claim);
   std::lock_guard lock(mu_);
-  auto it = claims_.find(std::string_view(key));
-  if (it == claims_.end()) it = claims_.emplace(key, nullptr).first;
-  auto& slot = it->second;
+  auto& slot = claims_.try_emplace(std::string_view(key)).first->second;
   if (slot == claim) return false;
   if (slot && KeepCurrent(slot->metadata, claim->metadata)) return false;
   slot = std::move(claim);

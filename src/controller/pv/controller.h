@@ -28,6 +28,7 @@
 
 #include "api/core.h"
 #include "api/storage.h"
+#include "base/flat_hash_map.h"
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
@@ -209,7 +210,7 @@ class Controller {
     bool updated = false;  // an informer update waited for the writes
   };
   template <class T>
-  std::unordered_map<std::string, InFlight>& InFlightOf();
+  FlatStringMap<InFlight>& InFlightOf();
   template <class T>
   void BeginWrites(const std::vector<std::string>& keys);
   // `written[i]`: the resourceVersion written for keys[i], 0 if the write failed.
@@ -236,13 +237,13 @@ class Controller {
 
   VolumeIndex volumes_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, ClaimPtr, client::StringHash, std::equal_to<>> claims_;
+  FlatStringMap<ClaimPtr> claims_;
   std::unordered_map<std::string, std::shared_ptr<const api::StorageClass>> classes_;
   PodClaimIndex pods_;
   std::vector<std::string> queued_claims_;   // when no queue runs (tests)
   std::vector<std::string> queued_volumes_;  // the same
   std::mutex in_flight_mu_;
-  std::unordered_map<std::string, InFlight> volumes_in_flight_, claims_in_flight_;
+  FlatStringMap<InFlight> volumes_in_flight_, claims_in_flight_;
 
   // Running.
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;

@@ -310,7 +310,9 @@ VolumeIndex::Best VolumeIndex::MatchLocked(const api::PersistentVolumeClaim& cla
   const auto claim_modes = SortedModes(claim.spec.access_modes);
 
   // A volume pre-bound to the claim wins, if it fits at all.
-  auto pre = prebound_.find(claim.metadata.namespace_ + "/" + claim.metadata.name);
+  thread_local std::string key;
+  key.assign(claim.metadata.namespace_).append("/").append(claim.metadata.name);
+  auto pre = prebound_.find(key);
   if (pre != prebound_.end()) {
     for (const auto& name : pre->second) {
       const VolumePtr& v = by_name_.at(name);

@@ -9,12 +9,12 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "api/core.h"
 #include "api/labels.h"
+#include "base/flat_hash_map.h"
 #include "base/status.h"
 
 namespace kvol::controller::pv {
@@ -135,9 +135,9 @@ class VolumeIndex {
   };
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, VolumePtr> by_name_;
+  FlatStringMap<VolumePtr> by_name_;
   std::map<std::string, Group> groups_;  // by the joined access modes
-  std::unordered_map<std::string, std::set<std::string>> prebound_;  // claim key -> volumes
+  FlatStringMap<std::set<std::string>> prebound_;  // claim key -> volumes
   std::unordered_set<std::string> reserved_;
 };
 
