@@ -11,11 +11,11 @@ WorkQueue::~WorkQueue() { ShutDown(); }
 
 bool WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return false;
-  Entry& e = *keys_.try_emplace(key).first;
-  if (e.second.dirty) return false;  // already waiting: once is enough
-  e.second.dirty = true;
-  if (e.second.processing) return false;  // queued again on Done
-  queue_.push_back(&e);
+  KeyState& state = keys_.try_emplace(key).first->second;
+  if (state.dirty) return false;  // already waiting: once is enough
+  state.dirty = true;
+  if (state.processing) return false;  // queued again on Done
+  queue_.push_back(key);
   return WakeLocked();
 }
 
@@ -123,11 +123,12 @@ bool WorkQueue::WaitLocked(std::unique_lock<std::mutex>& lock,
 }
 
 std::string WorkQueue::TakeLocked() {
-  Entry& e = *queue_.front();
+  std::string key = std::move(queue_.front());
   queue_.pop_front();
-  e.second.dirty = false;
-  e.second.processing = true;
-  return e.first;
+  KeyState& state = keys_.find(key)->second;  // a queued key has its entry
+  state.dirty = false;
+  state.processing = true;
+  return key;
 }
 
 std::optional<std::string> WorkQueue::Get() {
@@ -172,7 +173,7 @@ bool WorkQueue::DoneLocked(const std::string& key) {
     return false;
   }
   if (shutting_down_) return false;
-  queue_.push_back(&*it);
+  queue_.push_back(key);
   return WakeLocked();
 }
 

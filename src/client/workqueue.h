@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/flat_hash_map.h"
 #include "os/clock.h"
 
 namespace kvol::client {
@@ -90,9 +91,8 @@ class WorkQueue {
     bool dirty = false;       // queued, or to be queued when Done
     bool processing = false;  // handed out, not Done yet
   };
-  using Entry = std::pair<const std::string, KeyState>;
-  std::unordered_map<std::string, KeyState> keys_;
-  std::deque<Entry*> queue_;  // dirty and not processing, in order (entries do not move)
+  FlatStringMap<KeyState> keys_;
+  std::deque<std::string> queue_;  // dirty and not processing, in order
   std::multimap<os::MonoTime, std::string> delayed_;
   std::unordered_map<std::string, os::MonoTime> delayed_at_;  // earliest time per delayed key
   std::unordered_map<std::string, int> failures_;
