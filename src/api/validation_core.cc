@@ -1,6 +1,7 @@
 // Validation of the core/v1 kinds: PersistentVolume, PersistentVolumeClaim, Pod and the volume
 // sources, Node, Namespace, ConfigMap, Secret, Event.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -683,12 +684,17 @@ FieldErrors Validate(const PersistentVolume& pv) {
 FieldErrors ValidateUpdate(const PersistentVolume& pv, const PersistentVolume& old) {
   FieldErrors errs = ValidateObjectMetaUpdate(pv.metadata, old.metadata, Path("metadata"));
   Append(errs, Validate(pv));
-  PersistentVolumeSpec was = old.spec;
-  // A CSI volume may gain a controllerExpandSecretRef it did not have.
-  if (was.csi && pv.spec.csi && !was.csi->controller_expand_secret_ref) {
+  bool same_source;
+  if (old.spec.csi && pv.spec.csi && !old.spec.csi->controller_expand_secret_ref &&
+      pv.spec.csi->controller_expand_secret_ref) {
+    // A CSI volume may gain a controllerExpandSecretRef it did not have.
+    PersistentVolumeSpec was = old.spec;
     was.csi->controller_expand_secret_ref = pv.spec.csi->controller_expand_secret_ref;
+    same_source = SamePersistentVolumeSource(pv.spec, was);
+  } else {
+    same_source = SamePersistentVolumeSource(pv.spec, old.spec);
   }
-  if (!SamePersistentVolumeSource(pv.spec, was)) {
+  if (!same_source) {
     errs.push_back(Forbidden(Path("spec").Child("persistentvolumesource"),
                              "spec.persistentvolumesource is immutable after creation"));
   }
@@ -775,25 +781,45 @@ FieldErrors Validate(const PersistentVolumeClaim& pvc) {
   return errs;
 }
 
+namespace {
+
+// Whether an update leaves a claim's spec as it may: unchanged, except that volumeName may be
+// filled in once, storageClassName may be set once (e.g. to the default class), and a bound
+// claim may change its storage request (growth is checked separately). Compares field by
+// field, without copying either spec: a new field of PersistentVolumeClaimSpec belongs here.
+bool SameClaimSpecForUpdate(const PersistentVolumeClaimSpec& now,
+                            const PersistentVolumeClaimSpec& was, bool bound) {
+  auto same_requests = [&] {
+    const ResourceList& a = now.resources.requests;
+    const ResourceList& b = was.resources.requests;
+    if (!bound) return a == b;
+    // Equal apart from "storage": walk both in key order, skipping it.
+    auto skip = [](const ResourceList& l, ResourceList::const_iterator it) {
+      return it != l.end() && it->first == "storage" ? std::next(it) : it;
+    };
+    auto i = skip(a, a.begin());
+    auto j = skip(b, b.begin());
+    for (; i != a.end() && j != b.end(); i = skip(a, std::next(i)), j = skip(b, std::next(j))) {
+      if (*i != *j) return false;
+    }
+    return i == a.end() && j == b.end();
+  };
+  return now.access_modes == was.access_modes && now.selector == was.selector &&
+         now.resources.limits == was.resources.limits && same_requests() &&
+         (was.volume_name.empty() || now.volume_name == was.volume_name) &&
+         (!was.storage_class_name || now.storage_class_name == was.storage_class_name) &&
+         now.volume_mode == was.volume_mode && now.data_source == was.data_source &&
+         now.data_source_ref == was.data_source_ref &&
+         now.resources.unknown_fields == was.resources.unknown_fields &&
+         now.unknown_fields == was.unknown_fields;
+}
+
+}  // namespace
+
 FieldErrors ValidateUpdate(const PersistentVolumeClaim& pvc, const PersistentVolumeClaim& old) {
   FieldErrors errs = ValidateObjectMetaUpdate(pvc.metadata, old.metadata, Path("metadata"));
   Append(errs, Validate(pvc));
-  PersistentVolumeClaimSpec now = pvc.spec;
-  PersistentVolumeClaimSpec was = old.spec;
-  if (was.volume_name.empty()) was.volume_name = now.volume_name;  // may be filled in once
-  if (!was.storage_class_name && now.storage_class_name) {
-    was.storage_class_name = now.storage_class_name;  // may be set once, e.g. to the default
-  }
-  if (pvc.status.phase == "Bound") {
-    // A bound claim may change its storage request (growth is checked below).
-    auto old_storage = old.spec.resources.requests.find("storage");
-    if (old_storage != old.spec.resources.requests.end()) {
-      now.resources.requests["storage"] = old_storage->second;
-    } else {
-      now.resources.requests.erase("storage");
-    }
-  }
-  if (now != was) {
+  if (!SameClaimSpecForUpdate(pvc.spec, old.spec, pvc.status.phase == "Bound")) {
     errs.push_back(Forbidden(Path("spec"),
                              "spec is immutable after creation except resources.requests and "
                              "volumeAttributesClassName for bound claims"));
