@@ -360,6 +360,7 @@ void RunMemory(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
   kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   Flags f;

@@ -332,6 +332,7 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
   kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";

@@ -297,6 +297,7 @@ void Idle(int volumes, int seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
   kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   const std::string mode = argc > 1 ? argv[1] : "pods";

@@ -1,9 +1,62 @@
 #include "base/malloc.h"
 
 #include <malloc.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace kvol {
+namespace {
 
-bool ConfigureAllocator() { return mallopt(M_MXFAST, 0) == 1; }
+constexpr char kTunables[] = "GLIBC_TUNABLES";
+constexpr char kHugePages[] = "glibc.malloc.hugetlb=1";
+// Set only between the two executions: the caller's GLIBC_TUNABLES after "=", or "-" if unset.
+constexpr char kCallerTunables[] = "KVOL_CALLER_GLIBC_TUNABLES";
+
+void RestoreCallerTunables(const char* saved) {
+  if (saved[0] == '=') {
+    setenv(kTunables, saved + 1, 1);
+  } else {
+    unsetenv(kTunables);
+  }
+  unsetenv(kCallerTunables);
+}
+
+}  // namespace
+
+bool ConfigureAllocator() {
+  const bool no_fast_bins = mallopt(M_MXFAST, 0) == 1;
+  const bool top_pad = mallopt(M_TOP_PAD, 64 << 20) == 1;
+  return no_fast_bins && top_pad;
+}
+
+std::optional<std::string> HugePageTunables(const char* tunables, std::string_view thp_enabled) {
+  if (thp_enabled.find("[madvise]") == std::string_view::npos) return std::nullopt;
+  const std::string_view now = tunables ? tunables : "";
+  if (now.find("glibc.malloc.hugetlb=") != std::string_view::npos) return std::nullopt;
+  if (now.empty()) return kHugePages;
+  return std::string(now) + ":" + kHugePages;
+}
+
+void ReexecWithHugePages(char** argv) {
+  if (const char* saved = getenv(kCallerTunables)) {
+    // Executed again: glibc has read the setting.
+    const std::string caller = saved;
+    RestoreCallerTunables(caller.c_str());
+    return;
+  }
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string thp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const char* now = getenv(kTunables);
+  const auto next = HugePageTunables(now, thp);
+  if (!next) return;
+  const std::string caller = now ? std::string("=") + now : "-";
+  setenv(kCallerTunables, caller.c_str(), 1);
+  setenv(kTunables, next->c_str(), 1);
+  execv("/proc/self/exe", argv);
+  RestoreCallerTunables(caller.c_str());  // not executed again: carry on as started
+}
 
 }  // namespace kvol

@@ -141,6 +141,8 @@ int main(int argc, char** argv) {
   pa->group("");
 
   CLI11_PARSE(app, argc, argv);
+  // The long-running processes: their heaps in huge pages where the kernel offers them.
+  if (s->parsed() || c->parsed() || a->parsed()) kvol::ReexecWithHugePages(argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
   if (s->parsed()) return kvol::cmd::RunServer(server);

@@ -4,7 +4,8 @@
 # their environment (values, $(VAR), fieldRef, ConfigMap keys), run init containers first, are
 # restarted with crash-loop back-off (`kubectl logs --previous`), end in the phase their restart
 # policy gives, are stopped with SIGTERM (then SIGKILL) when the pod is deleted, leave no
-# process, mount or directory behind, and survive the agent being killed.
+# process, mount or directory behind, do not inherit the server's allocator settings, and
+# survive the agent being killed.
 # Usage: pods_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -232,6 +233,16 @@ YAML
 until_true 20 phase_is survivor Running || fail "survivor runs"
 SURV_UID=$(uid_of survivor)
 before=$(pgrep -f "container-init $ROOT/containers/$SURV_UID/")
+# The server runs again with glibc's huge pages for its heaps where the kernel hands them out on
+# request; what it starts gets the caller's environment back.
+env_of() { tr '\0' '\n' <"/proc/$1/environ"; }
+if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+  expect_contains "the server asks for huge pages" "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" \
+    "$(env_of "$KVOL_PID")"
+fi
+expect_eq "a container's init has the caller's GLIBC_TUNABLES" \
+  "${GLIBC_TUNABLES+GLIBC_TUNABLES=$GLIBC_TUNABLES}" \
+  "$(env_of "$before" | grep -E '^(GLIBC_TUNABLES|KVOL_CALLER_GLIBC_TUNABLES)=')"
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 [ "$(pgrep -f "container-init $ROOT/containers/$SURV_UID/")" = "$before" ] || fail "the container outlives the agent"
