@@ -1,9 +1,14 @@
 // Keys, resourceVersion splicing, uids.
 #include "apiserver/objects.h"
 
+#include <pthread.h>
 #include <sys/random.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace kvol::apiserver {
 
@@ -106,11 +111,48 @@ std::string WithResourceVersion(std::string_view json, store::Revision rv) {
   return out;
 }
 
+namespace {
+
+// Counts fork()s in this process's children: a child starts with a copy of its parent's
+// thread-local pools, and must not hand out the bytes its parent does.
+std::atomic<unsigned> fork_generation{0};
+
+// Random bytes from the kernel, fetched 256 at a time per thread: one getrandom call per
+// sixteen uids instead of one each (every create needs a uid).
+void RandomBytes(unsigned char* out, size_t n) {
+  [[maybe_unused]] static const int registered = pthread_atfork(
+      nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
+  struct Pool {
+    unsigned char bytes[256];
+    size_t used = sizeof bytes;
+    unsigned generation = 0;
+  };
+  thread_local Pool pool;
+  const unsigned generation = fork_generation.load(std::memory_order_relaxed);
+  if (pool.generation != generation) {
+    pool.used = sizeof pool.bytes;
+    pool.generation = generation;
+  }
+  while (n > 0) {
+    if (pool.used == sizeof pool.bytes) {
+      if (getrandom(pool.bytes, sizeof pool.bytes, 0) != static_cast<ssize_t>(sizeof pool.bytes)) {
+        for (auto& c : pool.bytes) c = static_cast<unsigned char>(rand());
+      }
+      pool.used = 0;
+    }
+    const size_t take = std::min(n, sizeof pool.bytes - pool.used);
+    std::memcpy(out, pool.bytes + pool.used, take);
+    pool.used += take;
+    out += take;
+    n -= take;
+  }
+}
+
+}  // namespace
+
 std::string NewUid() {
   unsigned char b[16];
-  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
-    for (auto& c : b) c = static_cast<unsigned char>(rand());
-  }
+  RandomBytes(b, sizeof b);
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
   // 8-4-4-4-12 hex digits.
@@ -128,9 +170,7 @@ std::string NewUid() {
 std::string RandomSuffix() {
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
   unsigned char b[5];
-  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
-    for (auto& c : b) c = static_cast<unsigned char>(rand());
-  }
+  RandomBytes(b, sizeof b);
   std::string s;
   for (unsigned char c : b) s += kAlphabet[c % (sizeof kAlphabet - 1)];
   return s;

@@ -3,10 +3,13 @@
 #include "apiserver/registry.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "apiserver/api.h"
@@ -798,6 +801,48 @@ TEST(ObjectsTest, ResourceVersionSplice) {
             R"({"a":{"metadata":{"x":1}},"b":"}{\"metadata\":{","metadata":{"resourceVersion":"2","n":1}})");
   EXPECT_EQ(WithResourceVersion(R"({"kind":"X"})", 4), R"({"kind":"X","metadata":{"resourceVersion":"4"}})");
   EXPECT_EQ(WithResourceVersion(R"({})", 4), R"({"metadata":{"resourceVersion":"4"}})");
+}
+
+TEST(ObjectsTest, UidsAreDistinctVersion4UuidsAcrossThreadsAndForks) {
+  const std::regex v4("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  // Several threads, each past many refills of its pool of random bytes.
+  std::vector<std::vector<std::string>> per_thread(4);
+  std::vector<std::thread> threads;
+  for (auto& uids : per_thread) {
+    threads.emplace_back([&uids] {
+      for (int i = 0; i < 2000; ++i) uids.push_back(NewUid());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> seen;
+  for (const auto& uids : per_thread) {
+    for (const auto& uid : uids) {
+      EXPECT_TRUE(std::regex_match(uid, v4)) << uid;
+      seen.insert(uid);
+    }
+  }
+  EXPECT_EQ(seen.size(), 4u * 2000);
+  EXPECT_EQ(RandomSuffix().size(), 5u);
+
+  // A forked child does not hand out the uid its parent hands out next.
+  NewUid();  // this thread's pool is partly used
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string uid = NewUid();
+    _exit(write(pipe_fds[1], uid.data(), uid.size()) == static_cast<ssize_t>(uid.size()) ? 0 : 1);
+  }
+  const std::string mine = NewUid();
+  char buf[36];
+  ASSERT_EQ(read(pipe_fds[0], buf, sizeof buf), 36);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(std::string(buf, sizeof buf), mine);
 }
 
 }  // namespace
