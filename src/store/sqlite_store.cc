@@ -34,6 +34,7 @@
 
 #include "base/log.h"
 #include "store/mvcc.h"
+#include "store/sqlite_vfs.h"
 
 namespace kvol::store {
 namespace {
@@ -223,9 +224,10 @@ Status SqliteStore::Exec(const char* sql) {
 }
 
 Status SqliteStore::Open() {
+  // A transaction's WAL frames, and a checkpoint's pages, each written in one call.
   int rc = sqlite3_open_v2(opts_.path.c_str(), &db_,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+                           BufferedWritesVfs());
   if (rc != SQLITE_OK) {
     return UnavailableError("cannot open " + opts_.path + ": " +
                             (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
