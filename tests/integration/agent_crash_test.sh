@@ -52,12 +52,18 @@ kubectl create -f "$WORK/pods.yaml" >/dev/null
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 
-# Now with the agent: kill it as soon as some, not all, of the tmpfs mounts exist.
-kvol_start server --node-name "$NODE" --no-controllers
-for i in $(seq 1 4000); do
-  n=$(mounts_under | wc -l)
-  [ "$n" -ge 20 ] && break
-  sleep 0.002
+# Now with the agent: kill it as soon as some, not all, of the tmpfs mounts exist. The mounts
+# start before the server says it is ready, so the count is watched from the start.
+kvol_spawn server --node-name "$NODE" --no-controllers
+# Counted in the shell itself: a process per look (awk, sleep) lets a slow machine mount them all
+# between two looks.
+deadline=$((SECONDS + 120))
+while [ "$SECONDS" -lt "$deadline" ]; do
+  mounted=0
+  while read -r _ _ _ _ mount_point _; do
+    [[ $mount_point == "$ROOT/"* ]] && mounted=$((mounted + 1))
+  done </proc/self/mountinfo
+  [ "$mounted" -ge 20 ] && break
 done
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null

@@ -28,7 +28,13 @@ for w in 1 2 3 4 5 6 7 8; do
   writer "$w" &
   track $!
 done
-sleep 3
+# The kill lands while the writers go on, once they have had 100 creates acknowledged (each
+# create is a curl process: on a slow machine that is only tens per second).
+acked_so_far() { cat "$WORK"/acked-* 2>/dev/null | wc -l; }
+for i in $(seq 1 600); do
+  [ "$(acked_so_far)" -ge 100 ] && break
+  sleep 0.1
+done
 kill -9 "$KVOL_PID"
 sleep 0.5
 for pid in "${PIDS[@]}"; do [ "$pid" != "$KVOL_PID" ] && kill -9 "$pid" 2>/dev/null; done
@@ -36,7 +42,7 @@ wait 2>/dev/null
 cat "$WORK"/acked-* | sort >"$WORK/acked"
 acked=$(wc -l <"$WORK/acked")
 echo "acknowledged creates before the crash: $acked"
-[ "$acked" -gt 50 ] || fail "too few creates before the crash ($acked): the load did not run"
+[ "$acked" -ge 100 ] || fail "too few creates before the crash ($acked): the load did not run"
 
 kvol_start server
 kubectl get pv -o name | sed 's|persistentvolume/||' | grep '^crash-' | sort >"$WORK/present"

@@ -113,9 +113,9 @@ etcd_start() {
   exit 1
 }
 
-# kvol_start NAME [server flags...]: a server with its data in $WORK/NAME; waits until ready and
-# points kubectl at it (KUBECONFIG, a fresh KUBECACHEDIR). Sets KVOL_PID, KVOL_DIR, KVOL_URL.
-kvol_start() {
+# kvol_spawn NAME [server flags...]: starts a server with its data in $WORK/NAME and returns at
+# once, without waiting for it. Sets KVOL_PID, KVOL_DIR, KVOL_LOG.
+kvol_spawn() {
   local name=$1
   shift
   KVOL_DIR=$WORK/$name
@@ -125,6 +125,13 @@ kvol_start() {
   "$KVOL_BIN" server --data-dir "$KVOL_DIR" --listen "$listen" "$@" >"$KVOL_LOG" 2>&1 &
   KVOL_PID=$!
   track "$KVOL_PID"
+}
+
+# kvol_start NAME [server flags...]: kvol_spawn, then waits until the server is ready and points
+# kubectl at it (KUBECONFIG, a fresh KUBECACHEDIR). Also sets KVOL_URL.
+kvol_start() {
+  local name=$1
+  kvol_spawn "$@"
   local i
   for i in $(seq 1 300); do
     if grep -q "kvol is ready" "$KVOL_LOG" 2>/dev/null && [ -s "$KVOL_DIR/kubeconfig" ]; then
