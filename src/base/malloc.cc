@@ -1,5 +1,6 @@
 #include "base/malloc.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -53,9 +54,15 @@ void ReexecWithHugePages(char** argv) {
   const auto next = HugePageTunables(now, thp);
   if (!next) return;
   const std::string caller = now ? std::string("=") + now : "-";
+  // The program's own path rather than /proc/self/exe, which would become the process's
+  // name (what ps, top and pgrep show).
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
   setenv(kCallerTunables, caller.c_str(), 1);
   setenv(kTunables, next->c_str(), 1);
-  execv("/proc/self/exe", argv);
+  execv(self, argv);
   RestoreCallerTunables(caller.c_str());  // not executed again: carry on as started
 }
 

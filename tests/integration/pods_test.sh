@@ -240,6 +240,7 @@ if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
   expect_contains "the server asks for huge pages" "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" \
     "$(env_of "$KVOL_PID")"
 fi
+expect_eq "executed again, the server keeps its name" "kvol" "$(cat "/proc/$KVOL_PID/comm")"
 expect_eq "a container's init has the caller's GLIBC_TUNABLES" \
   "${GLIBC_TUNABLES+GLIBC_TUNABLES=$GLIBC_TUNABLES}" \
   "$(env_of "$before" | grep -E '^(GLIBC_TUNABLES|KVOL_CALLER_GLIBC_TUNABLES)=')"
