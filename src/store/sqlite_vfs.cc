@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 namespace kvol::store {
@@ -34,9 +33,9 @@ struct Held {
 };
 
 struct File {
-  sqlite3_file base;    // pMethods: kMethods once open
-  sqlite3_file* real;   // the default VFS's file, in the memory after this struct
-  Held* held;           // null: writes go straight through (temporary files, journals)
+  sqlite3_file base;   // pMethods: kMethods once open
+  sqlite3_file* real;  // the default VFS's file, in the memory after this struct
+  Held* held;          // null: writes go straight through (temporary files, journals)
 };
 
 sqlite3_vfs* Real(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
@@ -135,9 +134,7 @@ int Unlock(sqlite3_file* f, int level) {
   return M(f).xUnlock(RealOf(f), level);
 }
 
-int CheckReservedLock(sqlite3_file* f, int* out) {
-  return M(f).xCheckReservedLock(RealOf(f), out);
-}
+int CheckReservedLock(sqlite3_file* f, int* out) { return M(f).xCheckReservedLock(RealOf(f), out); }
 
 int FileControl(sqlite3_file* f, int op, void* arg) {
   if (op == SQLITE_FCNTL_CKPT_DONE) {
@@ -177,9 +174,24 @@ int Unfetch(sqlite3_file* f, sqlite3_int64 offset, void* p) {
 }
 
 constexpr sqlite3_io_methods kMethods = {
-    3,         Close,       Read,     Write,    Truncate,   Sync,    FileSize,
-    Lock,      Unlock,      CheckReservedLock,  FileControl, SectorSize,
-    DeviceCharacteristics,  ShmMap,   ShmLock,  ShmBarrier, ShmUnmap, Fetch,
+    3,
+    Close,
+    Read,
+    Write,
+    Truncate,
+    Sync,
+    FileSize,
+    Lock,
+    Unlock,
+    CheckReservedLock,
+    FileControl,
+    SectorSize,
+    DeviceCharacteristics,
+    ShmMap,
+    ShmLock,
+    ShmBarrier,
+    ShmUnmap,
+    Fetch,
     Unfetch,
 };
 
@@ -235,7 +247,7 @@ int CurrentTimeInt64(sqlite3_vfs* vfs, sqlite3_int64* out) {
 
 const char* BufferedWritesVfs() {
   static sqlite3_vfs vfs;
-  static const char* registered = [] () -> const char* {
+  static const char* registered = []() -> const char* {
     sqlite3_vfs* real = sqlite3_vfs_find(nullptr);
     if (real == nullptr || real->iVersion < 2) return nullptr;
     vfs.iVersion = 2;
