@@ -51,12 +51,32 @@ class BufferedWritesVfsTest : public ::testing::Test {
     sqlite3_free(err);
   }
   // One transaction of `rows` rows of 1,000 bytes each, keys from `first`.
-  static void Insert(sqlite3* db, int first, int rows) {
+  static std::string InsertSql(int first, int rows) {
     std::string sql = "BEGIN;";
     for (int i = first; i < first + rows; ++i) {
       sql += "INSERT INTO t VALUES (" + std::to_string(i) + ", zeroblob(1000));";
     }
-    Exec(db, sql + "COMMIT;");
+    return sql + "COMMIT;";
+  }
+  static void Insert(sqlite3* db, int first, int rows) { Exec(db, InsertSql(first, rows)); }
+  // In a forked child: opens path_ through the VFS in WAL mode with `pragmas` and creates the
+  // table, or exits with status 2.
+  sqlite3* OpenInChild(const std::string& pragmas) {
+    sqlite3* db = nullptr;
+    const std::string sql =
+        "PRAGMA journal_mode=WAL;" + pragmas + "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB);";
+    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        BufferedWritesVfs()) != SQLITE_OK ||
+        sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      _exit(2);
+    }
+    return db;
+  }
+  // In a forked child: InsertSql's transaction, or exits with status 3.
+  static void InsertInChild(sqlite3* db, int first, int rows) {
+    if (sqlite3_exec(db, InsertSql(first, rows).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      _exit(3);
+    }
   }
   static int64_t Count(sqlite3* db, const std::string& sql) {
     sqlite3_stmt* s = nullptr;
@@ -116,24 +136,8 @@ TEST_F(BufferedWritesVfsTest, ACommittedTransactionIsInTheFileWhenTheProcessDies
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        BufferedWritesVfs()) != SQLITE_OK ||
-        sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                     "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB);",
-                     nullptr, nullptr, nullptr) != SQLITE_OK) {
-      _exit(2);
-    }
-    for (int tx = 0; tx < 5; ++tx) {
-      std::string sql = "BEGIN;";
-      for (int i = 0; i < 30; ++i) {
-        sql += "INSERT INTO t VALUES (" + std::to_string(tx * 30 + i) + ", zeroblob(1000));";
-      }
-      if (sqlite3_exec(db, (sql + "COMMIT;").c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-        _exit(3);
-      }
-    }
+    sqlite3* db = OpenInChild("PRAGMA synchronous=NORMAL;");
+    for (int tx = 0; tx < 5; ++tx) InsertInChild(db, tx * 30, 30);
     _exit(0);
   }
   int status = 0;
@@ -157,23 +161,8 @@ TEST_F(BufferedWritesVfsTest, ACheckpointThatCannotWriteKeepsTheWal) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        BufferedWritesVfs()) != SQLITE_OK ||
-        sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                     "PRAGMA wal_autocheckpoint=0;"
-                     "CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB);",
-                     nullptr, nullptr, nullptr) != SQLITE_OK) {
-      _exit(2);
-    }
-    std::string sql = "BEGIN;";
-    for (int i = 0; i < 200; ++i) {
-      sql += "INSERT INTO t VALUES (" + std::to_string(i) + ", zeroblob(1000));";
-    }
-    if (sqlite3_exec(db, (sql + "COMMIT;").c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-      _exit(3);
-    }
+    sqlite3* db = OpenInChild("PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;");
+    InsertInChild(db, 0, 200);
     // Fill what is left of the disk.
     std::ofstream fill(filler, std::ios::binary);
     const std::vector<char> block(4096, 'x');
