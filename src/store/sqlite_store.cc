@@ -66,6 +66,13 @@ struct PendingWrite : Write {
   // The last of its writer's writes (a WriteMany's complete in order): its batch answers
   // that writer.
   bool last = false;
+  // The earlier write of the same WriteMany this one is made only after (Write::after).
+  PendingWrite* follows = nullptr;
+  // Answered before it was queued (it names no earlier write): the committer passes it by.
+  bool answered = false;
+  // Planned into the committer's transaction, and still so once it is committed: what a
+  // write following this one checks.
+  bool made = false;
 };
 
 // Where the writers of one batch sleep until the committer has answered it. Batches are
@@ -333,6 +340,14 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
   std::vector<PendingWrite> pending(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     static_cast<Write&>(pending[i]) = std::move(writes[i]);
+    const int after = pending[i].after;
+    if (after < 0) continue;
+    if (static_cast<size_t>(after) >= i) {
+      pending[i].result = CheckAfter(pending[i], {});
+      pending[i].answered = true;
+      continue;
+    }
+    pending[i].follows = &pending[after];
   }
   if (!Enqueue(pending)) {
     out.assign(writes.size(), UnavailableError("store is shutting down"));
@@ -458,6 +473,14 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
     std::shared_lock lock(state_mu_);
     next = index_.current();
     for (PendingWrite* w : batch) {
+      if (w->answered) continue;
+      // The write it follows is in this transaction, or was committed by an earlier one.
+      if (w->follows && !w->follows->made) {
+        w->result = AbortedError("write of key \"" + w->key +
+                                 "\" not made: the write it follows failed: " +
+                                 w->follows->result.status().message());
+        continue;
+      }
       Revision mod = 0, create = 0;  // 0: absent
       std::optional<MvccIndex::Entry> entry;
       if (auto it = overlay.find(w->key); it != overlay.end()) {
@@ -493,13 +516,17 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       overlay[w->key] = is_delete ? std::make_pair(Revision{0}, Revision{0})
                                   : std::make_pair(rev, new_create);
       planned.push_back({w, rev, new_create, entry});
+      w->made = true;
     }
   }
   if (planned.empty()) return;
 
   auto fail_all = [&](const Status& s) {
     Exec("ROLLBACK").ok();
-    for (auto& p : planned) p.w->result = s;
+    for (auto& p : planned) {
+      p.w->result = s;
+      p.w->made = false;
+    }
   };
   if (Status s = Exec("BEGIN"); !s.ok()) return fail_all(s);
   for (auto& p : planned) {

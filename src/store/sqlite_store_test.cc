@@ -378,6 +378,31 @@ std::vector<int> NiceOfThreads(const std::string& name) {
   return out;
 }
 
+// A write that follows another in an earlier transaction (the batch split between them) is
+// made only if that transaction made the other.
+TEST_F(SqliteStoreTest, AWriteFollowsOneCommittedInAnEarlierTransaction) {
+  opts_.max_batch = 1;
+  std::vector<size_t> batch_sizes;
+  opts_.on_transaction = [&](size_t writes, size_t) { batch_sizes.push_back(writes); };
+  auto s = Open();
+  const Revision a = *s->Create("/a", MakeValue("a1"));
+  batch_sizes.clear();
+  auto got = s->WriteMany({
+      {Write::Kind::kUpdate, "/a", MakeValue("a2"), a + 1},  // stale
+      {Write::Kind::kCreate, "/b", MakeValue("b1"), 0, /*after=*/0},
+      {Write::Kind::kUpdate, "/a", MakeValue("a2"), a},
+      {Write::Kind::kCreate, "/c", MakeValue("c1"), 0, /*after=*/2},
+  });
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].status().code(), StatusCode::kAborted);
+  EXPECT_EQ(got[1].status().code(), StatusCode::kAborted);
+  ASSERT_TRUE(got[2].ok()) << got[2].status().ToString();
+  ASSERT_TRUE(got[3].ok()) << got[3].status().ToString();
+  EXPECT_EQ(batch_sizes, (std::vector<size_t>{1, 1, 1, 1})) << "one write per transaction";
+  EXPECT_EQ(s->Get("/b").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*s->Get("/c")->value, "c1");
+}
+
 TEST_F(SqliteStoreTest, CommitterRunsAtItsOwnPriorityWherePermitted) {
   const int process_nice = getpriority(PRIO_PROCESS, 0);
   {

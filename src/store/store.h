@@ -110,6 +110,9 @@ struct Write {
   std::string key;
   Value value;  // null for kDelete
   Revision expected = 0;
+  // The index of an earlier write of the same WriteMany that must be made for this one to be
+  // (-1: none). If that one fails, this one is answered Aborted and not made.
+  int after = -1;
 };
 
 class Store {
@@ -139,14 +142,20 @@ class Store {
   // revision of the delete. NotFound if absent; Aborted if the key changed since.
   virtual StatusOr<Revision> Delete(std::string_view key, Revision expected) = 0;
 
-  // Several independent writes, each decided and answered exactly as the single call would be,
-  // in order (a later write sees the earlier ones); not a transaction: some may fail while
-  // others succeed. A backend may commit them together, so a caller with many writes to make
-  // waits once rather than once per write. The default makes them one at a time.
+  // Several writes, each decided and answered exactly as the single call would be, in order
+  // (a later write sees the earlier ones); not a transaction: some may fail while others
+  // succeed, except that a write naming another (`Write::after`) is made only if that one is.
+  // A backend may commit them together, so a caller with many writes to make waits once rather
+  // than once per write; where it does, a write is never durable before the one it names. The
+  // default makes them one at a time.
   virtual std::vector<StatusOr<Revision>> WriteMany(std::vector<Write> writes) {
     std::vector<StatusOr<Revision>> out;
     out.reserve(writes.size());
     for (auto& w : writes) {
+      if (Status s = CheckAfter(w, out); !s.ok()) {
+        out.push_back(std::move(s));
+        continue;
+      }
       switch (w.kind) {
         case Write::Kind::kCreate:
           out.push_back(Create(w.key, std::move(w.value)));
@@ -173,6 +182,20 @@ class Store {
   // The newest revision (of the last successful write), and the oldest readable one.
   virtual StatusOr<Revision> CurrentRevision() = 0;
   virtual StatusOr<Revision> CompactedRevision() = 0;
+
+ protected:
+  // For WriteMany: OK unless `w` names an earlier write (`w.after`) that `earlier` (the
+  // answers so far) says failed, or names none of them.
+  static Status CheckAfter(const Write& w, const std::vector<StatusOr<Revision>>& earlier) {
+    if (w.after < 0) return OkStatus();
+    if (static_cast<size_t>(w.after) >= earlier.size()) {
+      return InvalidArgumentError("write of key \"" + w.key + "\" follows write " +
+                                  std::to_string(w.after) + ", which is not before it");
+    }
+    if (earlier[w.after].ok()) return OkStatus();
+    return AbortedError("write of key \"" + w.key + "\" not made: the write it follows failed: " +
+                        earlier[w.after].status().message());
+  }
 };
 using StorePtr = std::unique_ptr<Store>;
 

@@ -126,6 +126,37 @@ TEST_P(StoreConformance, WriteManyAnswersEachWriteAsAloneInOrder) {
   EXPECT_TRUE(store_->WriteMany({}).empty());
 }
 
+TEST_P(StoreConformance, WriteManyMakesAWriteOnlyIfTheOneItFollowsIsMade) {
+  const Revision a = *store_->Create(K("a"), V("a1"));
+  const Revision b = *store_->Create(K("b"), V("b1"));
+  std::vector<Write> writes = {
+      {Write::Kind::kUpdate, K("a"), V("a2"), a},
+      {Write::Kind::kUpdate, K("b"), V("b2"), b, /*after=*/0},  // a2 is made: so is b2
+      {Write::Kind::kUpdate, K("a"), V("a3"), a},               // stale: fails
+      {Write::Kind::kCreate, K("c"), V("c1"), 0, /*after=*/2},  // not made
+      {Write::Kind::kCreate, K("d"), V("d1"), 0, /*after=*/3},  // nor what follows that
+      {Write::Kind::kCreate, K("e"), V("e1"), 0, /*after=*/5},  // names no earlier write
+      {Write::Kind::kCreate, K("f"), V("f1"), 0},
+  };
+  auto got = store_->WriteMany(std::move(writes));
+  ASSERT_EQ(got.size(), 7u);
+  ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
+  ASSERT_TRUE(got[1].ok()) << got[1].status().ToString();
+  EXPECT_LT(*got[0], *got[1]);
+  EXPECT_EQ(got[2].status().code(), StatusCode::kAborted);
+  EXPECT_EQ(got[3].status().code(), StatusCode::kAborted);
+  EXPECT_NE(got[3].status().message().find("not made"), std::string::npos)
+      << got[3].status().ToString();
+  EXPECT_EQ(got[4].status().code(), StatusCode::kAborted);
+  EXPECT_EQ(got[5].status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(got[6].ok());
+  EXPECT_EQ(*got[6], *got[1] + 1) << "nothing was written between them";
+  EXPECT_EQ(*store_->Get(K("b"))->value, "b2");
+  for (const char* k : {"c", "d", "e"}) {
+    EXPECT_EQ(store_->Get(K(k)).status().code(), StatusCode::kNotFound) << k;
+  }
+}
+
 TEST_P(StoreConformance, ConcurrentWriteManyCallersEachGetTheirOwnAnswers) {
   // Writers of batches and of single writes at once: every write lands once, every caller is
   // answered with its own writes' revisions.
