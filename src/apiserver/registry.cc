@@ -635,6 +635,21 @@ std::vector<ApiOr<std::shared_ptr<const T>>> Registry<T>::UpdateSharedMany(
 }
 
 template <class T>
+typename Registry<T>::UpdateStep Registry<T>::PrepareBatched(T& obj, Parts parts,
+                                                             const WriteOptions& opts) {
+  if (obj.metadata.resource_version.empty() || opts.dry_run) {
+    // Unconditional updates retry their conflicts; dry runs write nothing.
+    return Answered(UpdateTyped(std::move(obj), parts, opts));
+  }
+  const std::string ns = obj.metadata.namespace_;
+  const std::string name = obj.metadata.name;
+  if (auto bad = CheckUpdateTarget(obj, ns, name)) return Answered(*std::move(bad));
+  const std::string precondition = obj.metadata.resource_version;
+  return PrepareUpdate(std::move(obj), StorageKey(info(), ns, name), name, parts, opts,
+                       precondition);
+}
+
+template <class T>
 template <class Objects>
 std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
     Objects& objs, Parts parts, const WriteOptions& opts) {
@@ -652,21 +667,7 @@ std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
       }
       item = &*objs[i];
     }
-    T& obj = *item;
-    if (obj.metadata.resource_version.empty() || opts.dry_run) {
-      // Unconditional updates retry their conflicts; dry runs write nothing.
-      answers[i] = UpdateTyped(std::move(obj), parts, opts);
-      continue;
-    }
-    const std::string ns = obj.metadata.namespace_;
-    const std::string name = obj.metadata.name;
-    if (auto bad = CheckUpdateTarget(obj, ns, name)) {
-      answers[i] = *std::move(bad);
-      continue;
-    }
-    const std::string precondition = obj.metadata.resource_version;
-    UpdateStep step = PrepareUpdate(std::move(obj), StorageKey(info(), ns, name), name, parts,
-                                    opts, precondition);
+    UpdateStep step = PrepareBatched(*item, parts, opts);
     if (step.answer) {
       answers[i] = *std::move(step.answer);
       continue;
@@ -690,6 +691,96 @@ std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
   std::vector<ApiOr<Written>> out;
   out.reserve(answers.size());
   for (auto& a : answers) out.push_back(*std::move(a));
+  return out;
+}
+
+template <class T>
+template <class U>
+std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
+          std::vector<ApiOr<std::shared_ptr<const U>>>>
+Registry<T>::UpdateSharedThen(std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts,
+                              Registry<U>& other, std::vector<U> then,
+                              const std::vector<std::pair<bool, bool>>& then_parts,
+                              const std::vector<int>& after) {
+  using OtherWritten = typename Registry<U>::Written;
+  std::vector<std::optional<ApiOr<Written>>> first(objs.size());
+  std::vector<std::optional<ApiOr<OtherWritten>>> second(then.size());
+  std::vector<store::Write> batch;
+  std::vector<PreparedUpdate> writes;
+  std::vector<size_t> slots;
+  std::vector<int> write_of(objs.size(), -1);  // the store write of each of `objs`
+  if (&other.store_ != &store_) {
+    const ApiError wrong = FromStatus(FailedPreconditionError(
+        std::string(other.info().resource) + " are not kept in the store of " +
+        std::string(info().resource) + ": their updates cannot be made together"));
+    for (auto& a : first) a = wrong;
+    for (auto& a : second) a = wrong;
+    objs.clear();  // nothing is prepared
+    then.clear();
+  }
+  std::vector<std::string> names;  // of `objs`, which are moved from
+  names.reserve(objs.size());
+  for (const T& obj : objs) names.push_back(obj.metadata.name);
+  for (size_t i = 0; i < objs.size(); ++i) {
+    const auto [main, status] = parts[i];
+    UpdateStep step = PrepareBatched(objs[i], PartsOfShared(main, status), {});
+    if (step.answer) {
+      first[i] = *std::move(step.answer);
+      continue;
+    }
+    write_of[i] = static_cast<int>(batch.size());
+    batch.push_back({store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
+                     step.write.expected});
+    writes.push_back(std::move(step.write));
+    slots.push_back(i);
+  }
+  std::vector<typename Registry<U>::PreparedUpdate> then_writes;
+  std::vector<size_t> then_slots;
+  for (size_t j = 0; j < then.size(); ++j) {
+    const int a = after[j];
+    const auto& k = other.info();
+    if (a >= 0 && first[a] && !first[a]->ok()) {
+      second[j] = Conflict(k, then[j].metadata.name,
+                           "not updated: the update of " + std::string(info().resource) +
+                               " \"" + names[a] + "\" it follows failed: " +
+                               first[a]->error().message);
+      continue;
+    }
+    if (a >= 0 && then[j].metadata.resource_version.empty()) {
+      second[j] = BadRequest(std::string(k.resource) + " \"" + then[j].metadata.name +
+                             "\": an update made after another needs metadata.resourceVersion");
+      continue;
+    }
+    const auto [main, status] = then_parts[j];
+    auto step = other.PrepareBatched(then[j], Registry<U>::PartsOfShared(main, status), {});
+    if (step.answer) {
+      second[j] = *std::move(step.answer);
+      continue;
+    }
+    batch.push_back({store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
+                     step.write.expected, a >= 0 ? write_of[a] : -1});
+    then_writes.push_back(std::move(step.write));
+    then_slots.push_back(j);
+  }
+  if (!batch.empty()) {
+    auto revs = store_.WriteMany(std::move(batch));
+    for (size_t n = 0; n < writes.size(); ++n) {
+      const std::string name = writes[n].obj->metadata.name;
+      first[slots[n]] = *FinishUpdate(std::move(writes[n]), revs[n], name, true);
+    }
+    for (size_t n = 0; n < then_writes.size(); ++n) {
+      const std::string name = then_writes[n].obj->metadata.name;
+      second[then_slots[n]] =
+          *other.FinishUpdate(std::move(then_writes[n]), revs[writes.size() + n], name, true);
+    }
+  }
+  std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
+            std::vector<ApiOr<std::shared_ptr<const U>>>>
+      out;
+  out.first.reserve(first.size());
+  for (auto& w : first) out.first.push_back(SharedOf(*std::move(w)));
+  out.second.reserve(second.size());
+  for (auto& w : second) out.second.push_back(Registry<U>::SharedOf(*std::move(w)));
   return out;
 }
 
@@ -1193,5 +1284,13 @@ template class Registry<api::ClusterRole>;
 template class Registry<api::ClusterRoleBinding>;
 template class Registry<api::Role>;
 template class Registry<api::RoleBinding>;
+
+// A claim's binding written with its volume's (the PV controller, in process).
+template std::pair<std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>>,
+                   std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>>>
+Registry<api::PersistentVolume>::UpdateSharedThen(
+    std::vector<api::PersistentVolume>, const std::vector<std::pair<bool, bool>>&,
+    Registry<api::PersistentVolumeClaim>&, std::vector<api::PersistentVolumeClaim>,
+    const std::vector<std::pair<bool, bool>>&, const std::vector<int>&);
 
 }  // namespace kvol::apiserver

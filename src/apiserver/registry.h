@@ -51,6 +51,19 @@ class Registry final : public Resource {
   std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(std::vector<T> objs, bool main,
                                                                 bool status,
                                                                 const WriteOptions& opts = {});
+  // UpdateSharedMany of `objs` (each with its own parts: main, status) and, in the same store
+  // write, of `then`: objects of kind U in `other`, a registry on the same store. Each of
+  // `then` is made only if the update of `objs[after[j]]` is made or needs no write (-1: on
+  // its own), so it is never durable without that one: a claim bound to a volume is not
+  // written unless the volume's binding to it is. The caller waits for one commit, not two.
+  // Objects of `then` that follow another need their resourceVersion.
+  template <class U>
+  std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
+            std::vector<ApiOr<std::shared_ptr<const U>>>>
+  UpdateSharedThen(std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts,
+                   Registry<U>& other, std::vector<U> then,
+                   const std::vector<std::pair<bool, bool>>& then_parts,
+                   const std::vector<int>& after);
   // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
@@ -97,6 +110,9 @@ class Registry final : public Resource {
   ApiOr<T> DecodeTyped(const StoredObject& o);
 
  private:
+  template <class>
+  friend class Registry;  // UpdateSharedThen prepares and finishes the other kind's updates
+
   struct Written {
     std::shared_ptr<const T> obj;  // with its resourceVersion
     StoredObject stored;
@@ -155,6 +171,10 @@ class Registry final : public Resource {
                                              std::string_view name, bool conditional);
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
+  // An update of a batch (UpdateMany, UpdateSharedThen) up to its store write: answered at
+  // once (an error, nothing to write, or an update without a resourceVersion or a dry run,
+  // made on its own), or `write` to be made. `obj` is moved from.
+  UpdateStep PrepareBatched(T& obj, Parts parts, const WriteOptions& opts);
   // The updates of UpdateSharedMany (`objs` of T) and UpdateManyJsonText (of ApiOr<T>:
   // objects that did not decode are answered with their error), in order. The objects are
   // moved from.

@@ -15,6 +15,7 @@
 #include "apiserver/api.h"
 #include "os/testing/fake_clock.h"
 #include "store/sqlite_store.h"
+#include "store/testing/backends.h"
 
 namespace kvol::apiserver {
 namespace {
@@ -22,6 +23,23 @@ namespace {
 using api::Json;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+
+// A store in which another writer updates `race_key` (rewriting its value) just before a
+// WriteMany is made: a write prepared against the version read before fails at the store.
+class RacingStore final : public store::testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  std::vector<StatusOr<store::Revision>> WriteMany(std::vector<store::Write> w) override {
+    if (!race_key.empty()) {
+      auto kv = inner_->Get(race_key);
+      raced = kv.ok() && inner_->Update(race_key, kv->value, kv->mod_revision).ok();
+      race_key.clear();
+    }
+    return inner_->WriteMany(std::move(w));
+  }
+  std::string race_key;
+  bool raced = false;
+};
 
 class RegistryTest : public ::testing::Test {
  protected:
@@ -33,7 +51,9 @@ class RegistryTest : public ::testing::Test {
     so.path = dir_ + "/kvol.db";
     auto s = store::OpenSqliteStore(so);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
+    auto racing = std::make_unique<RacingStore>(std::move(*s));
+    racing_ = racing.get();
+    store_ = std::move(racing);
     api_ = std::make_unique<Api>(*store_, clock_);
     ASSERT_TRUE(api_->Start().ok());
   }
@@ -68,6 +88,7 @@ class RegistryTest : public ::testing::Test {
   std::string dir_;
   os::testing::FakeClock clock_;
   std::unique_ptr<store::Store> store_;
+  RacingStore* racing_ = nullptr;
   std::unique_ptr<Api> api_;
 };
 
@@ -233,6 +254,82 @@ TEST_F(RegistryTest, UpdateSharedManyAnswersEachUpdateAsAlone) {
   EXPECT_EQ((*status_only[0])->status.phase, "Failed");
   EXPECT_EQ((*status_only[0])->spec.persistent_volume_reclaim_policy, "Retain");
   EXPECT_TRUE(pvs().UpdateSharedMany({}, true, false).empty());
+}
+
+TEST_F(RegistryTest, UpdateSharedThenWritesAClaimOnlyWithItsVolume) {
+  for (auto name : {"v1", "v2", "v3"}) ASSERT_TRUE(pvs().Create(PV(name), "").ok());
+  for (auto name : {"c1", "c2", "c3", "c4"}) ASSERT_TRUE(pvcs().Create(PVC(name), "default").ok());
+  auto volume = [&](const char* name, const char* claim) {
+    auto v = *pvs().Get("", name);
+    v.spec.claim_ref.emplace().name = claim;
+    v.spec.claim_ref->namespace_ = "default";
+    v.status.phase = "Bound";
+    return v;
+  };
+  auto claim = [&](const char* name, const char* volume) {
+    auto c = *pvcs().Get("default", name);
+    c.spec.volume_name = volume;
+    c.status.phase = "Bound";
+    return c;
+  };
+  std::vector<api::PersistentVolume> volumes = {volume("v1", "c1"), volume("v2", "c2"),
+                                                *pvs().Get("", "v3")};
+  volumes[1].metadata.resource_version = "1";  // stale: its update fails
+  std::vector<api::PersistentVolumeClaim> claims = {claim("c1", "v1"), claim("c2", "v2"),
+                                                    claim("c3", "v3"), claim("c4", "")};
+  claims[3].spec.volume_name.clear();
+  claims[3].metadata.resource_version.clear();  // follows v1: needs its version
+  const store::Revision before = *store_->CurrentRevision();
+  auto [v, c] = pvs().UpdateSharedThen(std::move(volumes), {{true, true}, {true, true}, {true, true}},
+                                       pvcs(), std::move(claims),
+                                       {{true, true}, {true, true}, {true, true}, {true, true}},
+                                       {0, 1, 2, 0});
+  ASSERT_EQ(v.size(), 3u);
+  ASSERT_EQ(c.size(), 4u);
+  // v1 and c1 both, one right after the other.
+  ASSERT_TRUE(v[0].ok()) << v[0].error().message;
+  ASSERT_TRUE(c[0].ok()) << c[0].error().message;
+  EXPECT_EQ((*v[0])->metadata.resource_version, std::to_string(before + 1));
+  EXPECT_EQ((*c[0])->metadata.resource_version, std::to_string(before + 2));
+  EXPECT_EQ(pvcs().Get("default", "c1")->spec.volume_name, "v1");
+  // v2 was not written, so neither was c2.
+  ASSERT_FALSE(v[1].ok());
+  EXPECT_EQ(v[1].error().code, 409);
+  ASSERT_FALSE(c[1].ok());
+  EXPECT_EQ(c[1].error().code, 409);
+  EXPECT_NE(c[1].error().message.find("persistentvolumes \"v2\" it follows failed"),
+            std::string::npos)
+      << c[1].error().message;
+  EXPECT_EQ(pvcs().Get("default", "c2")->spec.volume_name, "");
+  // v3 needed no write: c3 is made on its own.
+  ASSERT_TRUE(v[2].ok());
+  ASSERT_TRUE(c[2].ok()) << c[2].error().message;
+  EXPECT_EQ(pvcs().Get("default", "c3")->spec.volume_name, "v3");
+  // A claim that follows a volume is written only against the version it read.
+  ASSERT_FALSE(c[3].ok());
+  EXPECT_EQ(c[3].error().code, 400);
+  EXPECT_EQ(pvcs().Get("default", "c4")->status.phase, "Pending");
+  EXPECT_EQ(*store_->CurrentRevision(), before + 3);
+
+  // The answers are the objects readers share.
+  auto stored = pvcs().GetStored("default", "c1");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(pvcs().DecodeShared(*stored)->get(), c[0]->get());
+
+  // A volume written by someone else after it was read: its update fails at the store, and
+  // the claim's, in the same store write, is not made.
+  std::vector<api::PersistentVolume> again = {volume("v2", "c2")};
+  std::vector<api::PersistentVolumeClaim> again_claims = {claim("c2", "v2")};
+  racing_->race_key = "/registry/persistentvolumes/v2";
+  auto [v2, c2] = pvs().UpdateSharedThen(std::move(again), {{true, true}}, pvcs(),
+                                         std::move(again_claims), {{true, true}}, {0});
+  EXPECT_TRUE(racing_->raced) << "the other write was not made: is the key right?";
+  ASSERT_FALSE(v2[0].ok());
+  EXPECT_EQ(v2[0].error().code, 409);
+  ASSERT_FALSE(c2[0].ok());
+  EXPECT_EQ(c2[0].error().code, 409);
+  EXPECT_EQ(pvcs().Get("default", "c2")->spec.volume_name, "");
+  EXPECT_FALSE(pvs().Get("", "v2")->spec.claim_ref);
 }
 
 // Objects decoded long ago are still found by their stored value while anything holds them

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "api/api_error.h"
@@ -160,6 +161,21 @@ ApiOr<T> Mutate(Resource<T>& r, std::string_view ns, std::string_view name,
   }
 }
 
+// Updates of volumes and claims made together (Client::UpdateVolumesThenClaims).
+struct VolumeClaimUpdates {
+  std::vector<api::PersistentVolume> volumes;
+  std::vector<std::pair<bool, bool>> volume_parts;  // (main, status), as UpdateShared's
+  std::vector<api::PersistentVolumeClaim> claims;
+  std::vector<std::pair<bool, bool>> claim_parts;
+  // For each claim, the index of the volume whose update must be made (or need no write)
+  // for the claim's to be; -1: none.
+  std::vector<int> claim_after;
+};
+struct VolumeClaimUpdated {
+  std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>> volumes;
+  std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>> claims;
+};
+
 // Every kind's Resource, from one transport.
 class Client {
  public:
@@ -174,6 +190,14 @@ class Client {
   // spec.nodeName is set after a pod is created. The server also marks the pod PodScheduled.
   // Conflict if the pod has a node already or is being deleted.
   virtual std::optional<ApiError> BindPod(const api::Binding& binding) = 0;
+
+  // The volumes' updates and the claims' in one write, each claim's made only if the volume
+  // update it follows is: a claim is never bound to a volume not bound to it, even by a crash,
+  // and the caller waits for one commit instead of two. Where the transport cannot (HTTP),
+  // nullopt and nothing written: update the volumes, then the claims whose volumes were.
+  virtual std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates&) {
+    return std::nullopt;
+  }
 
  protected:
   Client() = default;

@@ -16,6 +16,7 @@ class LocalClient final : public Client {
  public:
   explicit LocalClient(apiserver::Api& api);
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
+  std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates& u) override;
 
  private:
   apiserver::Api& api_;

@@ -115,8 +115,16 @@ class FakeResource final : public Resource<T> {
     return out;
   }
 
-  ApiOr<T> Update(const T& obj, const WriteOptions& = {}) override { return Write(obj, false); }
-  ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& = {}) override { return Write(obj, true); }
+  ApiOr<T> Update(const T& obj, const WriteOptions& = {}) override {
+    return Write(obj, Parts::kMain);
+  }
+  ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& = {}) override {
+    return Write(obj, Parts::kStatus);
+  }
+  // The object and its status in one write, as the in-process client makes it (for
+  // FakeClient::UpdateVolumesThenClaims): an error injected for an update or for a status
+  // update fails it with nothing written.
+  ApiOr<T> UpdateBoth(const T& obj) { return Write(obj, Parts::kBoth); }
 
   ApiOr<T> Patch(std::string_view, std::string_view, PatchType, std::string_view, bool) override {
     return ApiError{405, "MethodNotAllowed", "the fake client does not patch"};
@@ -176,9 +184,16 @@ class FakeResource final : public Resource<T> {
     return ApiError{404, "NotFound", Quoted(name) + " not found"};
   }
 
-  ApiOr<T> Write(const T& obj, bool status) {
+  enum class Parts { kMain, kStatus, kBoth };
+  ApiOr<T> Write(const T& obj, Parts parts) {
     const std::string key = Key(obj.metadata.namespace_, obj.metadata.name);
-    if (auto e = state_.Call(status ? "update-status" : "update", Info().resource, key)) return *e;
+    if (parts != Parts::kStatus) {
+      if (auto e = state_.Call("update", Info().resource, key)) return *e;
+    }
+    if (parts != Parts::kMain) {
+      if (auto e = state_.Call("update-status", Info().resource, key)) return *e;
+    }
+    const bool status = parts == Parts::kStatus;
     std::unique_lock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound(obj.metadata.name);
@@ -191,7 +206,9 @@ class FakeResource final : public Resource<T> {
     }
     T stored = obj;
     if constexpr (requires { stored.status; }) {
-      if (status) {
+      if (parts == Parts::kBoth) {
+        // the object as given, status and all
+      } else if (status) {
         stored = it->second;
         stored.status = obj.status;
       } else {
@@ -244,6 +261,37 @@ class FakeClient final : public Client {
   template <class T>
   FakeResource<T>& fake() {
     return static_cast<FakeResource<T>&>(resource<T>());
+  }
+
+  // With `updates_together`, UpdateVolumesThenClaims as the in-process client answers it
+  // (each update as UpdateShared would, a claim's only if the volume update it follows
+  // succeeded); without it, nullopt as over HTTP.
+  bool updates_together = false;
+  std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates& u) override {
+    if (!updates_together) return std::nullopt;
+    VolumeClaimUpdated out;
+    for (size_t i = 0; i < u.volumes.size(); ++i) {
+      const auto [main, status] = u.volume_parts[i];
+      out.volumes.push_back(WriteParts(std::move(u.volumes[i]), main, status));
+    }
+    for (size_t j = 0; j < u.claims.size(); ++j) {
+      const int after = u.claim_after[j];
+      if (after >= 0 && !out.volumes[after].ok()) {
+        out.claims.push_back(ApiError{409, "Conflict", "the volume's update failed"});
+        continue;
+      }
+      const auto [main, status] = u.claim_parts[j];
+      out.claims.push_back(WriteParts(std::move(u.claims[j]), main, status));
+    }
+    return out;
+  }
+  // The object, its status, or both in one write.
+  template <class T>
+  ApiOr<std::shared_ptr<const T>> WriteParts(T obj, bool main, bool status) {
+    if (!main || !status) return resource<T>().UpdateShared(std::move(obj), main, status);
+    auto both = fake<T>().UpdateBoth(obj);
+    if (!both.ok()) return both.error();
+    return std::make_shared<const T>(*std::move(both));
   }
 
  private:

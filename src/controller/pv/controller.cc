@@ -187,18 +187,8 @@ std::vector<StatusOr<std::shared_ptr<const T>>> Controller::WriteMany(
     keys.reserve(group.size());
     for (const T& obj : group) keys.push_back(ViewKey(obj));
     BeginWrites<T>(keys);
-    auto written = r.UpdateSharedMany(std::move(group), main, status);
-    std::vector<int64_t> versions(keys.size(), 0);
-    for (size_t j = 0; j < written.size(); ++j) {
-      if (!written[j].ok()) {
-        out[which[j]] = ApiStatus(written[j].error());
-        continue;
-      }
-      Remember(*written[j]);
-      versions[j] = Version((*written[j])->metadata);
-      out[which[j]] = *std::move(written[j]);
-    }
-    EndWrites<T>(keys, versions);
+    auto written = Remembered<T>(keys, r.UpdateSharedMany(std::move(group), main, status));
+    for (size_t j = 0; j < written.size(); ++j) out[which[j]] = std::move(written[j]);
   }
   return out;
 }
@@ -338,65 +328,121 @@ Status Controller::BindOrDefer(const VolumePtr& volume, const PersistentVolumeCl
 }
 
 void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Status>& results) {
-  // The volumes first (claimRef and phase), then the claims (volumeName and status) of those
-  // whose volume is bound, each in one write where the client can: a crash in between is
-  // finished by the next sync. Objects already bound (most syncs of a bound claim) are not
-  // copied at all.
-  std::vector<VolumePtr> bound(binds.size());
-  std::vector<PersistentVolume> volumes;
-  std::vector<std::pair<bool, bool>> volume_parts;
-  std::vector<size_t> volume_of;
-  volumes.reserve(binds.size());
+  // The volumes' writes (claimRef and phase) and the claims' (volumeName and status). Where
+  // the client can (in process) they are one store write, each claim's made only if its
+  // volume's is. Elsewhere the volumes first, then the claims whose volume is bound, each kind
+  // in one request where the client can: a crash in between is finished by the next sync.
+  // Objects already bound (most syncs of a bound claim) are not copied at all. What a claim's
+  // binding takes from its volume (name, capacity, access modes) the volume's write leaves as
+  // it is.
+  client::VolumeClaimUpdates u;
+  std::vector<size_t> volume_of, claim_of;  // the bind each write is for
+  std::vector<int> volume_write(binds.size(), -1);
+  u.volumes.reserve(binds.size());
   for (size_t i = 0; i < binds.size(); ++i) {
     const PendingBind& b = binds[i];
-    bound[i] = b.volume;
     if (VolumeBindingDone(*b.volume, *b.claim)) continue;
     PersistentVolume v = *b.volume;
     const bool spec = SetClaimRef(v, *b.claim);
     const bool status = SetVolumePhase(v, "Bound", {});
     if (!spec && !status) continue;
-    volumes.push_back(std::move(v));
-    volume_parts.emplace_back(spec, status);
+    volume_write[i] = static_cast<int>(u.volumes.size());
+    u.volumes.push_back(std::move(v));
+    u.volume_parts.emplace_back(spec, status);
     volume_of.push_back(i);
   }
-  auto written = WriteMany(std::move(volumes), volume_parts);
-  for (size_t j = 0; j < written.size(); ++j) {
-    const size_t i = volume_of[j];
-    if (written[j].ok()) {
-      bound[i] = *std::move(written[j]);
-    } else {
-      results[binds[i].slot] = written[j].status();
-      bound[i] = nullptr;
-    }
-  }
-
-  std::vector<PersistentVolumeClaim> claims;
-  std::vector<std::pair<bool, bool>> claim_parts;
-  std::vector<size_t> claim_of;
-  claims.reserve(binds.size());
+  u.claims.reserve(binds.size());
   for (size_t i = 0; i < binds.size(); ++i) {
-    if (!bound[i]) continue;
-    const PersistentVolumeClaim& claim = *binds[i].claim;
-    if (ClaimBindingDone(claim, *bound[i])) continue;
-    PersistentVolumeClaim c = claim;
-    const bool spec = SetVolumeName(c, *bound[i]);
-    auto status = SetClaimStatus(c, "Bound", bound[i].get());
+    const PendingBind& b = binds[i];
+    if (ClaimBindingDone(*b.claim, *b.volume)) continue;
+    PersistentVolumeClaim c = *b.claim;
+    const bool spec = SetVolumeName(c, *b.volume);
+    auto status = SetClaimStatus(c, "Bound", b.volume.get());
     if (!status.ok()) {
-      results[binds[i].slot] = status.status();
+      results[b.slot] = status.status();
       continue;
     }
     if (!spec && !*status) continue;
-    claims.push_back(std::move(c));
-    claim_parts.emplace_back(spec, *status);
+    u.claims.push_back(std::move(c));
+    u.claim_parts.emplace_back(spec, *status);
+    u.claim_after.push_back(volume_write[i]);
     claim_of.push_back(i);
   }
-  auto claims_written = WriteMany(std::move(claims), claim_parts);
+
+  std::vector<StatusOr<VolumePtr>> volumes_written;
+  std::vector<StatusOr<ClaimPtr>> claims_written;
+  if (!WriteTogether(u, volumes_written, claims_written)) {
+    volumes_written = WriteMany(std::move(u.volumes), u.volume_parts);
+    // The claims whose volume's write failed are not written.
+    std::vector<bool> failed(binds.size(), false);
+    for (size_t j = 0; j < volumes_written.size(); ++j) {
+      failed[volume_of[j]] = !volumes_written[j].ok();
+    }
+    std::vector<PersistentVolumeClaim> claims;
+    std::vector<std::pair<bool, bool>> parts;
+    std::vector<size_t> which;
+    for (size_t j = 0; j < u.claims.size(); ++j) {
+      if (failed[claim_of[j]]) continue;
+      claims.push_back(std::move(u.claims[j]));
+      parts.push_back(u.claim_parts[j]);
+      which.push_back(j);
+    }
+    auto written = WriteMany(std::move(claims), parts);
+    claims_written.assign(claim_of.size(), Status(StatusCode::kAborted, "volume not bound"));
+    for (size_t n = 0; n < written.size(); ++n) claims_written[which[n]] = std::move(written[n]);
+  }
+  // A failed volume write is its claim's result; else a failed claim write.
   for (size_t j = 0; j < claims_written.size(); ++j) {
     if (!claims_written[j].ok()) results[binds[claim_of[j]].slot] = claims_written[j].status();
+  }
+  for (size_t j = 0; j < volumes_written.size(); ++j) {
+    if (!volumes_written[j].ok()) results[binds[volume_of[j]].slot] = volumes_written[j].status();
   }
   for (const PendingBind& b : binds) {
     if (b.reserved) volumes_.Unreserve(b.volume->metadata.name);
   }
+}
+
+bool Controller::WriteTogether(client::VolumeClaimUpdates& u,
+                               std::vector<StatusOr<VolumePtr>>& volumes,
+                               std::vector<StatusOr<ClaimPtr>>& claims) {
+  if (u.volumes.empty() || u.claims.empty()) return false;  // one kind: nothing to order
+  std::vector<std::string> volume_keys, claim_keys;
+  volume_keys.reserve(u.volumes.size());
+  for (const auto& v : u.volumes) volume_keys.push_back(ViewKey(v));
+  claim_keys.reserve(u.claims.size());
+  for (const auto& c : u.claims) claim_keys.push_back(ViewKey(c));
+  BeginWrites<PersistentVolume>(volume_keys);
+  BeginWrites<PersistentVolumeClaim>(claim_keys);
+  auto written = client_.UpdateVolumesThenClaims(u);
+  if (!written) {
+    // Nothing written: an update that waited for these writes is synced.
+    EndWrites<PersistentVolume>(volume_keys, std::vector<int64_t>(volume_keys.size(), 0));
+    EndWrites<PersistentVolumeClaim>(claim_keys, std::vector<int64_t>(claim_keys.size(), 0));
+    return false;
+  }
+  volumes = Remembered<PersistentVolume>(volume_keys, std::move(written->volumes));
+  claims = Remembered<PersistentVolumeClaim>(claim_keys, std::move(written->claims));
+  return true;
+}
+
+template <class T>
+std::vector<StatusOr<std::shared_ptr<const T>>> Controller::Remembered(
+    const std::vector<std::string>& keys, std::vector<api::ApiOr<std::shared_ptr<const T>>> written) {
+  std::vector<StatusOr<std::shared_ptr<const T>>> out;
+  out.reserve(written.size());
+  std::vector<int64_t> versions(keys.size(), 0);
+  for (size_t j = 0; j < written.size(); ++j) {
+    if (!written[j].ok()) {
+      out.push_back(ApiStatus(written[j].error()));
+      continue;
+    }
+    Remember(*written[j]);
+    versions[j] = Version((*written[j])->metadata);
+    out.push_back(*std::move(written[j]));
+  }
+  EndWrites<T>(keys, versions);
+  return out;
 }
 
 bool Controller::ShouldDelayBinding(const PersistentVolumeClaim& claim) const {

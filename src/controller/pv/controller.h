@@ -196,6 +196,17 @@ class Controller {
   template <class T>
   std::vector<StatusOr<std::shared_ptr<const T>>> WriteMany(
       std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts);
+  // The volumes' and claims' writes of a batch of bindings in one write, each claim's made
+  // only if its volume's is (Client::UpdateVolumesThenClaims); false, with nothing written,
+  // where the client cannot or there is no order to keep.
+  bool WriteTogether(client::VolumeClaimUpdates& u,
+                     std::vector<StatusOr<VolumePtr>>& volumes,
+                     std::vector<StatusOr<ClaimPtr>>& claims);
+  // The answers of writes of `keys` (begun with BeginWrites), remembered in the view, and
+  // the writes ended.
+  template <class T>
+  std::vector<StatusOr<std::shared_ptr<const T>>> Remembered(
+      const std::vector<std::string>& keys, std::vector<api::ApiOr<std::shared_ptr<const T>>> written);
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
   void Remember(ClaimPtr c);
 
