@@ -193,10 +193,17 @@ class Client {
 
   // The volumes' updates and the claims' in one write, each claim's made only if the volume
   // update it follows is: a claim is never bound to a volume not bound to it, even by a crash,
-  // and the caller waits for one commit instead of two. Where the transport cannot (HTTP),
-  // nullopt and nothing written: update the volumes, then the claims whose volumes were.
-  virtual std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates&) {
-    return std::nullopt;
+  // and the caller waits for one commit instead of two. Where the transport can (the
+  // in-process client): see writes_volumes_with_claims(). Elsewhere every update is answered
+  // Unsupported (405) and nothing is written: update the volumes, then the claims whose
+  // volumes were.
+  virtual bool writes_volumes_with_claims() const { return false; }
+  virtual VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) {
+    const ApiError apart{405, "MethodNotAllowed", "volumes and claims are written apart here",
+                         {}, {}, {}, {}};
+    return {std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>>(u.volumes.size(), apart),
+            std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>>(u.claims.size(),
+                                                                                  apart)};
   }
 
  protected:

@@ -476,9 +476,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       if (w->answered) continue;
       // The write it follows is in this transaction, or was committed by an earlier one.
       if (w->follows && !w->follows->made) {
-        w->result = AbortedError("write of key \"" + w->key +
-                                 "\" not made: the write it follows failed: " +
-                                 w->follows->result.status().message());
+        w->result = NotMade(*w, w->follows->result.status());
         continue;
       }
       Revision mod = 0, create = 0;  // 0: absent

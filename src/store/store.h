@@ -193,8 +193,12 @@ class Store {
                                   std::to_string(w.after) + ", which is not before it");
     }
     if (earlier[w.after].ok()) return OkStatus();
+    return NotMade(w, earlier[w.after].status());
+  }
+  // The answer of a write not made because the one it follows failed with `cause`.
+  static Status NotMade(const Write& w, const Status& cause) {
     return AbortedError("write of key \"" + w.key + "\" not made: the write it follows failed: " +
-                        earlier[w.after].status().message());
+                        cause.message());
   }
 };
 using StorePtr = std::unique_ptr<Store>;

@@ -176,7 +176,7 @@ std::optional<ApiError> LocalClient::BindPod(const api::Binding& binding) {
   return std::nullopt;
 }
 
-std::optional<VolumeClaimUpdated> LocalClient::UpdateVolumesThenClaims(VolumeClaimUpdates& u) {
+VolumeClaimUpdated LocalClient::UpdateVolumesThenClaims(VolumeClaimUpdates& u) {
   auto [volumes, claims] = api_.registry<api::PersistentVolume>().UpdateSharedThen(
       std::move(u.volumes), u.volume_parts, api_.registry<api::PersistentVolumeClaim>(),
       std::move(u.claims), u.claim_parts, u.claim_after);

@@ -16,7 +16,8 @@ class LocalClient final : public Client {
  public:
   explicit LocalClient(apiserver::Api& api);
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
-  std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates& u) override;
+  bool writes_volumes_with_claims() const override { return true; }
+  VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) override;
 
  private:
   apiserver::Api& api_;

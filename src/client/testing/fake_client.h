@@ -193,7 +193,6 @@ class FakeResource final : public Resource<T> {
     if (parts != Parts::kMain) {
       if (auto e = state_.Call("update-status", Info().resource, key)) return *e;
     }
-    const bool status = parts == Parts::kStatus;
     std::unique_lock lock(mu_);
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound(obj.metadata.name);
@@ -206,12 +205,11 @@ class FakeResource final : public Resource<T> {
     }
     T stored = obj;
     if constexpr (requires { stored.status; }) {
-      if (parts == Parts::kBoth) {
-        // the object as given, status and all
-      } else if (status) {
+      // kBoth stores the object as given, status and all.
+      if (parts == Parts::kStatus) {
         stored = it->second;
         stored.status = obj.status;
-      } else {
+      } else if (parts == Parts::kMain) {
         stored.status = it->second.status;
       }
     }
@@ -263,12 +261,12 @@ class FakeClient final : public Client {
     return static_cast<FakeResource<T>&>(resource<T>());
   }
 
-  // With `updates_together`, UpdateVolumesThenClaims as the in-process client answers it
-  // (each update as UpdateShared would, a claim's only if the volume update it follows
-  // succeeded); without it, nullopt as over HTTP.
+  // With `updates_together`, volumes and claims are written together as the in-process
+  // client writes them (each update as UpdateShared would, a claim's only if the volume
+  // update it follows succeeded); without it, apart, as over HTTP.
   bool updates_together = false;
-  std::optional<VolumeClaimUpdated> UpdateVolumesThenClaims(VolumeClaimUpdates& u) override {
-    if (!updates_together) return std::nullopt;
+  bool writes_volumes_with_claims() const override { return updates_together; }
+  VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) override {
     VolumeClaimUpdated out;
     for (size_t i = 0; i < u.volumes.size(); ++i) {
       const auto [main, status] = u.volume_parts[i];

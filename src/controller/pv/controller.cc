@@ -406,7 +406,10 @@ void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Stat
 bool Controller::WriteTogether(client::VolumeClaimUpdates& u,
                                std::vector<StatusOr<VolumePtr>>& volumes,
                                std::vector<StatusOr<ClaimPtr>>& claims) {
-  if (u.volumes.empty() || u.claims.empty()) return false;  // one kind: nothing to order
+  // One kind only: nothing to order.
+  if (!client_.writes_volumes_with_claims() || u.volumes.empty() || u.claims.empty()) {
+    return false;
+  }
   std::vector<std::string> volume_keys, claim_keys;
   volume_keys.reserve(u.volumes.size());
   for (const auto& v : u.volumes) volume_keys.push_back(ViewKey(v));
@@ -415,14 +418,8 @@ bool Controller::WriteTogether(client::VolumeClaimUpdates& u,
   BeginWrites<PersistentVolume>(volume_keys);
   BeginWrites<PersistentVolumeClaim>(claim_keys);
   auto written = client_.UpdateVolumesThenClaims(u);
-  if (!written) {
-    // Nothing written: an update that waited for these writes is synced.
-    EndWrites<PersistentVolume>(volume_keys, std::vector<int64_t>(volume_keys.size(), 0));
-    EndWrites<PersistentVolumeClaim>(claim_keys, std::vector<int64_t>(claim_keys.size(), 0));
-    return false;
-  }
-  volumes = Remembered<PersistentVolume>(volume_keys, std::move(written->volumes));
-  claims = Remembered<PersistentVolumeClaim>(claim_keys, std::move(written->claims));
+  volumes = Remembered<PersistentVolume>(volume_keys, std::move(written.volumes));
+  claims = Remembered<PersistentVolumeClaim>(claim_keys, std::move(written.claims));
   return true;
 }
 

@@ -198,7 +198,7 @@ class Controller {
       std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts);
   // The volumes' and claims' writes of a batch of bindings in one write, each claim's made
   // only if its volume's is (Client::UpdateVolumesThenClaims); false, with nothing written,
-  // where the client cannot or there is no order to keep.
+  // where the client cannot (writes_volumes_with_claims) or there is no order to keep.
   bool WriteTogether(client::VolumeClaimUpdates& u,
                      std::vector<StatusOr<VolumePtr>>& volumes,
                      std::vector<StatusOr<ClaimPtr>>& claims);
