@@ -3,7 +3,6 @@
 #include "apiserver/http_server.h"
 
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -11,7 +10,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <set>
 
 #include "apiserver/tls_stream.h"
@@ -130,9 +131,16 @@ class ConnectionWriter final : public ResponseWriter {
   bool ok_ = true;
 };
 
-void SetReadTimeout(int fd, int seconds) {
-  timeval tv{seconds, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+using SteadyClock = std::chrono::steady_clock;
+
+// Deadlines are kept as nanoseconds of the steady clock, so that a connection's thread and the
+// watchdog can share one without a lock.
+constexpr int64_t kNoDeadline = INT64_MAX;
+
+int64_t DeadlineAfter(std::chrono::milliseconds d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             (SteadyClock::now() + d).time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -148,13 +156,36 @@ struct HttpServer::Impl {
 
   struct Conn {
     std::thread thread;
-    std::mutex m;      // guards fd against reuse between close and Stop's shutdown
+    std::mutex m;      // guards fd against reuse between close and a shutdown from elsewhere
     int fd = -1;       // -1 once closed
     bool done = false;  // guarded by Impl::mu
+    // While the connection waits for its handshake or for a request: when the watchdog ends it.
+    std::atomic<int64_t> deadline{kNoDeadline};
   };
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::shared_ptr<Conn>> conns;
+  std::thread watchdog;
+
+  // Blocking reads cannot time out by themselves: Asio answers a receive timeout
+  // (SO_RCVTIMEO) by polling the socket with no limit. So a connection past its deadline is
+  // shut down from here, which ends the read it is blocked in.
+  void WatchdogLoop() {
+    const auto shortest = std::min(opts.handshake_timeout, opts.idle_timeout);
+    const auto tick = std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(5),
+                                                            std::chrono::seconds(1));
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      cv.wait_for(lock, tick, [this] { return stopping.load(); });
+      const int64_t now = DeadlineAfter(std::chrono::milliseconds(0));
+      for (auto& c : conns) {
+        if (c->deadline.load(std::memory_order_relaxed) > now) continue;
+        std::lock_guard l(c->m);
+        c->deadline = kNoDeadline;
+        if (c->fd >= 0) ::shutdown(c->fd, SHUT_RDWR);
+      }
+    }
+  }
 
   void AcceptLoop() {
     while (!stopping) {
@@ -175,6 +206,7 @@ struct HttpServer::Impl {
       if (conns.size() >= opts.max_connections) continue;  // drop: too many clients
       auto conn = std::make_shared<Conn>();
       conn->fd = sock.native_handle();
+      conn->deadline = DeadlineAfter(opts.handshake_timeout);
       conn->thread = std::thread([this, conn, s = std::move(sock)]() mutable {
         Serve(std::move(s), *conn);
         std::lock_guard l(mu);
@@ -194,9 +226,8 @@ struct HttpServer::Impl {
     // response) while an earlier one is unacknowledged, and a client with nothing to send
     // acknowledges only after its delayed-ACK timer, about 40 ms.
     sock.set_option(tcp::no_delay(true), ec);
-    SetReadTimeout(sock.native_handle(), 30);
     SslStream stream(std::move(sock), tls);
-    ServeStream(stream, remote);
+    ServeStream(stream, remote, conn);
     std::lock_guard l(conn.m);
     auto& socket = beast::get_lowest_layer(stream).socket();
     socket.shutdown(tcp::socket::shutdown_both, ec);
@@ -204,18 +235,18 @@ struct HttpServer::Impl {
     conn.fd = -1;
   }
 
-  void ServeStream(SslStream& stream, const std::string& remote) {
+  void ServeStream(SslStream& stream, const std::string& remote, Conn& conn) {
     beast::error_code ec;
     stream.handshake(ssl::stream_base::server, ec);
     if (ec) return;
-    SetReadTimeout(beast::get_lowest_layer(stream).socket().native_handle(),
-                   opts.idle_timeout_seconds);
     beast::flat_buffer buffer;
     while (!stopping) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(opts.max_body_bytes);
       parser.header_limit(64 * 1024);
+      conn.deadline = DeadlineAfter(opts.idle_timeout);
       http::read(stream, buffer, parser, ec);
+      conn.deadline = kNoDeadline;
       if (ec == http::error::body_limit) {
         ConnectionWriter w(stream, buffer, false, 11, stopping);
         w.Send(413, "application/json",
@@ -305,6 +336,7 @@ Status HttpServer::Start() {
   if (ec) return UnavailableError("listen: " + ec.message());
   port_ = im.acceptor->local_endpoint().port();
   im.accept_thread = std::thread([this] { impl_->AcceptLoop(); });
+  im.watchdog = std::thread([this] { impl_->WatchdogLoop(); });
   return OkStatus();
 }
 
@@ -318,6 +350,11 @@ void HttpServer::Stop() {
     im.acceptor->close(ec);
   }
   if (im.accept_thread.joinable()) im.accept_thread.join();
+  {
+    std::lock_guard lock(im.mu);
+    im.cv.notify_all();
+  }
+  if (im.watchdog.joinable()) im.watchdog.join();
   std::vector<std::shared_ptr<Impl::Conn>> conns;
   {
     std::lock_guard lock(im.mu);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -82,7 +83,12 @@ struct HttpServerOptions {
   std::string cert_pem;
   std::string key_pem;
   size_t max_body_bytes = 3 * 1024 * 1024;  // as Kubernetes' API server
-  int idle_timeout_seconds = 300;
+  // A connection is closed when its TLS handshake has not finished this long after it was
+  // accepted, or when a request has not been read whole this long after the connection was
+  // ready for it (an idle keep-alive connection, or a client that stalls mid-request). A request
+  // being answered, a watch being streamed and an upgraded connection have no such limit.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
+  std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
   size_t max_connections = 4096;
 };
 

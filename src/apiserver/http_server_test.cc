@@ -1,0 +1,166 @@
+// The HTTPS server's connection limits: a connection that does not finish its handshake, or
+// does not send a whole request, in time is closed; one busy answering is not.
+#include "apiserver/http_server.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <filesystem>
+
+#include "apiserver/tls.h"
+
+namespace kvol::apiserver {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kHandshakeTimeout = 200ms;
+constexpr auto kIdleTimeout = 300ms;
+// How long a test waits for the server to close a connection before it fails.
+constexpr int kCloseWaitMs = 10'000;
+
+// True once the peer has closed `fd` (end of stream or reset), waiting at most kCloseWaitMs.
+// Whatever else arrives first is read and dropped.
+bool ClosedByPeer(int fd) {
+  const auto give_up = Clock::now() + std::chrono::milliseconds(kCloseWaitMs);
+  char buf[4096];
+  while (Clock::now() < give_up) {
+    pollfd p{fd, POLLIN, 0};
+    const int left =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count());
+    if (::poll(&p, 1, std::max(left, 1)) <= 0) return false;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+  }
+  return false;
+}
+
+class HttpServerTimeoutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kvol-http-server-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    dir_ = dir;
+    auto tls = EnsureTls(dir_, {"127.0.0.1"});
+    ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+    HttpServerOptions o;
+    o.port = 0;
+    o.cert_pem = tls->server_cert_pem;
+    o.key_pem = tls->server_key_pem;
+    o.handshake_timeout = kHandshakeTimeout;
+    o.idle_timeout = kIdleTimeout;
+    server_ = std::make_unique<HttpServer>(o, [](const HttpRequest& r, ResponseWriter& w) {
+      if (r.path == "/slow-stream") {
+        // Streams for longer than the idle timeout, with a pause longer than it.
+        w.StartStream(200, "text/plain");
+        w.WriteChunk("one\n");
+        std::this_thread::sleep_for(kIdleTimeout * 2);
+        w.WriteChunk("two\n");
+        w.EndStream();
+        return;
+      }
+      w.Send(200, "text/plain", "ok\n");
+    });
+    ASSERT_TRUE(server_->Start().ok());
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  tcp::endpoint Endpoint() const {
+    return {net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server_->port())};
+  }
+
+  // A TLS connection to the server, handshake done.
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> Connect() {
+    auto s = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, client_tls_);
+    s->next_layer().connect(Endpoint());
+    s->handshake(ssl::stream_base::client);
+    return s;
+  }
+
+  static std::string Get(beast::ssl_stream<beast::tcp_stream>& s, beast::flat_buffer& buffer,
+                         const std::string& path) {
+    http::request<http::empty_body> req{http::verb::get, path, 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(s, req);
+    http::response<http::string_body> res;
+    http::read(s, buffer, res);
+    EXPECT_EQ(res.result_int(), 200);
+    return res.body();
+  }
+
+  static int Fd(beast::ssl_stream<beast::tcp_stream>& s) {
+    return s.next_layer().socket().native_handle();
+  }
+
+  std::string dir_;
+  std::unique_ptr<HttpServer> server_;
+  net::io_context io_;
+  ssl::context client_tls_{ssl::context::tls_client};
+};
+
+TEST_F(HttpServerTimeoutTest, ConnectionWithoutAHandshakeIsClosedAfterTheHandshakeTimeout) {
+  tcp::socket raw(io_);
+  raw.connect(Endpoint());
+  const auto start = Clock::now();
+  EXPECT_TRUE(ClosedByPeer(raw.native_handle()));
+  EXPECT_GE(Clock::now() - start, kHandshakeTimeout - 20ms);
+}
+
+TEST_F(HttpServerTimeoutTest, IdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  auto s = Connect();
+  beast::flat_buffer buffer;
+  EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
+  const auto answered = Clock::now();
+  EXPECT_TRUE(ClosedByPeer(Fd(*s)));
+  EXPECT_GE(Clock::now() - answered, kIdleTimeout - 20ms);
+}
+
+TEST_F(HttpServerTimeoutTest, RequestThatStallsHalfwayIsClosed) {
+  auto s = Connect();
+  const std::string half = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  net::write(*s, net::buffer(half));
+  EXPECT_TRUE(ClosedByPeer(Fd(*s)));
+}
+
+TEST_F(HttpServerTimeoutTest, RequestsWithinTheIdleTimeoutKeepTheConnection) {
+  auto s = Connect();
+  beast::flat_buffer buffer;
+  // Together longer than the idle timeout; each gap shorter.
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
+    std::this_thread::sleep_for(kIdleTimeout / 3);
+  }
+  EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
+}
+
+TEST_F(HttpServerTimeoutTest, StreamLongerThanTheIdleTimeoutIsNotCut) {
+  auto s = Connect();
+  beast::flat_buffer buffer;
+  EXPECT_EQ(Get(*s, buffer, "/slow-stream"), "one\ntwo\n");
+  // The connection is still good for the next request.
+  EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
+}
+
+}  // namespace
+}  // namespace kvol::apiserver
