@@ -44,22 +44,57 @@ namespace {
 
 beast::string_view Sv(std::string_view s) { return beast::string_view(s.data(), s.size()); }
 
+using SteadyClock = std::chrono::steady_clock;
+
+// Deadlines are kept as nanoseconds of the steady clock, so that a connection's thread and the
+// watchdog can share one without a lock.
+constexpr int64_t kNoDeadline = INT64_MAX;
+
+int64_t DeadlineAfter(std::chrono::milliseconds d) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             (SteadyClock::now() + d).time_since_epoch())
+      .count();
+}
+
+// A connection's deadline for as long as one write takes.
+class WriteDeadline {
+ public:
+  WriteDeadline(std::atomic<int64_t>& deadline, std::chrono::milliseconds timeout)
+      : deadline_(deadline) {
+    deadline_ = DeadlineAfter(timeout);
+  }
+  ~WriteDeadline() { deadline_ = kNoDeadline; }
+  WriteDeadline(const WriteDeadline&) = delete;
+  WriteDeadline& operator=(const WriteDeadline&) = delete;
+
+ private:
+  std::atomic<int64_t>& deadline_;
+};
+
 class ConnectionWriter final : public ResponseWriter {
  public:
+  // Each write may take `write_timeout`; `deadline` is the connection's, which the server's
+  // watchdog enforces.
   ConnectionWriter(SslStream& stream, beast::flat_buffer& buffer, bool keep_alive,
-                   unsigned version, const std::atomic<bool>& stopping)
+                   unsigned version, const std::atomic<bool>& stopping,
+                   std::atomic<int64_t>& deadline, std::chrono::milliseconds write_timeout)
       : stream_(stream),
         buffer_(buffer),
         keep_alive_(keep_alive),
         version_(version),
-        stopping_(stopping) {}
+        stopping_(stopping),
+        deadline_(deadline),
+        write_timeout_(write_timeout) {}
 
   std::unique_ptr<UpgradedConnection> Upgrade(
       const std::vector<std::pair<std::string, std::string>>& headers) override {
     http::response<http::empty_body> res{http::status::switching_protocols, version_};
     for (const auto& [k, v] : headers) res.insert(Sv(k), Sv(v));
     beast::error_code ec;
-    http::write(stream_, res, ec);
+    {
+      WriteDeadline d(deadline_, write_timeout_);
+      http::write(stream_, res, ec);
+    }
     sent_ = true;
     upgraded_ = true;
     ok_ = !ec;
@@ -77,7 +112,10 @@ class ConnectionWriter final : public ResponseWriter {
     res.body() = std::string(body);
     res.prepare_payload();
     beast::error_code ec;
-    http::write(stream_, res, ec);
+    {
+      WriteDeadline d(deadline_, write_timeout_);
+      http::write(stream_, res, ec);
+    }
     sent_ = true;
     ok_ = !ec;
     return ok_;
@@ -92,7 +130,10 @@ class ConnectionWriter final : public ResponseWriter {
     res.chunked(true);
     http::response_serializer<http::empty_body> sr{res};
     beast::error_code ec;
-    http::write_header(stream_, sr, ec);
+    {
+      WriteDeadline d(deadline_, write_timeout_);
+      http::write_header(stream_, sr, ec);
+    }
     sent_ = true;
     streaming_ = true;
     ok_ = !ec;
@@ -102,6 +143,7 @@ class ConnectionWriter final : public ResponseWriter {
   bool WriteChunk(std::string_view data) override {
     if (!ok_) return false;
     beast::error_code ec;
+    WriteDeadline d(deadline_, write_timeout_);
     net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
     ok_ = !ec;
     return ok_;
@@ -110,6 +152,7 @@ class ConnectionWriter final : public ResponseWriter {
   void EndStream() override {
     if (!ok_ || !streaming_) return;
     beast::error_code ec;
+    WriteDeadline d(deadline_, write_timeout_);
     net::write(stream_, http::make_chunk_last(), ec);
     ok_ = !ec;
     streaming_ = false;
@@ -126,22 +169,12 @@ class ConnectionWriter final : public ResponseWriter {
   bool keep_alive_;
   unsigned version_;
   const std::atomic<bool>& stopping_;
+  std::atomic<int64_t>& deadline_;
+  const std::chrono::milliseconds write_timeout_;
   bool sent_ = false;
   bool streaming_ = false;
   bool ok_ = true;
 };
-
-using SteadyClock = std::chrono::steady_clock;
-
-// Deadlines are kept as nanoseconds of the steady clock, so that a connection's thread and the
-// watchdog can share one without a lock.
-constexpr int64_t kNoDeadline = INT64_MAX;
-
-int64_t DeadlineAfter(std::chrono::milliseconds d) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             (SteadyClock::now() + d).time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -171,7 +204,7 @@ struct HttpServer::Impl {
   // (SO_RCVTIMEO) by polling the socket with no limit. So a connection past its deadline is
   // shut down from here, which ends the read it is blocked in.
   void WatchdogLoop() {
-    const auto shortest = std::min(opts.handshake_timeout, opts.idle_timeout);
+    const auto shortest = std::min({opts.handshake_timeout, opts.idle_timeout, opts.write_timeout});
     const auto tick = std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(5),
                                                             std::chrono::seconds(1));
     std::unique_lock lock(mu);
@@ -248,7 +281,7 @@ struct HttpServer::Impl {
       http::read(stream, buffer, parser, ec);
       conn.deadline = kNoDeadline;
       if (ec == http::error::body_limit) {
-        ConnectionWriter w(stream, buffer, false, 11, stopping);
+        ConnectionWriter w(stream, buffer, false, 11, stopping, conn.deadline, opts.write_timeout);
         w.Send(413, "application/json",
                R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
                R"("message":"Request entity too large: limit is 3145728","reason":"RequestEntityTooLarge",)"
@@ -293,7 +326,8 @@ struct HttpServer::Impl {
       }
       r.body = std::move(req.body());
       const bool keep_alive = req.keep_alive();
-      ConnectionWriter writer(stream, buffer, keep_alive, req.version(), stopping);
+      ConnectionWriter writer(stream, buffer, keep_alive, req.version(), stopping, conn.deadline,
+                              opts.write_timeout);
       handler(r, writer);
       if (!writer.sent()) writer.Send(500, "text/plain", "no response\n");
       if (!writer.ok() || !keep_alive) break;

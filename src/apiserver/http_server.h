@@ -84,11 +84,14 @@ struct HttpServerOptions {
   std::string key_pem;
   size_t max_body_bytes = 3 * 1024 * 1024;  // as Kubernetes' API server
   // A connection is closed when its TLS handshake has not finished this long after it was
-  // accepted, or when a request has not been read whole this long after the connection was
-  // ready for it (an idle keep-alive connection, or a client that stalls mid-request). A request
-  // being answered, a watch being streamed and an upgraded connection have no such limit.
+  // accepted, when a request has not been read whole this long after the connection was ready
+  // for it (an idle keep-alive connection, or a client that stalls mid-request), or when one
+  // write of a response or of a watch's stream has not gone out this long after it began (a
+  // client that stopped reading). Time spent on the answer itself, such as a watch waiting for
+  // events, has no limit, nor has an upgraded connection once it is handed over.
   std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
+  std::chrono::milliseconds write_timeout = std::chrono::minutes(1);
   size_t max_connections = 4096;
 };
 

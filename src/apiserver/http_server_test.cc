@@ -1,5 +1,6 @@
-// The HTTPS server's connection limits: a connection that does not finish its handshake, or
-// does not send a whole request, in time is closed; one busy answering is not.
+// The HTTPS server's connection limits: a connection that does not finish its handshake, does
+// not send a whole request, or does not take what is written to it, in time is closed; one
+// busy answering is not.
 #include "apiserver/http_server.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kHandshakeTimeout = 200ms;
 constexpr auto kIdleTimeout = 300ms;
+constexpr auto kWriteTimeout = 300ms;
 // How long a test waits for the server to close a connection before it fails.
 constexpr int kCloseWaitMs = 10'000;
 
@@ -65,7 +67,18 @@ class HttpServerTimeoutTest : public ::testing::Test {
     o.key_pem = tls->server_key_pem;
     o.handshake_timeout = kHandshakeTimeout;
     o.idle_timeout = kIdleTimeout;
-    server_ = std::make_unique<HttpServer>(o, [](const HttpRequest& r, ResponseWriter& w) {
+    o.write_timeout = kWriteTimeout;
+    server_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& r, ResponseWriter& w) {
+      if (r.path == "/firehose") {
+        // Writes until a write fails, as a watch does; 10 s at most.
+        w.StartStream(200, "text/plain");
+        const std::string chunk(64 * 1024, 'x');
+        const auto give_up = Clock::now() + 10s;
+        while (Clock::now() < give_up && w.WriteChunk(chunk)) {
+        }
+        firehose_ended_ = true;
+        return;
+      }
       if (r.path == "/slow-stream") {
         // Streams for longer than the idle timeout, with a pause longer than it.
         w.StartStream(200, "text/plain");
@@ -114,6 +127,7 @@ class HttpServerTimeoutTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::atomic<bool> firehose_ended_{false};
   std::unique_ptr<HttpServer> server_;
   net::io_context io_;
   ssl::context client_tls_{ssl::context::tls_client};
@@ -160,6 +174,18 @@ TEST_F(HttpServerTimeoutTest, StreamLongerThanTheIdleTimeoutIsNotCut) {
   EXPECT_EQ(Get(*s, buffer, "/slow-stream"), "one\ntwo\n");
   // The connection is still good for the next request.
   EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
+}
+
+TEST_F(HttpServerTimeoutTest, StreamToAClientThatStopsReadingIsEnded) {
+  auto s = Connect();
+  http::request<http::empty_body> req{http::verb::get, "/firehose", 11};
+  req.set(http::field::host, "127.0.0.1");
+  http::write(*s, req);
+  // Nothing is read: once the socket buffers are full the server's write waits, until the
+  // write timeout ends the connection and the handler's next write fails.
+  const auto give_up = Clock::now() + std::chrono::milliseconds(kCloseWaitMs);
+  while (!firehose_ended_ && Clock::now() < give_up) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(firehose_ended_);
 }
 
 }  // namespace
