@@ -135,19 +135,19 @@ class HttpServerTimeoutTest : public ::testing::Test {
 
 TEST_F(HttpServerTimeoutTest, ConnectionWithoutAHandshakeIsClosedAfterTheHandshakeTimeout) {
   tcp::socket raw(io_);
+  const auto start = Clock::now();  // before the server can have accepted
   raw.connect(Endpoint());
-  const auto start = Clock::now();
   EXPECT_TRUE(ClosedByPeer(raw.native_handle()));
-  EXPECT_GE(Clock::now() - start, kHandshakeTimeout - 20ms);
+  EXPECT_GE(Clock::now() - start, kHandshakeTimeout);
 }
 
 TEST_F(HttpServerTimeoutTest, IdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
   auto s = Connect();
   beast::flat_buffer buffer;
+  const auto asked = Clock::now();  // before the server can have answered
   EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
-  const auto answered = Clock::now();
   EXPECT_TRUE(ClosedByPeer(Fd(*s)));
-  EXPECT_GE(Clock::now() - answered, kIdleTimeout - 20ms);
+  EXPECT_GE(Clock::now() - asked, kIdleTimeout);
 }
 
 TEST_F(HttpServerTimeoutTest, RequestThatStallsHalfwayIsClosed) {
@@ -160,10 +160,10 @@ TEST_F(HttpServerTimeoutTest, RequestThatStallsHalfwayIsClosed) {
 TEST_F(HttpServerTimeoutTest, RequestsWithinTheIdleTimeoutKeepTheConnection) {
   auto s = Connect();
   beast::flat_buffer buffer;
-  // Together longer than the idle timeout; each gap shorter.
-  for (int i = 0; i < 4; ++i) {
+  // Together longer than the idle timeout; each gap much shorter.
+  for (int i = 0; i < 7; ++i) {
     EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
-    std::this_thread::sleep_for(kIdleTimeout / 3);
+    std::this_thread::sleep_for(kIdleTimeout / 6);
   }
   EXPECT_EQ(Get(*s, buffer, "/"), "ok\n");
 }

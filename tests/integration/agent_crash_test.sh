@@ -56,17 +56,21 @@ wait "$KVOL_PID" 2>/dev/null
 # start before the server says it is ready, so the count is watched from the start.
 kvol_spawn server --node-name "$NODE" --no-controllers
 # Counted in the shell itself: a process per look (awk, sleep) lets a slow machine mount them all
-# between two looks.
+# between two looks. And the shell looks from ten nice levels above the agent's threads (the
+# test runs as root): on a loaded machine a shell at the same level was once kept waiting
+# while the agent made all 200.
+renice -n -10 -p $$ >/dev/null
 deadline=$((SECONDS + 120))
 while [ "$SECONDS" -lt "$deadline" ]; do
   mounted=0
   while read -r _ _ _ _ mount_point _; do
     [[ $mount_point == "$ROOT/"* ]] && mounted=$((mounted + 1))
   done </proc/self/mountinfo
-  [ "$mounted" -ge 20 ] && break
+  [ "$mounted" -ge 10 ] && break
 done
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
+renice -n 0 -p $$ >/dev/null
 at_kill=$(mounts_under | wc -l)
 echo "killed with $at_kill of $PODS tmpfs mounts made"
 [ "$at_kill" -lt "$PODS" ] || fail "the kill landed in the middle of mounting (all $PODS were made)"
