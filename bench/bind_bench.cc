@@ -213,7 +213,7 @@ Setup Start(int pvs, int workers) {
   Setup setup;
   setup.server = std::move(*s);
   auto& c = setup.server->local();
-  Parallel(pvs, 64, [&](int i) {
+  Parallel(pvs, 8, [&](int i) {
     auto r = c.resource<PersistentVolume>().Create(MakePV(i));
     if (!r.ok()) Die("create PV: " + r.error().message);
   });
