@@ -56,21 +56,6 @@ int64_t DeadlineAfter(std::chrono::milliseconds d) {
       .count();
 }
 
-// A connection's deadline for as long as one write takes.
-class WriteDeadline {
- public:
-  WriteDeadline(std::atomic<int64_t>& deadline, std::chrono::milliseconds timeout)
-      : deadline_(deadline) {
-    deadline_ = DeadlineAfter(timeout);
-  }
-  ~WriteDeadline() { deadline_ = kNoDeadline; }
-  WriteDeadline(const WriteDeadline&) = delete;
-  WriteDeadline& operator=(const WriteDeadline&) = delete;
-
- private:
-  std::atomic<int64_t>& deadline_;
-};
-
 class ConnectionWriter final : public ResponseWriter {
  public:
   // Each write may take `write_timeout`; `deadline` is the connection's, which the server's
@@ -90,14 +75,9 @@ class ConnectionWriter final : public ResponseWriter {
       const std::vector<std::pair<std::string, std::string>>& headers) override {
     http::response<http::empty_body> res{http::status::switching_protocols, version_};
     for (const auto& [k, v] : headers) res.insert(Sv(k), Sv(v));
-    beast::error_code ec;
-    {
-      WriteDeadline d(deadline_, write_timeout_);
-      http::write(stream_, res, ec);
-    }
+    ok_ = Timed([&](beast::error_code& ec) { http::write(stream_, res, ec); });
     sent_ = true;
     upgraded_ = true;
-    ok_ = !ec;
     if (!ok_) return nullptr;
     return std::make_unique<UpgradedStream>(stream_, buffer_);
   }
@@ -111,13 +91,8 @@ class ConnectionWriter final : public ResponseWriter {
     res.keep_alive(keep_alive_);
     res.body() = std::string(body);
     res.prepare_payload();
-    beast::error_code ec;
-    {
-      WriteDeadline d(deadline_, write_timeout_);
-      http::write(stream_, res, ec);
-    }
+    ok_ = Timed([&](beast::error_code& ec) { http::write(stream_, res, ec); });
     sent_ = true;
-    ok_ = !ec;
     return ok_;
   }
 
@@ -129,32 +104,23 @@ class ConnectionWriter final : public ResponseWriter {
     res.keep_alive(keep_alive_);
     res.chunked(true);
     http::response_serializer<http::empty_body> sr{res};
-    beast::error_code ec;
-    {
-      WriteDeadline d(deadline_, write_timeout_);
-      http::write_header(stream_, sr, ec);
-    }
+    ok_ = Timed([&](beast::error_code& ec) { http::write_header(stream_, sr, ec); });
     sent_ = true;
     streaming_ = true;
-    ok_ = !ec;
     return ok_;
   }
 
   bool WriteChunk(std::string_view data) override {
     if (!ok_) return false;
-    beast::error_code ec;
-    WriteDeadline d(deadline_, write_timeout_);
-    net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
-    ok_ = !ec;
+    ok_ = Timed([&](beast::error_code& ec) {
+      net::write(stream_, http::make_chunk(net::const_buffer(data.data(), data.size())), ec);
+    });
     return ok_;
   }
 
   void EndStream() override {
     if (!ok_ || !streaming_) return;
-    beast::error_code ec;
-    WriteDeadline d(deadline_, write_timeout_);
-    net::write(stream_, http::make_chunk_last(), ec);
-    ok_ = !ec;
+    ok_ = Timed([&](beast::error_code& ec) { net::write(stream_, http::make_chunk_last(), ec); });
     streaming_ = false;
   }
 
@@ -163,6 +129,16 @@ class ConnectionWriter final : public ResponseWriter {
   bool ok() const { return ok_ && !upgraded_; }
 
  private:
+  // One write, under the connection's deadline for as long as it takes. True if it went out.
+  template <class Write>
+  bool Timed(Write&& write) {
+    beast::error_code ec;
+    deadline_ = DeadlineAfter(write_timeout_);
+    write(ec);
+    deadline_ = kNoDeadline;
+    return !ec;
+  }
+
   SslStream& stream_;
   beast::flat_buffer& buffer_;
   bool upgraded_ = false;
@@ -192,7 +168,8 @@ struct HttpServer::Impl {
     std::mutex m;      // guards fd against reuse between close and a shutdown from elsewhere
     int fd = -1;       // -1 once closed
     bool done = false;  // guarded by Impl::mu
-    // While the connection waits for its handshake or for a request: when the watchdog ends it.
+    // While the connection waits for its handshake or a request, or while a write goes out:
+    // when the watchdog ends it.
     std::atomic<int64_t> deadline{kNoDeadline};
   };
   std::mutex mu;
