@@ -8,7 +8,8 @@
 //       create's commit, so 8 writers cannot create much more than 10,000 claims per second);
 //       the time from the first claim created until every claim is Bound, and binds per
 //       second. W: the controller's workers per queue (default 4). Without --n: N = 1,000,
-//       10,000, 100,000.
+//       10,000, 100,000. Before them, the time from the controller's start until its volume
+//       sync has made all N PVs Available (available_seconds; the same over HTTPS).
 //   bind_bench latency [--pvs P] [--claims C]
 //       P Available PVs; once the controller has settled (warm-up claims until ten in a row
 //       bind within 5 ms), C claims created one at a time, each waited for until Bound: p50
@@ -203,6 +204,8 @@ void WaitAvailable(kvol::client::Client& c, int n) {
 struct Setup {
   std::unique_ptr<kvol::client::testing::TestServer> server;
   std::unique_ptr<kvol::controller::pv::Controller> controller;
+  // From the controller's start until its volume sync had made every PV Available.
+  double available_seconds = 0;
 };
 
 Setup Start(int pvs, int workers) {
@@ -220,13 +223,16 @@ Setup Start(int pvs, int workers) {
   kvol::controller::pv::ControllerOptions co;
   co.workers = workers;
   setup.controller = std::make_unique<kvol::controller::pv::Controller>(c, nullptr, co);
+  const auto start = Clock::now();
   if (auto st = setup.controller->Start(); !st.ok()) Die(st.ToString());
   WaitAvailable(c, pvs);
+  setup.available_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return setup;
 }
 
 void Pairs(int n, int workers, int writers) {
   Setup s = Start(n, workers);
+  std::printf("pvs=%d available_seconds=%.3f\n", n, s.available_seconds);
   auto& c = s.server->local();
   BoundWatch bound(c);
   Perf("enable");
@@ -307,12 +313,15 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
     auto r = client.resource<PersistentVolume>().Create(MakePV(i));
     if (!r.ok()) Die("create PV: " + r.error().message);
   });
+  const auto cm_started = Clock::now();  // until the volume sync has made every PV Available
   auto cm = testing::KvolProcess::Start(
       kvol, {"controller-manager", "--kubeconfig", *dir + "/data/kubeconfig", "--data-dir", *dir + "/cm",
              "--workers", std::to_string(workers)},
       *dir + "/cm.log", "persistentvolume-controller, pvc-protection, pv-protection", 600s);
   if (!cm.ok()) Die(cm.status().ToString());
   WaitAvailable(client, n);
+  std::printf("https_pvs=%d available_seconds=%.3f\n", n,
+              std::chrono::duration<double>(Clock::now() - cm_started).count());
   double created = 0, secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
   {
     BoundWatch bound(client);

@@ -208,9 +208,9 @@ std::string Describe(const PersistentVolumeClaim& c) {
 
 class BinderTest : public ::testing::TestWithParam<Row> {};
 
-// Runs the row; with `batched`, a claim sync runs as a worker runs it, through SyncClaims (a
-// batch of one), whose binding is written at the end of the batch; with `together`, the
-// client writes a binding's volume and claim updates in one call.
+// Runs the row; with `batched`, a sync runs as a worker runs it, through SyncClaims or
+// SyncVolumes (a batch of one), whose binding or phase is written at the end of the batch;
+// with `together`, the client writes a binding's volume and claim updates in one call.
 void CheckRow(const Row& row, bool batched, bool together = false) {
   client::testing::FakeClient api;
   api.updates_together = together;
@@ -281,7 +281,13 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
       auto it = objects.find(what);
       ASSERT_NE(it, objects.end()) << "no volume " << what;
       ctrl.StoreVolume(it->second);
-      last = ctrl.SyncVolume(it->second);
+      if (batched) {
+        auto results = ctrl.SyncVolumes({std::make_shared<const PersistentVolume>(it->second)});
+        ASSERT_EQ(results.size(), 1u);
+        last = results[0];
+      } else {
+        last = ctrl.SyncVolume(it->second);
+      }
     }
     if (last.ok()) break;
   }
@@ -912,6 +918,57 @@ TEST(BinderBatchTest, ClaimsOfABatchBindOnceEachAndFailAlone) {
   auto again = ctrl.SyncClaims({c1});
   ASSERT_TRUE(again[0].ok()) << again[0].ToString();
   EXPECT_EQ(api.fake<PersistentVolume>().Objects()["v1"].spec.claim_ref->name, "c1");
+}
+
+// A batch of volume syncs: the phases set without an event are written at the end, each
+// answered alone; a sync that does more (a volume whose claim is gone is Released) writes as it
+// goes, and a failed write fails only its own volume.
+TEST(BinderBatchTest, VolumePhasesOfABatchAreWrittenTogetherAndFailAlone) {
+  client::testing::FakeClient api;
+  Controller ctrl(api, nullptr);
+  auto bound_claim = api.fake<PersistentVolumeClaim>().Seed(
+      MakeClaim({.name = "c1", .volume = "bound", .phase = "Bound", .anns = {kCompleted}}));
+  ctrl.StoreClaim(bound_claim);
+  std::vector<VolumePtr> volumes;
+  for (const V& v : {V{.name = "new1", .phase = "Pending"}, V{.name = "new2", .phase = "Pending"},
+                     V{.name = "bound", .claim = "c1/uid-c1", .phase = "Pending"},
+                     V{.name = "orphan", .claim = "gone/uid-gone", .phase = "Bound"},
+                     V{.name = "new3", .phase = "Pending"},
+                     V{.name = "free", .phase = "Available"}}) {
+    auto stored = api.fake<PersistentVolume>().Seed(MakeVolume(v));
+    ctrl.StoreVolume(stored);
+    volumes.push_back(std::make_shared<const PersistentVolume>(stored));
+  }
+  volumes.insert(volumes.begin() + 1, nullptr);  // a key whose volume is gone
+  // The first status write fails: orphan's Released, written during its sync.
+  api.state().InjectError("update-status", "persistentvolumes",
+                          api::ApiError{500, "InternalError", "injected update error"});
+  auto results = ctrl.SyncVolumes(volumes);
+  ASSERT_EQ(results.size(), 7u);
+  for (size_t i : {0, 1, 2, 3, 5, 6}) EXPECT_TRUE(results[i].ok()) << i << ": " << results[i].ToString();
+  EXPECT_EQ(results[4].code(), StatusCode::kUnavailable) << results[4].ToString();
+
+  auto stored = api.fake<PersistentVolume>().Objects();
+  for (const char* name : {"new1", "new2", "new3", "free"}) {
+    EXPECT_EQ(stored[name].status.phase, "Available") << name;
+  }
+  EXPECT_EQ(stored["bound"].status.phase, "Bound");
+  EXPECT_EQ(stored["orphan"].status.phase, "Bound");  // its write failed; the retry releases it
+
+  // Now a batched write fails: only its volume's result says so.
+  auto again = std::make_shared<const PersistentVolume>(
+      api.fake<PersistentVolume>().Seed(MakeVolume({.name = "new4", .phase = "Pending"})));
+  auto other = std::make_shared<const PersistentVolume>(
+      api.fake<PersistentVolume>().Seed(MakeVolume({.name = "new5", .phase = "Pending"})));
+  api.state().InjectError("update-status", "persistentvolumes",
+                          api::ApiError{409, "Conflict", "injected update error"});
+  results = ctrl.SyncVolumes({again, other});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].code(), StatusCode::kAborted) << results[0].ToString();
+  EXPECT_TRUE(results[1].ok()) << results[1].ToString();
+  stored = api.fake<PersistentVolume>().Objects();
+  EXPECT_EQ(stored["new4"].status.phase, "Pending");
+  EXPECT_EQ(stored["new5"].status.phase, "Available");
 }
 
 // The view takes a version it has not seen; the echo of a write it remembered already (the very

@@ -794,12 +794,33 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
 // ---- volume sync ---------------------------------------------------------------------------
 
 Status Controller::SyncVolume(const PersistentVolume& volume) {
+  return SyncVolumeWith(volume, nullptr);
+}
+
+std::vector<Status> Controller::SyncVolumes(const std::vector<VolumePtr>& volumes) {
+  std::vector<Status> results(volumes.size());
+  PhaseBatch batch;
+  for (size_t i = 0; i < volumes.size(); ++i) {
+    if (!volumes[i]) continue;
+    batch.slot = i;
+    results[i] = SyncVolumeWith(*volumes[i], &batch);
+  }
+  if (batch.volumes.empty()) return results;
+  const std::vector<std::pair<bool, bool>> parts(batch.volumes.size(), {false, true});
+  auto written = WriteMany(std::move(batch.volumes), parts);
+  for (size_t j = 0; j < written.size(); ++j) {
+    if (!written[j].ok()) results[batch.slots[j]] = written[j].status();
+  }
+  return results;
+}
+
+Status Controller::SyncVolumeWith(const PersistentVolume& volume, PhaseBatch* batch) {
   if (!volume.spec.claim_ref) {
-    return UpdateVolumePhase(volume, "Available");
+    return UpdateVolumePhaseOrDefer(volume, "Available", batch);
   }
   if (volume.spec.claim_ref->uid.empty()) {
     // Reserved for a claim that has not bound yet: the claim sync binds it.
-    return UpdateVolumePhase(volume, "Available");
+    return UpdateVolumePhaseOrDefer(volume, "Available", batch);
   }
   KVOL_ASSIGN_OR_RETURN(ClaimPtr claim, FindClaimOfVolume(volume));
 
@@ -820,7 +841,7 @@ Status Controller::SyncVolume(const PersistentVolume& volume) {
     return OkStatus();
   }
   if (claim->spec.volume_name == volume.metadata.name) {
-    return UpdateVolumePhase(volume, "Bound");
+    return UpdateVolumePhaseOrDefer(volume, "Bound", batch);
   }
   // The claim is bound to another volume.
   if (HasAnnotation(volume.metadata, api::kAnnDynamicallyProvisioned) &&
@@ -874,6 +895,16 @@ Status Controller::UpdateVolumePhase(const PersistentVolume& volume, std::string
   PersistentVolume next = volume;
   SetVolumePhase(next, phase, std::move(message));
   return WriteParts(std::move(next), false, true).status();
+}
+
+Status Controller::UpdateVolumePhaseOrDefer(const PersistentVolume& volume,
+                                            std::string_view phase, PhaseBatch* batch) {
+  if (!batch || volume.status.phase == phase) return UpdateVolumePhase(volume, phase);
+  PersistentVolume next = volume;
+  SetVolumePhase(next, phase, {});
+  batch->volumes.push_back(std::move(next));
+  batch->slots.push_back(batch->slot);
+  return OkStatus();
 }
 
 Status Controller::UpdateVolumePhaseWithEvent(const PersistentVolume& volume,
@@ -994,9 +1025,11 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
-  auto sync_volume = [this](const std::string& key) {
-    VolumePtr v = volumes_.Get(key);
-    return v ? SyncVolume(*v) : OkStatus();
+  auto sync_volumes = [this](const std::vector<std::string>& keys) {
+    std::vector<VolumePtr> volumes;
+    volumes.reserve(keys.size());
+    for (const auto& key : keys) volumes.push_back(volumes_.Get(key));
+    return SyncVolumes(volumes);
   };
   auto sync_claims = [this](const std::vector<std::string>& keys) {
     std::vector<ClaimPtr> claims;
@@ -1009,8 +1042,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
       RunBatchWorker(*claim_queue_, options_.claim_batch, sync_claims,
                      "persistentvolume-controller: claim");
     });
-    threads_.emplace_back([this, sync_volume] {
-      RunWorker(*volume_queue_, sync_volume, "persistentvolume-controller: volume");
+    threads_.emplace_back([this, sync_volumes] {
+      RunBatchWorker(*volume_queue_, options_.volume_batch, sync_volumes,
+                     "persistentvolume-controller: volume");
     });
   }
   // Resync: every object again, periodically, fed to the queues in 100 slices over half the

@@ -47,6 +47,9 @@ struct ControllerOptions {
   // Claims one claim worker syncs at once at most (SyncClaims): their bindings are written
   // together.
   size_t claim_batch = 64;
+  // Volumes one volume worker syncs at once at most (SyncVolumes): their phases are written
+  // together.
+  size_t volume_batch = 64;
   // The process's plugins, whose provisioners run in this process (found by the StorageClass
   // provisioner name they serve); claims of other classes wait for an external provisioner.
   // None when null.
@@ -82,6 +85,11 @@ class Controller {
   // claim's, so that in process a worker waits for two commits per batch, not two per claim.
   std::vector<Status> SyncClaims(const std::vector<ClaimPtr>& claims);
   Status SyncVolume(const api::PersistentVolume& volume);
+  // SyncVolume of each volume in turn (null ones are skipped), answered in order, except that
+  // the phases they set without an event (a free volume Available, a bound one Bound) are
+  // written together at the end, in one request where the client can: a burst of new volumes
+  // waits for one commit per batch, not one per volume.
+  std::vector<Status> SyncVolumes(const std::vector<VolumePtr>& volumes);
 
   // The controller's view, filled by the informers once started; tests fill it directly.
   void StoreVolume(const api::PersistentVolume& volume);
@@ -170,6 +178,16 @@ class Controller {
   Status RecycleVolume(const api::PersistentVolume& volume);
 
   // Volume sync.
+  // Where a volume sync in a batch leaves the phase it sets (SyncVolumes).
+  struct PhaseBatch {
+    std::vector<api::PersistentVolume> volumes;
+    std::vector<size_t> slots;  // each volume's place in the batch
+    size_t slot = 0;            // the place of the volume being synced
+  };
+  Status SyncVolumeWith(const api::PersistentVolume& volume, PhaseBatch* batch);
+  // UpdateVolumePhase now, or, with `batch`, left for the batch to write.
+  Status UpdateVolumePhaseOrDefer(const api::PersistentVolume& volume, std::string_view phase,
+                                  PhaseBatch* batch);
   // Writes `phase` as the volume's status, unless it has that phase already.
   Status UpdateVolumePhase(const api::PersistentVolume& volume, std::string_view phase,
                            std::string message = {});
