@@ -79,7 +79,7 @@ class ConnectionWriter final : public ResponseWriter {
     sent_ = true;
     upgraded_ = true;
     if (!ok_) return nullptr;
-    return std::make_unique<UpgradedStream>(stream_, buffer_);
+    return std::make_unique<TimedUpgrade>(*this);
   }
 
   bool Send(int status, std::string_view content_type, std::string_view body,
@@ -129,6 +129,27 @@ class ConnectionWriter final : public ResponseWriter {
   bool ok() const { return ok_ && !upgraded_; }
 
  private:
+  // The connection after the upgrade, whose writes keep the write timeout (a peer that stops
+  // reading an exec session's output does not hold its thread). Reads have no limit: a session
+  // may be quiet for as long as its user likes. Used only while the handler runs, so the
+  // writer outlives it.
+  class TimedUpgrade final : public UpgradedConnection {
+   public:
+    explicit TimedUpgrade(ConnectionWriter& w) : w_(w), conn_(w.stream_, w.buffer_) {}
+    int fd() const override { return conn_.fd(); }
+    bool Buffered() const override { return conn_.Buffered(); }
+    bool ReadSome(std::string* out) override { return conn_.ReadSome(out); }
+    bool Write(std::string_view data) override {
+      return w_.Timed([&](beast::error_code& ec) {
+        net::write(w_.stream_, net::const_buffer(data.data(), data.size()), ec);
+      });
+    }
+
+   private:
+    ConnectionWriter& w_;
+    UpgradedStream conn_;
+  };
+
   // One write, under the connection's deadline for as long as it takes. True if it went out.
   template <class Write>
   bool Timed(Write&& write) {

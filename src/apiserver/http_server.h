@@ -87,8 +87,9 @@ struct HttpServerOptions {
   // accepted, when a request has not been read whole this long after the connection was ready
   // for it (an idle keep-alive connection, or a client that stalls mid-request), or when one
   // write of a response or of a watch's stream has not gone out this long after it began (a
-  // client that stopped reading). Time spent on the answer itself, such as a watch waiting for
-  // events, has no limit, nor has an upgraded connection once it is handed over.
+  // client that stopped reading), also on an upgraded connection. Time spent on the answer
+  // itself, such as a watch waiting for events or an upgraded connection waiting for input,
+  // has no limit.
   std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
   std::chrono::milliseconds write_timeout = std::chrono::minutes(1);

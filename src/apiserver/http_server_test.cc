@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -79,6 +80,25 @@ class HttpServerTimeoutTest : public ::testing::Test {
         firehose_ended_ = true;
         return;
       }
+      if (r.path == "/upgrade-firehose") {
+        // Takes the connection over, then writes until a write fails; 10 s at most.
+        auto conn = w.Upgrade({{"Upgrade", "test"}, {"Connection", "Upgrade"}});
+        if (!conn) return;
+        const std::string chunk(64 * 1024, 'x');
+        const auto give_up = Clock::now() + 10s;
+        while (Clock::now() < give_up && conn->Write(chunk)) {
+        }
+        upgrade_firehose_ended_ = true;
+        return;
+      }
+      if (r.path == "/upgrade-quiet") {
+        // Takes the connection over, waits for input longer than every timeout, then echoes it.
+        auto conn = w.Upgrade({{"Upgrade", "test"}, {"Connection", "Upgrade"}});
+        if (!conn) return;
+        std::string in;
+        if (conn->ReadSome(&in)) conn->Write("echo:" + in);
+        return;
+      }
       if (r.path == "/slow-stream") {
         // Streams for longer than the idle timeout, with a pause longer than it.
         w.StartStream(200, "text/plain");
@@ -128,6 +148,7 @@ class HttpServerTimeoutTest : public ::testing::Test {
 
   std::string dir_;
   std::atomic<bool> firehose_ended_{false};
+  std::atomic<bool> upgrade_firehose_ended_{false};
   std::unique_ptr<HttpServer> server_;
   net::io_context io_;
   ssl::context client_tls_{ssl::context::tls_client};
@@ -186,6 +207,41 @@ TEST_F(HttpServerTimeoutTest, StreamToAClientThatStopsReadingIsEnded) {
   const auto give_up = Clock::now() + std::chrono::milliseconds(kCloseWaitMs);
   while (!firehose_ended_ && Clock::now() < give_up) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(firehose_ended_);
+}
+
+// Sends `path` asking for an upgrade and reads the 101 answer.
+void Upgrade(beast::ssl_stream<beast::tcp_stream>& s, beast::flat_buffer& buffer,
+             const std::string& path) {
+  http::request<http::empty_body> req{http::verb::get, path, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::upgrade, "test");
+  req.set(http::field::connection, "Upgrade");
+  http::write(s, req);
+  http::response_parser<http::empty_body> res;
+  http::read_header(s, buffer, res);
+  EXPECT_EQ(res.get().result_int(), 101);
+}
+
+TEST_F(HttpServerTimeoutTest, UpgradedConnectionToAClientThatStopsReadingIsEnded) {
+  auto s = Connect();
+  beast::flat_buffer buffer;
+  Upgrade(*s, buffer, "/upgrade-firehose");
+  const auto give_up = Clock::now() + std::chrono::milliseconds(kCloseWaitMs);
+  while (!upgrade_firehose_ended_ && Clock::now() < give_up) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(upgrade_firehose_ended_);
+}
+
+TEST_F(HttpServerTimeoutTest, QuietUpgradedConnectionIsNotCut) {
+  auto s = Connect();
+  beast::flat_buffer buffer;
+  Upgrade(*s, buffer, "/upgrade-quiet");
+  std::this_thread::sleep_for(std::max({kHandshakeTimeout, kIdleTimeout, kWriteTimeout}) * 2);
+  net::write(*s, net::buffer(std::string("hello")));
+  std::string got(10, '\0');
+  beast::error_code ec;
+  net::read(*s, net::buffer(got), ec);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_EQ(got, "echo:hello");
 }
 
 }  // namespace
