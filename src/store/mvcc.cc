@@ -131,7 +131,7 @@ void MvccIndex::SetRevisions(Revision current, Revision compacted) {
   compacted_ = compacted;
 }
 
-std::vector<Revision> MvccIndex::Compact(Revision rev) {
+std::vector<Revision> MvccIndex::Compact(Revision rev, std::vector<Value>* released) {
   std::vector<Revision> dropped;
   if (rev <= compacted_) return dropped;
   rev = std::min(rev, current_);
@@ -155,7 +155,10 @@ std::vector<Revision> MvccIndex::Compact(Revision rev) {
     if (!versions.empty() && versions[keep_from].mod <= rev && versions[keep_from].deleted()) {
       ++keep_from;
     }
-    for (size_t i = 0; i < keep_from; ++i) dropped.push_back(versions[i].mod);
+    for (size_t i = 0; i < keep_from; ++i) {
+      dropped.push_back(versions[i].mod);
+      if (released && versions[i].value) released->push_back(std::move(versions[i].value));
+    }
     versions.erase(versions.begin(), versions.begin() + static_cast<ptrdiff_t>(keep_from));
     if (versions.empty()) keys_.erase(it);
   }

@@ -52,8 +52,9 @@ class MvccIndex {
   void SetRevisions(Revision current, Revision compacted);
 
   // Drops versions and history no read at revision >= `rev` needs; returns the revisions of the
-  // versions dropped (so a backend can delete their rows).
-  std::vector<Revision> Compact(Revision rev);
+  // versions dropped (so a backend can delete their rows). With `released`, the dropped
+  // versions' values are moved there, for the caller to free outside its locks.
+  std::vector<Revision> Compact(Revision rev, std::vector<Value>* released = nullptr);
 
   // Events after `after` for keys under `prefix`. The caller checks after >= compacted().
   std::vector<Event> HistorySince(std::string_view prefix, Revision after) const;

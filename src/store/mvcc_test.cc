@@ -64,9 +64,23 @@ TEST(MvccIndexTest, AgreesWithAModelOfEveryVersionThroughCompactions) {
 
     if (rng() % 50 != 0) continue;
     const Revision to = compacted + 1 + rng() % (index.current() - compacted);
-    const std::vector<Revision> dropped = index.Compact(to);
+    std::vector<Value> released;
+    const std::vector<Revision> dropped = index.Compact(to, &released);
     compacted = to;
     ASSERT_EQ(index.compacted(), to);
+    // The dropped versions' values are handed over, and nothing else: one for each dropped
+    // version that was not a deletion.
+    std::multiset<std::string> want_released, got_released;
+    for (Revision r : dropped) {
+      for (const auto& v : model[key_of[r]]) {
+        if (v.mod == r && v.value) want_released.insert(*v.value);
+      }
+    }
+    for (const Value& v : released) {
+      ASSERT_NE(v, nullptr);
+      got_released.insert(*v);
+    }
+    ASSERT_EQ(got_released, want_released);
     // What is dropped is never visible at `to` or later (only what is visible at `to`, or
     // newer, can be), and nothing is dropped twice.
     for (Revision r : dropped) {

@@ -198,12 +198,23 @@ class SqliteStore final : public Store {
   // Only the committer thread touches these.
   Revision last_auto_compact_ = 0;
   Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
-  static constexpr Revision kCompactSlice = 1000;
+  static constexpr Revision kCompactSlice = 250;
   // With no writes waiting, the next background compaction slice follows after this pause.
   static constexpr std::chrono::milliseconds kIdleCompactionPause{1};
   // A transaction answering this many writers means several at once: worth a group commit.
   static constexpr size_t kGroupCommitMinWriters = 4;
   std::thread committer_;
+
+  // The values compaction drops, freed on a thread of their own: freeing a slice's worth (each
+  // value's text and what readers made of it) took the committer milliseconds at a time on a
+  // slow host, under the state lock, while the next writes waited for it.
+  void ReleaseLoop();
+  void Release(std::vector<Value> values);
+  std::mutex release_mu_;
+  std::condition_variable release_cv_;
+  std::vector<Value> to_release_;
+  bool release_stop_ = false;
+  std::thread releaser_;
 };
 
 SqliteStore::~SqliteStore() {
@@ -213,6 +224,12 @@ SqliteStore::~SqliteStore() {
   }
   queue_cv_.notify_all();
   if (committer_.joinable()) committer_.join();
+  {
+    std::lock_guard lock(release_mu_);
+    release_stop_ = true;
+  }
+  release_cv_.notify_all();
+  if (releaser_.joinable()) releaser_.join();
   // Writers answered on the way out may not have returned yet, and they still read the
   // answers' words: wait until the last has left before the store goes.
   while (writers_inside_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
@@ -260,6 +277,7 @@ Status SqliteStore::Open() {
   }
   KVOL_RETURN_IF_ERROR(Load());
   last_auto_compact_ = index_.current();
+  releaser_ = std::thread([this] { ReleaseLoop(); });
   committer_ = std::thread([this] { CommitLoop(); });
   return OkStatus();
 }
@@ -560,8 +578,37 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
   }
 }
 
+void SqliteStore::ReleaseLoop() {
+  pthread_setname_np(pthread_self(), "kvol-release");
+  std::unique_lock lock(release_mu_);
+  while (true) {
+    release_cv_.wait(lock, [&] { return release_stop_ || !to_release_.empty(); });
+    std::vector<Value> values = std::move(to_release_);
+    to_release_.clear();
+    if (values.empty() && release_stop_) return;
+    lock.unlock();
+    values.clear();
+    lock.lock();
+  }
+}
+
+void SqliteStore::Release(std::vector<Value> values) {
+  if (values.empty()) return;
+  {
+    std::lock_guard lock(release_mu_);
+    if (to_release_.empty()) {
+      to_release_ = std::move(values);
+    } else {
+      to_release_.insert(to_release_.end(), std::make_move_iterator(values.begin()),
+                         std::make_move_iterator(values.end()));
+    }
+  }
+  release_cv_.notify_one();
+}
+
 Status SqliteStore::CompactLocked(Revision rev) {
   std::vector<Revision> dropped;
+  std::vector<Value> released;
   {
     std::unique_lock lock(state_mu_);
     if (rev <= index_.compacted()) return OkStatus();
@@ -569,8 +616,9 @@ Status SqliteStore::CompactLocked(Revision rev) {
       return OutOfRangeError("cannot compact to revision " + std::to_string(rev) +
                              " beyond the current " + std::to_string(index_.current()));
     }
-    dropped = index_.Compact(rev);
+    dropped = index_.Compact(rev, &released);
   }
+  Release(std::move(released));
   KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
   for (Revision r : dropped) {
     sqlite3_stmt* st = delete_rev_.get();
