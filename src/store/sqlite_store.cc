@@ -170,6 +170,12 @@ class SqliteStore final : public Store {
   Status Load();
   // Drops history before `rev` in memory and on disk. Called on the committer thread.
   Status CompactLocked(Revision rev);
+  // Drops history before `rev` in memory and queues the dropped versions' rows for deletion.
+  Status CompactIndex(Revision rev);
+  // Inside an open transaction: deletes the queued rows and records their compaction point.
+  Status DeleteQueuedRows();
+  // The queued rows deleted in a transaction of their own.
+  Status FlushQueuedRows();
 
   const SqliteOptions opts_;
   sqlite3* db_ = nullptr;
@@ -198,6 +204,13 @@ class SqliteStore final : public Store {
   // Only the committer thread touches these.
   Revision last_auto_compact_ = 0;
   Revision auto_compact_target_ = 0;  // background compaction proceeds up to here
+  // Rows of the versions compaction has dropped from memory but not yet from the file, and
+  // the compaction point they complete. The next write's transaction deletes them, so that a
+  // background slice costs no commit (no fsync) of its own; with no write to carry them, a
+  // transaction of their own after a short pause. The compaction point is recorded only with
+  // its deletions, so a crash between leaves the file at the earlier point, whole.
+  std::vector<Revision> queued_deletes_;
+  Revision queued_compacted_ = 0;
   static constexpr Revision kCompactSlice = 250;
   // With no writes waiting, the next background compaction slice follows after this pause.
   static constexpr std::chrono::milliseconds kIdleCompactionPause{1};
@@ -391,15 +404,17 @@ void SqliteStore::CommitLoop() {
   const bool group = opts_.fsync && opts_.group_commit_wait > std::chrono::microseconds(0);
   size_t last_writers = 0;  // how many writers the last transaction answered
   bool compaction_behind = false;
+  bool flush_when_idle = true;  // false after a failed flush, until the next write
   while (true) {
     Revision compact = 0;
     uint32_t taken = 0;  // the batch's number
     {
       std::unique_lock lock(queue_mu_);
       auto ready = [&] { return stopping_ || !queue_.empty() || compact_request_ > 0; };
-      if (compaction_behind) {
-        // Background compaction is behind (after a bulk load, say) and nobody is writing:
-        // go on with it now, a slice at a time, instead of leaving it to the next writers.
+      if (compaction_behind || (queued_compacted_ != 0 && flush_when_idle)) {
+        // Background compaction is behind (after a bulk load, say), or its rows wait for a
+        // write to carry them, and nobody is writing: go on with it now, a slice at a time,
+        // instead of leaving it to the next writers.
         queue_cv_.wait_for(lock, kIdleCompactionPause, ready);
       } else {
         queue_cv_.wait(lock, ready);
@@ -421,6 +436,8 @@ void SqliteStore::CommitLoop() {
         done_cv_.notify_all();
         lock.unlock();
         AnswerBatch(batch, n);
+        // Compaction's queued rows, so that the file opens at the compaction point reached.
+        if (Status s = FlushQueuedRows(); !s.ok()) log::Warn("store: compaction: " + s.message());
         return;
       }
       last_writers = 0;
@@ -436,6 +453,13 @@ void SqliteStore::CommitLoop() {
     if (!batch.empty()) {
       if (opts_.on_transaction) opts_.on_transaction(batch.size(), last_writers);
       CommitBatch(batch);
+      flush_when_idle = true;
+    } else if (compact == 0 && queued_compacted_ != 0 && flush_when_idle) {
+      // No write came to carry the compaction's rows.
+      if (Status s = FlushQueuedRows(); !s.ok()) {
+        log::Warn("store: compaction: " + s.message());
+        flush_when_idle = false;
+      }
     }
     Status compacted = OkStatus();
     if (compact > 0) compacted = CompactLocked(compact);
@@ -462,10 +486,10 @@ void SqliteStore::CommitLoop() {
       auto_compact_target_ = current - opts_.retain_revisions;
     }
     compaction_behind = false;
-    if (auto_compact_target_ > compacted_to) {
+    if (auto_compact_target_ > compacted_to && queued_deletes_.size() < kCompactSlice) {
+      // In memory now; its rows go with the next write (or the next idle moment).
       const Revision to = std::min(auto_compact_target_, compacted_to + kCompactSlice);
-      // A failed slice is tried again after the next writes, not at once.
-      compaction_behind = CompactLocked(to).ok() && auto_compact_target_ > to;
+      compaction_behind = CompactIndex(to).ok() && auto_compact_target_ > to;
     }
   }
 }
@@ -544,24 +568,40 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
       p.w->made = false;
     }
   };
-  if (Status s = Exec("BEGIN"); !s.ok()) return fail_all(s);
-  for (auto& p : planned) {
-    sqlite3_stmt* st = insert_.get();
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, p.rev);
-    sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, p.w->kind == Write::Kind::kDelete ? 0 : p.create);
-    if (p.w->value) {
-      sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
+  // The batch's rows, and with them (`with_deletes`) the rows compaction has queued.
+  auto write = [&](bool with_deletes) -> Status {
+    KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
+    for (auto& p : planned) {
+      sqlite3_stmt* st = insert_.get();
+      sqlite3_reset(st);
+      sqlite3_bind_int64(st, 1, p.rev);
+      sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()),
                         SQLITE_STATIC);
-    } else {
-      sqlite3_bind_null(st, 4);
+      sqlite3_bind_int64(st, 3, p.w->kind == Write::Kind::kDelete ? 0 : p.create);
+      if (p.w->value) {
+        sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
+                          SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(st, 4);
+      }
+      if (sqlite3_step(st) != SQLITE_DONE) return SqliteError(db_, "write");
     }
-    if (sqlite3_step(st) != SQLITE_DONE) return fail_all(SqliteError(db_, "write"));
+    if (with_deletes) KVOL_RETURN_IF_ERROR(DeleteQueuedRows());
+    // The current revision is the newest row's (or the compaction point's): no meta row is
+    // written per commit, which would add a page to every commit's share of the log.
+    return Exec("COMMIT");
+  };
+  const bool with_deletes = queued_compacted_ != 0;
+  Status written = write(with_deletes);
+  if (!written.ok() && with_deletes) {
+    // The writes do not fail for the compaction's sake: again without its rows, which wait.
+    Exec("ROLLBACK").ok();
+    written = write(false);
+  } else if (written.ok() && with_deletes) {
+    queued_deletes_.clear();
+    queued_compacted_ = 0;
   }
-  // The current revision is the newest row's (or the compaction point's): no meta row is
-  // written per commit, which would add a page to every commit's share of the log.
-  if (Status s = Exec("COMMIT"); !s.ok()) return fail_all(s);
+  if (!written.ok()) return fail_all(written);
 
   // Durable: apply to memory, tell watchers, then acknowledge.
   std::vector<Event> events;
@@ -607,6 +647,11 @@ void SqliteStore::Release(std::vector<Value> values) {
 }
 
 Status SqliteStore::CompactLocked(Revision rev) {
+  KVOL_RETURN_IF_ERROR(CompactIndex(rev));
+  return FlushQueuedRows();
+}
+
+Status SqliteStore::CompactIndex(Revision rev) {
   std::vector<Revision> dropped;
   std::vector<Value> released;
   {
@@ -619,27 +664,37 @@ Status SqliteStore::CompactLocked(Revision rev) {
     dropped = index_.Compact(rev, &released);
   }
   Release(std::move(released));
-  KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
-  for (Revision r : dropped) {
+  queued_deletes_.insert(queued_deletes_.end(), dropped.begin(), dropped.end());
+  queued_compacted_ = rev;
+  return OkStatus();
+}
+
+Status SqliteStore::DeleteQueuedRows() {
+  for (Revision r : queued_deletes_) {
     sqlite3_stmt* st = delete_rev_.get();
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, r);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-      Status s = SqliteError(db_, "compact");
-      Exec("ROLLBACK").ok();
-      return s;
-    }
+    if (sqlite3_step(st) != SQLITE_DONE) return SqliteError(db_, "compact");
   }
   sqlite3_stmt* meta = set_meta_.get();
   sqlite3_reset(meta);
   sqlite3_bind_text(meta, 1, "compacted", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(meta, 2, rev);
-  if (sqlite3_step(meta) != SQLITE_DONE) {
-    Status s = SqliteError(db_, "compact");
+  sqlite3_bind_int64(meta, 2, queued_compacted_);
+  if (sqlite3_step(meta) != SQLITE_DONE) return SqliteError(db_, "compact");
+  return OkStatus();
+}
+
+Status SqliteStore::FlushQueuedRows() {
+  if (queued_compacted_ == 0) return OkStatus();
+  KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
+  if (Status s = DeleteQueuedRows(); !s.ok()) {
     Exec("ROLLBACK").ok();
     return s;
   }
-  return Exec("COMMIT");
+  KVOL_RETURN_IF_ERROR(Exec("COMMIT"));
+  queued_deletes_.clear();
+  queued_compacted_ = 0;
+  return OkStatus();
 }
 
 Status SqliteStore::Compact(Revision revision) {
