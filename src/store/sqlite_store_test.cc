@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -194,59 +195,50 @@ TEST_F(SqliteStoreTest, CompactedRowsLeaveTheFileWithWritesAndWithout) {
   }
 }
 
-// SIGKILL while compaction runs beside the writes: every acknowledged write is there, and the
-// history from the compaction point the file records onwards is whole.
-TEST_F(SqliteStoreTest, SigkillWhileCompactingLosesNothingAndKeepsHistoryWhole) {
-  opts_.retain_revisions = 50;
-  opts_.compact_every = 50;
+// Opens the store with `opts` in a child process and runs `writes` on 4 threads of it, each
+// with its number, the store and `ack`, which reports one acknowledged write as a line on a
+// pipe (`writes` never returns; a failed write ends the child). Once `kill_after` lines have
+// come, the child is killed with SIGKILL; `acked` gets every line it reported, including those
+// still in the pipe.
+using Ack = std::function<void(const std::string&)>;
+void KillWhileWriting(const SqliteOptions& opts, size_t kill_after,
+                      const std::function<void(int, Store&, const Ack&)>& writes,
+                      std::vector<std::string>* acked) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     close(fds[0]);
-    auto s = OpenSqliteStore(opts_);
+    auto s = OpenSqliteStore(opts);
     if (!s.ok()) _exit(2);
+    const Ack ack = [&](const std::string& what) {
+      std::string line = what + "\n";
+      if (write(fds[1], line.data(), line.size()) < 0) _exit(4);
+    };
     std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&, t] {
-        const std::string key = "/c/" + std::to_string(t);
-        auto rev = (*s)->Create(key, MakeValue("0"));
-        if (!rev.ok()) _exit(3);
-        for (int i = 1;; ++i) {
-          rev = (*s)->Update(key, MakeValue(std::to_string(i)), *rev);
-          if (!rev.ok()) _exit(3);
-          std::string line = std::to_string(t) + " " + std::to_string(i) + "\n";
-          if (write(fds[1], line.data(), line.size()) < 0) _exit(4);
-        }
-      });
-    }
+    for (int t = 0; t < 4; ++t) threads.emplace_back([&, t] { writes(t, **s, ack); });
     for (auto& th : threads) th.join();
     _exit(0);
   }
   close(fds[1]);
-  std::map<int, int> acked;  // thread -> last value acknowledged
-  int lines = 0;
   std::string buf;
   char chunk[4096];
   auto take = [&] {
     size_t nl;
     while ((nl = buf.find('\n')) != std::string::npos) {
-      std::istringstream line(buf.substr(0, nl));
-      int t = 0, i = 0;
-      line >> t >> i;
-      acked[t] = std::max(acked[t], i);
-      ++lines;
+      acked->push_back(buf.substr(0, nl));
       buf.erase(0, nl + 1);
     }
   };
-  while (lines < 3000) {
+  while (acked->size() < kill_after) {
     ssize_t n = read(fds[0], chunk, sizeof chunk);
     ASSERT_GT(n, 0) << "writer died early";
     buf.append(chunk, static_cast<size_t>(n));
     take();
   }
   kill(pid, SIGKILL);
+  // Acknowledgements already in the pipe count too.
   ssize_t n;
   while ((n = read(fds[0], chunk, sizeof chunk)) > 0) buf.append(chunk, static_cast<size_t>(n));
   take();
@@ -254,6 +246,34 @@ TEST_F(SqliteStoreTest, SigkillWhileCompactingLosesNothingAndKeepsHistoryWhole) 
   int status;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
+}
+
+// SIGKILL while compaction runs beside the writes: every acknowledged write is there, and the
+// history from the compaction point the file records onwards is whole.
+TEST_F(SqliteStoreTest, SigkillWhileCompactingLosesNothingAndKeepsHistoryWhole) {
+  opts_.retain_revisions = 50;
+  opts_.compact_every = 50;
+  std::vector<std::string> lines;
+  ASSERT_NO_FATAL_FAILURE(KillWhileWriting(
+      opts_, 3000,
+      [](int t, Store& s, const Ack& ack) {
+        const std::string key = "/c/" + std::to_string(t);
+        auto rev = s.Create(key, MakeValue("0"));
+        if (!rev.ok()) _exit(3);
+        for (int i = 1;; ++i) {
+          rev = s.Update(key, MakeValue(std::to_string(i)), *rev);
+          if (!rev.ok()) _exit(3);
+          ack(std::to_string(t) + " " + std::to_string(i));
+        }
+      },
+      &lines));
+  std::map<int, int> acked;  // thread -> last value acknowledged
+  for (const auto& l : lines) {
+    std::istringstream line(l);
+    int t = 0, i = 0;
+    line >> t >> i;
+    acked[t] = std::max(acked[t], i);
+  }
 
   auto s = Open();
   ASSERT_TRUE(s);
@@ -589,56 +609,18 @@ TEST_F(SqliteStoreTest, WritersQueuedAtCloseAreAnswered) {
 // killed with SIGKILL mid-stream. Every acknowledged key must be there after reopening.
 TEST_F(SqliteStoreTest, SigkillLosesNoAcknowledgedWrite) {
   for (int round = 0; round < 3; ++round) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      auto s = OpenSqliteStore(opts_);
-      if (!s.ok()) _exit(2);
-      std::vector<std::thread> threads;
-      for (int t = 0; t < 4; ++t) {
-        threads.emplace_back([&, t] {
+    std::vector<std::string> lines;
+    ASSERT_NO_FATAL_FAILURE(KillWhileWriting(
+        opts_, 1500 + 700 * static_cast<size_t>(round),
+        [round](int t, Store& s, const Ack& ack) {
           for (int i = 0;; ++i) {
             std::string key = "/r" + std::to_string(round) + "/" + std::to_string(t) + "/" + std::to_string(i);
-            if (!(*s)->Create(key, MakeValue(std::string(200, 'v'))).ok()) _exit(3);
-            std::string line = key + "\n";
-            if (write(fds[1], line.data(), line.size()) < 0) _exit(4);
+            if (!s.Create(key, MakeValue(std::string(200, 'v'))).ok()) _exit(3);
+            ack(key);
           }
-        });
-      }
-      for (auto& th : threads) th.join();
-      _exit(0);
-    }
-    close(fds[1]);
-    std::set<std::string> acked;
-    std::string buf;
-    char chunk[4096];
-    const size_t kill_after = 1500 + 700 * static_cast<size_t>(round);
-    while (acked.size() < kill_after) {
-      ssize_t n = read(fds[0], chunk, sizeof chunk);
-      ASSERT_GT(n, 0) << "writer died early";
-      buf.append(chunk, static_cast<size_t>(n));
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        acked.insert(buf.substr(0, nl));
-        buf.erase(0, nl + 1);
-      }
-    }
-    kill(pid, SIGKILL);
-    // Acknowledgements already in the pipe count too.
-    ssize_t n;
-    while ((n = read(fds[0], chunk, sizeof chunk)) > 0) buf.append(chunk, static_cast<size_t>(n));
-    size_t nl;
-    while ((nl = buf.find('\n')) != std::string::npos) {
-      acked.insert(buf.substr(0, nl));
-      buf.erase(0, nl + 1);
-    }
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status));
+        },
+        &lines));
+    const std::set<std::string> acked(lines.begin(), lines.end());
 
     auto s = Open();
     ASSERT_TRUE(s);
