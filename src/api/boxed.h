@@ -1,5 +1,6 @@
 // An optional value kept on the heap, for the members of large API structs that are rarely set
-// (the CSI and FlexVolume sources): an object pays a pointer for each, not the member's size.
+// (the CSI and FlexVolume sources, a claim's selector and data sources): an object pays a pointer
+// for each, not the member's size.
 // Used like std::optional; copies are deep, and the codec treats it as std::optional.
 #pragma once
 

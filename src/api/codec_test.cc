@@ -76,8 +76,9 @@ TEST(CodecTest, PersistentVolumeSourcesRoundTrip) {
              "volumeAttributesClassName": "gold"}})");
 }
 
-// The CSI and FlexVolume sources are held on the heap (Boxed): copies are deep, equality looks
-// at the contents, and both decoders fill them as they fill std::optional members.
+// The CSI and FlexVolume sources, and a claim's selector and data sources, are held on the heap
+// (Boxed): copies are deep, equality looks at the contents, and both decoders fill them as they
+// fill std::optional members.
 TEST(CodecTest, BoxedSourcesCopyCompareAndDecode) {
   const char* text =
       R"({"metadata":{"name":"csi"},"spec":{"csi":{"driver":"d","volumeHandle":"h1"}}})";
@@ -97,6 +98,22 @@ TEST(CodecTest, BoxedSourcesCopyCompareAndDecode) {
   copy.spec.csi.reset();
   EXPECT_FALSE(copy.spec.csi);
   EXPECT_EQ(EncodeJsonText(copy), R"({"metadata":{"name":"csi"}})");
+
+  // A claim's selector, dataSource and dataSourceRef are Boxed too.
+  const char* claim_text =
+      R"({"metadata":{"name":"c"},"spec":{"selector":{"matchLabels":{"app":"nfs"}},)"
+      R"("dataSource":{"kind":"PersistentVolumeClaim","name":"src"}}})";
+  PersistentVolumeClaim claim;
+  ASSERT_TRUE(DecodeJsonText(claim_text, claim));
+  ASSERT_TRUE(claim.spec.selector && claim.spec.data_source);
+  EXPECT_FALSE(claim.spec.data_source_ref);
+  EXPECT_TRUE(claim == DecodeStruct<PersistentVolumeClaim>(J(claim_text), &errors));
+  PersistentVolumeClaim claim_copy = claim;
+  claim_copy.spec.selector->match_labels["app"] = "db";
+  EXPECT_EQ(claim.spec.selector->match_labels.at("app"), "nfs") << "a copy has its own selector";
+  claim_copy.spec.selector.reset();
+  claim_copy.spec.data_source.reset();
+  EXPECT_EQ(EncodeJsonText(claim_copy), R"({"metadata":{"name":"c"}})");
 }
 
 TEST(CodecTest, ClaimStorageClassNameAbsentVersusEmpty) {

@@ -732,14 +732,14 @@ struct VolumeResourceRequirements {
 
 struct PersistentVolumeClaimSpec {
   std::vector<std::string> access_modes;
-  std::optional<LabelSelector> selector;
+  Boxed<LabelSelector> selector;  // rarely set: on the heap (api::Boxed)
   VolumeResourceRequirements resources;
   std::string volume_name;
   // Absent and "" mean different things: absent takes the default class, "" asks for none.
   std::optional<std::string> storage_class_name;
   std::optional<std::string> volume_mode;
-  std::optional<TypedLocalObjectReference> data_source;
-  std::optional<TypedObjectReference> data_source_ref;
+  Boxed<TypedLocalObjectReference> data_source;  // the same
+  Boxed<TypedObjectReference> data_source_ref;  // the same
   KVOL_FIELDS(PersistentVolumeClaimSpec) {
     v("accessModes", s.access_modes);
     v("selector", s.selector);
