@@ -1175,6 +1175,12 @@ ApiOr<T> Registry<T>::Create(T obj, std::string_view ns, const WriteOptions& opt
 }
 
 template <class T>
+ApiOr<std::shared_ptr<const T>> Registry<T>::CreateShared(T obj, std::string_view ns,
+                                                          const WriteOptions& opts) {
+  return SharedOf(CreateImpl(std::move(obj), ns, opts));
+}
+
+template <class T>
 ApiOr<T> Registry<T>::Get(std::string_view ns, std::string_view name) {
   auto s = GetStored(ns, name);
   if (!s.ok()) return s.error();

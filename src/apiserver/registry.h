@@ -35,6 +35,9 @@ class Registry final : public Resource {
 
   // ---- typed API (the in-process client) ----
   ApiOr<T> Create(T obj, std::string_view ns, const WriteOptions& opts = {});
+  // Create, answering with the object as the server and its watchers share it (no copy).
+  ApiOr<std::shared_ptr<const T>> CreateShared(T obj, std::string_view ns,
+                                               const WriteOptions& opts = {});
   ApiOr<T> Get(std::string_view ns, std::string_view name);
   ApiOr<T> Update(T obj, bool status = false, const WriteOptions& opts = {});
   // An update of the object and its status in one write, for controllers in the server's

@@ -90,6 +90,14 @@ class Resource {
   virtual ~Resource() = default;
 
   virtual ApiOr<T> Create(const T& obj, const WriteOptions& opts = {}) = 0;
+  // Create, answering with the object shared, as UpdateShared: in process, the very object the
+  // server and its watchers share, so a caller that keeps it, or only looks at it, copies
+  // nothing.
+  virtual ApiOr<std::shared_ptr<const T>> CreateShared(T obj, const WriteOptions& opts = {}) {
+    auto created = Create(obj, opts);
+    if (!created.ok()) return created.error();
+    return std::make_shared<const T>(*std::move(created));
+  }
   virtual ApiOr<T> Get(std::string_view ns, std::string_view name) = 0;
   virtual ApiOr<ObjectList<T>> List(std::string_view ns, const ListOptions& opts = {}) = 0;
   // List, with the objects shared where the transport has them shared (in process).

@@ -140,10 +140,10 @@ void EventRecorder::Write(Pending p) {
   e.reporting_instance = opts_.host;
   const uint64_t nanos = static_cast<uint64_t>(p.when.unix_seconds()) * 1'000'000'000ull +
                          static_cast<uint64_t>(p.when.nanos());
-  ApiOr<api::Event> created = ApiError{};
+  ApiOr<std::shared_ptr<const api::Event>> created = ApiError{};
   for (uint64_t bump = 0; bump < 8; ++bump) {
     e.metadata.name = p.ref.name + "." + Hex(nanos + bump);
-    created = events_.Create(e);
+    created = events_.CreateShared(e);
     if (created.ok() || !api::IsAlreadyExists(created.error())) break;
   }
   if (!created.ok()) {
@@ -151,12 +151,13 @@ void EventRecorder::Write(Pending p) {
               p.reason + "): " + created.error().message);
     return;
   }
+  const api::ObjectMeta& meta = (*created)->metadata;
   if (seen != written_.end()) {
-    seen->second->ns = created->metadata.namespace_;
-    seen->second->name = created->metadata.name;
+    seen->second->ns = meta.namespace_;
+    seen->second->name = meta.name;
     return;
   }
-  lru_.push_front(Written{created->metadata.namespace_, created->metadata.name, 1, p.when, key});
+  lru_.push_front(Written{meta.namespace_, meta.name, 1, p.when, key});
   written_[key] = lru_.begin();
   while (lru_.size() > opts_.cache_size) {
     written_.erase(lru_.back().key);

@@ -549,6 +549,42 @@ contexts:
   EXPECT_FALSE(HttpClient::Create(HttpConfig{.server = "http://127.0.0.1:1"}).ok());
 }
 
+// CreateShared answers as Create does; in process with the object the server shares, so that a
+// list right after hands out that very object, and errors are Create's.
+TEST_P(ResourceTest, CreateSharedAnswersWithTheStoredObject) {
+  auto created = pvs().CreateShared(PV("shared"));
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const api::PersistentVolume& pv = **created;
+  EXPECT_EQ(pv.metadata.name, "shared");
+  EXPECT_EQ(pv.metadata.uid.size(), 36u);
+  EXPECT_FALSE(pv.metadata.resource_version.empty());
+  EXPECT_EQ(pv.spec.persistent_volume_reclaim_policy, "Retain");  // defaulted
+  EXPECT_EQ(pv.metadata.finalizers, std::vector<std::string>{"kubernetes.io/pv-protection"});
+
+  auto got = pvs().Get("", "shared");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(*got, pv);
+
+  auto listed = pvs().ListShared("");
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_EQ(listed->items.size(), 1u);
+  EXPECT_EQ(*listed->items[0], pv);
+  if (GetParam() == "local") {
+    EXPECT_EQ(listed->items[0].get(), created->get());
+  }
+
+  auto again = pvs().CreateShared(PV("shared"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(api::IsAlreadyExists(again.error())) << again.error().reason;
+  api::PersistentVolume bad = PV("bad");
+  bad.spec.capacity.clear();
+  auto invalid = pvs().CreateShared(bad);
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.error().code, 422);
+  EXPECT_NE(invalid.error().message.find("spec.capacity"), std::string::npos)
+      << invalid.error().message;
+}
+
 // Several objects and their status at once: each answered in order as if written alone (a
 // stale one with its conflict), the others written whole; the status alone keeps the object.
 TEST_P(ResourceTest, UpdateSharedManyWritesObjectsWithTheirStatusAnsweringEach) {

@@ -83,6 +83,10 @@ class LocalResource final : public Resource<T> {
   ApiOr<T> Create(const T& obj, const WriteOptions& opts) override {
     return reg_.Create(obj, obj.metadata.namespace_, opts);
   }
+  ApiOr<std::shared_ptr<const T>> CreateShared(T obj, const WriteOptions& opts) override {
+    const std::string ns = obj.metadata.namespace_;
+    return reg_.CreateShared(std::move(obj), ns, opts);
+  }
   ApiOr<T> Get(std::string_view ns, std::string_view name) override {
     return reg_.Get(Namespace(ns), name);
   }

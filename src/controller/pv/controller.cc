@@ -577,7 +577,7 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
   pv.spec.persistent_volume_reclaim_policy = cls.reclaim_policy.value_or("Delete");
   pv.spec.mount_options = cls.mount_options;
   pv.spec.claim_ref = client::ReferenceTo(claim);
-  auto created = client_.resource<PersistentVolume>().Create(pv);
+  auto created = client_.resource<PersistentVolume>().CreateShared(pv);
   if (!created.ok() && !api::IsAlreadyExists(created.error())) {
     Event(claim, "Warning", "ProvisioningFailed",
           "Error creating provisioned PV object for claim " + client::KeyOf(claim) + ": " +
@@ -590,7 +590,7 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     return ApiStatus(created.error());
   }
   if (!created.ok()) return OkStatus();  // made by an earlier attempt
-  auto volume = std::make_shared<const PersistentVolume>(*std::move(created));
+  VolumePtr volume = *std::move(created);
   StoreVolume(volume);
   Event(claim, "Normal", "ProvisioningSucceeded",
         "Successfully provisioned volume " + pv_name + " using " + std::string(provisioner.name()));
