@@ -10,6 +10,9 @@
 //       second. W: the controller's workers per queue (default 4). Without --n: N = 1,000,
 //       10,000, 100,000. Before them, the time from the controller's start until its volume
 //       sync has made all N PVs Available (available_seconds; the same over HTTPS).
+//       With BIND_BENCH_PROGRESS=1, every 250 ms how many claims are created and how many
+//       Bound (on stderr); with BIND_BENCH_MALLOC_STATS=1, glibc's malloc_stats() (memory
+//       each arena holds and has in use) once the PVs are Available and again once all bound.
 //   bind_bench latency [--pvs P] [--claims C]
 //       P Available PVs; once the controller has settled (warm-up claims until ten in a row
 //       bind within 5 ms), C claims created one at a time, each waited for until Bound: p50
@@ -40,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -145,6 +149,10 @@ class BoundWatch {
     want_name_ = name;
     return cv_.wait_for(lock, timeout, [&] { return bound_.count(name) > 0; });
   }
+  size_t Count() {
+    std::lock_guard lock(mu_);
+    return bound_.size();
+  }
   Clock::time_point last() {
     std::lock_guard lock(mu_);
     return last_;
@@ -220,7 +228,7 @@ Setup Start(int pvs, int workers) {
   setup.server = std::move(*s);
   auto& c = setup.server->local();
   Parallel(pvs, 8, [&](int i) {
-    auto r = c.resource<PersistentVolume>().Create(MakePV(i));
+    auto r = c.resource<PersistentVolume>().CreateShared(MakePV(i));
     if (!r.ok()) Die("create PV: " + r.error().message);
   });
   kvol::controller::pv::ControllerOptions co;
@@ -236,21 +244,39 @@ Setup Start(int pvs, int workers) {
 
 void Pairs(int n, int workers, int writers) {
   Setup s = Start(n, workers);
+  const bool malloc_stats_wanted = std::getenv("BIND_BENCH_MALLOC_STATS") != nullptr;
+  if (malloc_stats_wanted) malloc_stats();
   std::printf("pvs=%d available_seconds=%.3f\n", n, s.available_seconds);
   auto& c = s.server->local();
   BoundWatch bound(c);
   Perf("enable");
   const double cpu0 = CpuSeconds();
   const auto start = Clock::now();
+  const bool progress_wanted = std::getenv("BIND_BENCH_PROGRESS") != nullptr;
+  std::atomic<int> made{0};
+  std::atomic<bool> measured{false};
+  std::thread progress([&] {
+    if (!progress_wanted) return;
+    while (!measured) {
+      std::this_thread::sleep_for(250ms);
+      std::fprintf(stderr, "seconds=%.2f created=%d bound=%zu\n",
+                   std::chrono::duration<double>(Clock::now() - start).count(), made.load(),
+                   bound.Count());
+    }
+  });
   Parallel(n, writers, [&](int i) {
-    auto r = c.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
+    auto r = c.resource<PersistentVolumeClaim>().CreateShared(MakeClaim(i));
     if (!r.ok()) Die("create claim: " + r.error().message);
+    if (progress_wanted) made.fetch_add(1, std::memory_order_relaxed);
   });
   const double created = std::chrono::duration<double>(Clock::now() - start).count();
   if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
   const double cpu = CpuSeconds() - cpu0;
+  measured = true;
+  progress.join();
   Perf("disable");
+  if (malloc_stats_wanted) malloc_stats();
   std::printf("pairs=%d workers=%d writers=%d all_created_seconds=%.3f\n", n, workers, writers,
               created);
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
@@ -287,7 +313,7 @@ void Latency(int pvs, int claims) {
     auto claim = MakeClaim(pvs - 1 - warm, "warm-");
     ++warm;
     const auto t0 = Clock::now();
-    if (!c.resource<PersistentVolumeClaim>().Create(claim).ok()) Die("create warm-up claim");
+    if (!c.resource<PersistentVolumeClaim>().CreateShared(claim).ok()) Die("create warm-up claim");
     if (!bound.WaitForName(claim.metadata.name, 30s)) Die("warm-up claim did not bind");
     fast = Clock::now() - t0 < 5ms ? fast + 1 : 0;
   }
@@ -296,7 +322,7 @@ void Latency(int pvs, int claims) {
   for (int i = 0; i < claims; ++i) {
     auto claim = MakeClaim(i, "single-");
     const auto t0 = Clock::now();
-    auto r = c.resource<PersistentVolumeClaim>().Create(claim);
+    auto r = c.resource<PersistentVolumeClaim>().CreateShared(claim);
     if (!r.ok()) Die("create claim: " + r.error().message);
     const double create_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!bound.WaitForName(claim.metadata.name, 30s)) Die("claim did not bind");
