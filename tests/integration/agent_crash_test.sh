@@ -58,7 +58,14 @@ kvol_spawn server --node-name "$NODE" --no-controllers
 # Counted in the shell itself: a process per look (awk, sleep) lets a slow machine mount them all
 # between two looks. And the shell looks from ten nice levels above the agent's threads (the
 # test runs as root): on a loaded machine a shell at the same level was once kept waiting
-# while the agent made all 200.
+# while the agent made all 200. Where there are two CPUs or more, the agent runs on the first
+# only and the shell on the second: beside another test, an agent free to use both CPUs still
+# made all 200 between two looks now and then.
+CPUS=$(nproc)
+if [ "$CPUS" -ge 2 ]; then
+  taskset -a -p -c 0 "$KVOL_PID" >/dev/null
+  taskset -p -c 1 $$ >/dev/null
+fi
 renice -n -10 -p $$ >/dev/null
 deadline=$((SECONDS + 120))
 while [ "$SECONDS" -lt "$deadline" ]; do
@@ -71,6 +78,7 @@ done
 kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 renice -n 0 -p $$ >/dev/null
+[ "$CPUS" -ge 2 ] && taskset -p -c "0-$((CPUS - 1))" $$ >/dev/null
 at_kill=$(mounts_under | wc -l)
 echo "killed with $at_kill of $PODS tmpfs mounts made"
 [ "$at_kill" -lt "$PODS" ] || fail "the kill landed in the middle of mounting (all $PODS were made)"
@@ -83,7 +91,17 @@ expect_eq "every pod has its configMap file" "$PODS" \
   "$(grep -lx fast "$ROOT"/pods/*/volumes/kubernetes.io~configmap/config/mode 2>/dev/null | wc -l)"
 
 kubectl delete pods --all --wait=false >/dev/null
-until_true 60 no_pod_dirs || fail "every pod directory removed: $(ls "$ROOT/pods" | wc -l) left"
+if ! until_true 60 no_pod_dirs; then
+  fail "every pod directory removed: $(ls "$ROOT/pods" | wc -l) left"
+  # What is left of each, and what the agent said about it.
+  for dir in "$ROOT"/pods/*; do
+    uid=$(basename "$dir")
+    echo "left: pod $uid"
+    find "$dir" -maxdepth 5 | sed 's/^/  /' | head -20
+    kubectl get pods -o jsonpath="{range .items[?(@.metadata.uid==\"$uid\")]}  object: {.metadata.name} deletionTimestamp={.metadata.deletionTimestamp} phase={.status.phase}{\"\\n\"}{end}"
+    grep -h "$uid" "$WORK"/*.log | tail -10 | sed 's/^/  log: /'
+  done
+fi
 expect_eq "no mount leaked" "0" "$(mounts_under | wc -l)"
 
 finish
