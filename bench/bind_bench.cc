@@ -255,15 +255,17 @@ void Pairs(int n, int workers, int writers) {
   const bool progress_wanted = std::getenv("BIND_BENCH_PROGRESS") != nullptr;
   std::atomic<int> made{0};
   std::atomic<bool> measured{false};
-  std::thread progress([&] {
-    if (!progress_wanted) return;
-    while (!measured) {
-      std::this_thread::sleep_for(250ms);
-      std::fprintf(stderr, "seconds=%.2f created=%d bound=%zu\n",
-                   std::chrono::duration<double>(Clock::now() - start).count(), made.load(),
-                   bound.Count());
-    }
-  });
+  std::thread progress;
+  if (progress_wanted) {
+    progress = std::thread([&] {
+      while (!measured) {
+        std::this_thread::sleep_for(250ms);
+        std::fprintf(stderr, "seconds=%.2f created=%d bound=%zu\n",
+                     std::chrono::duration<double>(Clock::now() - start).count(), made.load(),
+                     bound.Count());
+      }
+    });
+  }
   Parallel(n, writers, [&](int i) {
     auto r = c.resource<PersistentVolumeClaim>().CreateShared(MakeClaim(i));
     if (!r.ok()) Die("create claim: " + r.error().message);
@@ -274,7 +276,7 @@ void Pairs(int n, int workers, int writers) {
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
   const double cpu = CpuSeconds() - cpu0;
   measured = true;
-  progress.join();
+  if (progress.joinable()) progress.join();
   Perf("disable");
   if (malloc_stats_wanted) malloc_stats();
   std::printf("pairs=%d workers=%d writers=%d all_created_seconds=%.3f\n", n, workers, writers,
