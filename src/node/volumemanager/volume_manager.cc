@@ -173,7 +173,10 @@ void VolumeManager::Loop() {
       kicked_ = false;
       const bool resync = now >= next_resync;
       lock.unlock();
-      if (resync) VerifyActualState();
+      if (resync) {
+        VerifyActualState();
+        AddPodDirsAsOrphanCandidates();
+      }
       ReconcileOnce();
       lock.lock();
       if (now >= next_resync) next_resync = now + options_.resync;
@@ -645,24 +648,22 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
   std::vector<std::string> gone;
   {
     std::lock_guard lock(mu_);
-    for (auto it = orphan_candidates_.begin(); it != orphan_candidates_.end();) {
-      const std::string& uid = *it;
-      if (desired.count(uid)) {
-        it = orphan_candidates_.erase(it);  // a pod needs it after all
-        continue;
-      }
+    for (const std::string& uid : orphan_candidates_) {
+      // A pod that needs its directory keeps it, and stays a candidate: when it goes there
+      // may be nothing left to tear down that would name it again.
+      if (desired.count(uid)) continue;
       // Nothing of the pod's may still be recorded or in flight (a set-up still mounting).
       const bool busy = std::any_of(actual_.begin(), actual_.end(),
                                     [&](const auto& kv) { return kv.second.pod_uid == uid; }) ||
                         executor_->AnyPending(uid + "/") || ContainersAlive(uid);
       if (!busy) gone.push_back(uid);
-      ++it;
     }
   }
   for (const auto& uid : gone) {
     const std::string dir = volume::layout::PodDir(options_.root_dir, uid);
     auto mounted = volume::util::HasMountsBelow(host_.mounter(), dir);
     if (!mounted.ok() || *mounted) {
+      // Looked at again at the next resync.
       log::Warn("orphaned pod directory " + dir + " still has mounts; left in place");
     } else if (Status s = volume::util::RemoveAllOnOneDevice(dir); !s.ok()) {
       log::Warn("removing orphaned pod directory " + dir + ": " + s.message());
@@ -671,6 +672,17 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
     orphan_candidates_.erase(uid);
   }
   if (!gone.empty() && options_.on_pod_cleaned_up) options_.on_pod_cleaned_up();
+}
+
+void VolumeManager::AddPodDirsAsOrphanCandidates() {
+  std::error_code ec;
+  std::vector<std::string> uids;
+  const fs::path pods = fs::path(options_.root_dir) / "pods";
+  for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
+    uids.push_back(p->path().filename().string());
+  }
+  std::lock_guard lock(mu_);
+  orphan_candidates_.insert(uids.begin(), uids.end());
 }
 
 void VolumeManager::Reconstruct() {

@@ -6,7 +6,8 @@
 // set-ups. It runs when something changes (Kick: a pod, claim, volume, ConfigMap or Secret
 // event, or a finished operation), when a backoff or mount deadline passes, and at a slow
 // resync, which also checks with one read of the mount table that what was set up is still
-// there (and sets up again what drifted); with nothing changing it does no other work. Block
+// there (and sets up again what drifted) and removes any pod directory no pod needs; with
+// nothing changing it does no other work. Block
 // volumes (volumeMode Block) are mapped for the pod instead of mounted. Attachable volumes are
 // attached to the node first (as kubelet does when no controller manages the node's
 // attachments) and detached after; devices a plugin mounts once per node are mounted before,
@@ -123,6 +124,9 @@ class VolumeManager {
   // At each resync: volumes and devices that are no longer where SetUp put them (unmounted
   // behind the agent's back) become uncertain, so the reconciler sets them up again.
   void VerifyActualState();
+  // At each resync too: every pod directory on disk is a candidate for removal, so one that
+  // no event named (or whose removal was put off) still goes once no pod needs it.
+  void AddPodDirsAsOrphanCandidates();
   void Reconstruct();
   // Starts set-ups and tear-downs; returns the pods' readiness to write.
   void StartOperations(const std::map<std::string, DesiredPod>& desired);
@@ -165,7 +169,9 @@ class VolumeManager {
   // guarded by mu_, by unique name: the size each volume's filesystem was grown to
   std::map<std::string, int64_t> fs_resized_;
   std::map<std::string, DesiredPod> desired_;    // guarded by mu_, by pod uid (last populated)
-  std::set<std::string> orphan_candidates_;      // guarded by mu_: pod uids whose dir may go
+  // guarded by mu_: pod uids whose directory may go once no pod needs it; a uid stays until
+  // its directory is removed (or found to have mounts still, until the next resync).
+  std::set<std::string> orphan_candidates_;
 
   // Reconciler thread only.
   struct PodReport {

@@ -561,6 +561,50 @@ TEST_F(VolumeManagerTest, ResyncSetsUpAgainWhatWasUnmountedBehindItsBack) {
   EXPECT_TRUE(Eventually([&] { return fs::is_directory(cache); }));
 }
 
+TEST_F(VolumeManagerTest, APodDirectoryFoundAtStartGoesWhenItsPodGoesLater) {
+  // On disk before start: the directory of a pod that still exists, with nothing in it to
+  // tear down. The pod needs it at first; when the pod goes, so does the directory.
+  const std::string pod_dir = host_.root() + "/pods/uid-web";
+  fs::create_directories(pod_dir);
+  std::ofstream(pod_dir + "/left-by-a-crash") << "x";
+  PutPod(PodWith("web", {}));
+  StartManager();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  EXPECT_TRUE(fs::exists(pod_dir)) << "a pod that exists keeps its directory";
+  RemovePod("web");
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(pod_dir); }));
+}
+
+TEST_F(VolumeManagerTest, ResyncRemovesPodDirectoriesNoEventNamed) {
+  PutPod(PodWith("web", {EmptyDir("shm", "Memory")}));
+  Options o;
+  o.resync = 60s;
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("web") == "True"; }));
+  // Made behind the manager's back: a stray pod directory, and one with a mount still in it.
+  const std::string stray = host_.root() + "/pods/uid-stray";
+  const std::string mounted = Dir("busy", plugins::kEmptyDir, "shm");
+  fs::create_directories(stray + "/volumes/kubernetes.io~empty-dir/cache");
+  std::ofstream(stray + "/volumes/kubernetes.io~empty-dir/cache/data") << "x";
+  fs::create_directories(mounted);
+  os::MountPoint m;
+  m.path = mounted;
+  m.type = "tmpfs";
+  host_.fake_mounter().AddMountForTest(m);
+  vm_->Kick();  // an event alone does not look at the disk
+  std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(fs::exists(stray));
+  clock_.Advance(61s);  // the resync does
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(stray); }));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(fs::exists(mounted)) << "a directory with a mount in it is left in place";
+  EXPECT_TRUE(fs::exists(Dir("web", plugins::kEmptyDir, "shm"))) << "a pod that exists keeps it";
+  ASSERT_TRUE(host_.fake_mounter().Unmount(mounted).ok());
+  clock_.Advance(61s);  // and looks again at the next one
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(host_.root() + "/pods/uid-busy"); }));
+  EXPECT_TRUE(*host_.fake_mounter().IsMountPoint(Dir("web", plugins::kEmptyDir, "shm")));
+}
+
 TEST_F(VolumeManagerTest, SubPathsResolveInsideTheirVolumeOrThePodWaits) {
   api::Pod ok = PodWith("ok", {EmptyDir("cache")});
   ok.spec.containers[0].volume_mounts.push_back({"cache", false, "/var/cache", "nginx/tmp"});
