@@ -95,7 +95,6 @@ StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
   api::FieldErrors errs;
   T obj = api::DecodeStruct<T>(*j, &errs);
   CachedObject c;
-  c.key = kv.key;
   c.ns = obj.metadata.namespace_;
   c.name = obj.metadata.name;
   c.json = kv.value;
@@ -105,8 +104,8 @@ StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
   return c;
 }
 
-// What the watch cache keeps of an object about to be written (key, json and rev are the
-// cache's to fill in).
+// What the watch cache keeps of an object about to be written (json and rev are the cache's
+// to fill in).
 template <class T>
 CachedObject IndexTyped(const T& obj) {
   CachedObject c;

@@ -90,16 +90,17 @@ void WatchCache::Unprime(const store::Value& value) {
   if (primable_) value->primed.reset();
 }
 
-StatusOr<CachedObject> WatchCache::Index(const store::KeyValue& kv) {
+StatusOr<std::shared_ptr<CachedObject>> WatchCache::Index(const store::KeyValue& kv) {
   if (primable_ && kv.value && kv.value->primed) {
-    CachedObject c = std::move(
-        *std::static_pointer_cast<CachedObject>(std::exchange(kv.value->primed, nullptr)));
-    c.key = kv.key;
-    c.json = kv.value;
-    c.rev = kv.mod_revision;
+    // Taken once: the cache is its only owner from here.
+    auto c = std::static_pointer_cast<CachedObject>(std::exchange(kv.value->primed, nullptr));
+    c->json = kv.value;
+    c->rev = kv.mod_revision;
     return c;
   }
-  return indexer_(kv);
+  auto c = indexer_(kv);
+  if (!c.ok()) return c.status();
+  return std::make_shared<CachedObject>(*std::move(c));
 }
 
 WatchCache::~WatchCache() { Stop(); }
@@ -111,7 +112,7 @@ Status WatchCache::Relist() {
   for (const auto& kv : r->kvs) {
     auto obj = Index(kv);
     if (!obj.ok()) continue;  // unreadable objects are left out of lists, not fatal
-    items.emplace(kv.key, std::make_shared<const CachedObject>(std::move(*obj)));
+    items.emplace(kv.key, *std::move(obj));
   }
   auto w = store_.Watch(prefix_, r->revision);
   if (!w.ok()) return w.status();
@@ -196,7 +197,7 @@ void WatchCache::Pump() {
 
 void WatchCache::Apply(const std::vector<store::Event>& events) {
   // Parse outside the lock: lists and watchers are not held up by it.
-  std::vector<StatusOr<CachedObject>> indexed;
+  std::vector<StatusOr<std::shared_ptr<CachedObject>>> indexed;
   indexed.reserve(events.size());
   for (const auto& e : events) {
     if (e.type == store::Event::Type::kDeleted) {
@@ -235,7 +236,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events) {
           continue;
         }
         ce.type = prev ? CacheEvent::Type::kModified : CacheEvent::Type::kAdded;
-        ce.object = std::make_shared<const CachedObject>(std::move(*obj));
+        ce.object = *std::move(obj);
         if (found) {
           it->second = ce.object;
         } else {

@@ -20,7 +20,6 @@
 namespace kvol::apiserver {
 
 struct CachedObject {
-  std::string key;
   std::string ns;
   std::string name;
   store::Value json;  // as stored: without metadata.resourceVersion
@@ -96,8 +95,8 @@ class WatchCache {
   Status Relist();
   void Pump();
   void Apply(const std::vector<store::Event>& events);
-  // The cached form of a written value: primed, or parsed.
-  StatusOr<CachedObject> Index(const store::KeyValue& kv);
+  // The cached form of a written value: primed (the writer's own allocation), or parsed.
+  StatusOr<std::shared_ptr<CachedObject>> Index(const store::KeyValue& kv);
   void Publish(const std::vector<CacheEvent>& events, const std::vector<CachedPtr>& prevs);
   void AdvanceWatchers();
 
