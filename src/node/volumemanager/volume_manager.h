@@ -7,13 +7,13 @@
 // event, or a finished operation), when a backoff or mount deadline passes, and at a slow
 // resync, which also checks with one read of the mount table that what was set up is still
 // there (and sets up again what drifted) and removes any pod directory no pod needs; with
-// nothing changing it does no other work. Block
-// volumes (volumeMode Block) are mapped for the pod instead of mounted. Attachable volumes are
-// attached to the node first (as kubelet does when no controller manages the node's
-// attachments) and detached after; devices a plugin mounts once per node are mounted before,
-// and unmounted after, the pods that use them. On start it reconstructs the actual state from
-// the pod directories, the device mounts and the attachment records, so a restart remounts
-// nothing that is already right and removes only what no pod needs.
+// nothing changing it does no other work. Block volumes (volumeMode Block) are mapped for the
+// pod instead of mounted. Attachable volumes are attached to the node first (as kubelet does
+// when no controller manages the node's attachments) and detached after; devices a plugin
+// mounts once per node are mounted before, and unmounted after, the pods that use them. On
+// start it reconstructs the actual state from the pod directories, the device mounts and the
+// attachment records, so a restart remounts nothing that is already right and removes only
+// what no pod needs.
 //
 // A claim whose volume has grown (FileSystemResizePending) has its filesystem grown once the
 // volume is set up (NodeExpandableVolumePlugin), and then the new capacity.
