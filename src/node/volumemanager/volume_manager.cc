@@ -716,8 +716,8 @@ void VolumeManager::Reconstruct() {
     }
   };
   for (fs::directory_iterator p(pods, ec), end; !ec && p != end; p.increment(ec)) {
+    // Each directory also becomes a removal candidate, at the loop's first pass (a resync).
     const std::string uid = p->path().filename().string();
-    orphan_candidates_.insert(uid);
     scan(uid, p->path() / "volumeDevices", true);
     scan(uid, p->path() / "volumes", false);
   }
