@@ -7,6 +7,10 @@
 
 namespace kvol::api {
 
+std::string_view KindInfo::ShortName() const {
+  return short_names.empty() ? singular : short_names.front();
+}
+
 std::string KindInfo::ApiVersion() const {
   if (group.empty()) return std::string(version);
   return std::string(group) + "/" + std::string(version);

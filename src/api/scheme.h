@@ -28,6 +28,8 @@ struct KindInfo {
   bool in_category_all = false;  // listed by `kubectl get all`
 
   std::string ApiVersion() const;  // "v1", "storage.k8s.io/v1"
+  // The first short name, else the singular: "pv", "volumeattachment".
+  std::string_view ShortName() const;
 };
 
 using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVolumeClaim,

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "apiserver/tls_stream.h"
+#include "base/thread.h"
 
 namespace kvol::apiserver {
 
@@ -239,6 +240,7 @@ struct HttpServer::Impl {
       conn->fd = sock.native_handle();
       conn->deadline = DeadlineAfter(opts.handshake_timeout);
       conn->thread = std::thread([this, conn, s = std::move(sock)]() mutable {
+        SetThreadName("http-conn");
         Serve(std::move(s), *conn);
         std::lock_guard l(mu);
         conn->done = true;
@@ -367,8 +369,14 @@ Status HttpServer::Start() {
   im.acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec) return UnavailableError("listen: " + ec.message());
   port_ = im.acceptor->local_endpoint().port();
-  im.accept_thread = std::thread([this] { impl_->AcceptLoop(); });
-  im.watchdog = std::thread([this] { impl_->WatchdogLoop(); });
+  im.accept_thread = std::thread([this] {
+    SetThreadName("http-accept");
+    impl_->AcceptLoop();
+  });
+  im.watchdog = std::thread([this] {
+    SetThreadName("http-watchdog");
+    impl_->WatchdogLoop();
+  });
   return OkStatus();
 }
 

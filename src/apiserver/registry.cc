@@ -192,7 +192,9 @@ std::string StoredObject::Json() const { return WithResourceVersion(*json, rev);
 template <class T>
 Registry<T>::Registry(store::Store& store, os::Clock& clock, Cluster& cluster)
     : store_(store), clock_(clock), cluster_(cluster), memo_owner_(store::NewMemoOwner()) {
-  cache_ = std::make_unique<WatchCache>(store_, StoragePrefix(info()), IndexObject<T>);
+  cache_ = std::make_unique<WatchCache>(store_, StoragePrefix(info()), IndexObject<T>,
+                                        WatchCache::kDefaultHistory,
+                                        "watch-" + std::string(info().ShortName()));
 }
 
 template <class T>

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/thread.h"
+
 namespace kvol::apiserver {
 
 using namespace std::chrono_literals;
@@ -78,9 +80,11 @@ class WatchCache::Handle final : public CacheWatch {
   store::Revision delivered_ = 0;
 };
 
-WatchCache::WatchCache(store::Store& store, std::string prefix, Indexer indexer, size_t history)
+WatchCache::WatchCache(store::Store& store, std::string prefix, Indexer indexer, size_t history,
+                       std::string thread_name)
     : store_(store), prefix_(std::move(prefix)), indexer_(std::move(indexer)),
-      history_limit_(history), primable_(store.WatchSharesValues()) {}
+      history_limit_(history), thread_name_(std::move(thread_name)),
+      primable_(store.WatchSharesValues()) {}
 
 void WatchCache::Prime(const store::Value& value, CachedObject indexed) {
   if (primable_) value->primed = std::make_shared<CachedObject>(std::move(indexed));
@@ -161,6 +165,7 @@ void WatchCache::Stop() {
 }
 
 void WatchCache::Pump() {
+  SetThreadName(thread_name_);
   while (true) {
     store::Watch* w;
     {

@@ -61,7 +61,11 @@ class WatchCache {
   // Turns a stored key-value into a cached object (decoding what selectors need).
   using Indexer = std::function<StatusOr<CachedObject>(const store::KeyValue&)>;
 
-  WatchCache(store::Store& store, std::string prefix, Indexer indexer, size_t history = 50'000);
+  static constexpr size_t kDefaultHistory = 50'000;  // events kept for watches that resume
+
+  // `thread_name` names the thread that follows the store (base/thread.h).
+  WatchCache(store::Store& store, std::string prefix, Indexer indexer,
+             size_t history = kDefaultHistory, std::string thread_name = "watch-cache");
   ~WatchCache();
 
   // Lists the store and starts following it.
@@ -104,6 +108,7 @@ class WatchCache {
   const std::string prefix_;
   const Indexer indexer_;
   const size_t history_limit_;
+  const std::string thread_name_;
 
   std::mutex mu_;
   std::condition_variable fresh_cv_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/log.h"
+#include "base/thread.h"
 
 namespace kvol::client {
 namespace {
@@ -26,7 +27,10 @@ std::string Hex(uint64_t v) {
 EventRecorder::EventRecorder(Resource<api::Event>& events, EventRecorderOptions opts,
                              os::Clock& clock)
     : events_(events), opts_(std::move(opts)), clock_(clock) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("events");
+    Run();
+  });
 }
 
 EventRecorder::~EventRecorder() {

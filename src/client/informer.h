@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "client/client.h"
 #include "os/clock.h"
 
@@ -237,6 +238,7 @@ class Informer : public InformerBase {
   }
 
   void Run() {
+    SetThreadName("informer-" + std::string(api::KindInfoOf<T>().ShortName()));
     const std::string_view kind = api::KindInfoOf<T>().resource;
     std::mt19937 rng(std::random_device{}());
     std::chrono::milliseconds backoff{0};

@@ -2,6 +2,7 @@
 #include "client/leader_election.h"
 
 #include "base/log.h"
+#include "base/thread.h"
 
 namespace kvol::client {
 
@@ -15,7 +16,10 @@ void LeaderElector::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetThreadName("leader-elect");
+    Run();
+  });
 }
 
 void LeaderElector::Stop() {

@@ -1,6 +1,7 @@
 #include "controller/manager.h"
 
 #include "base/log.h"
+#include "base/thread.h"
 
 namespace kvol::controller {
 
@@ -35,6 +36,7 @@ void Manager::Lead() {
   std::lock_guard lock(mu_);
   // Starting waits for caches to fill: off the elector's thread, which must keep renewing.
   starter_ = std::thread([this] {
+    SetThreadName("ctrl-start");
     // One informer per kind for all of them: the process's, or the manager's own for this term
     // (destroyed after the controllers, which remove their handlers when they stop).
     std::unique_ptr<client::SharedInformers> own;

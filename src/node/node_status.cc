@@ -3,6 +3,7 @@
 
 #include "api/api_error.h"
 #include "base/log.h"
+#include "base/thread.h"
 
 namespace kvol::node {
 namespace {
@@ -64,7 +65,10 @@ api::Node NodeStatusManager::Describe() const {
 Status NodeStatusManager::Start() {
   Status s = SyncOnce();
   if (!s.ok()) return s.Annotate("registering node " + options_.node_name);
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("node-status");
+    Loop();
+  });
   return OkStatus();
 }
 

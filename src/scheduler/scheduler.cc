@@ -5,6 +5,7 @@
 #include "api/node_selector.h"
 #include "api/pod_status.h"
 #include "api/well_known.h"
+#include "base/thread.h"
 #include "client/event_recorder.h"
 #include "controller/util/worker.h"
 
@@ -322,10 +323,12 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
     return UnavailableError("scheduler: caches did not fill in time");
   }
   threads_.emplace_back([this] {
+    SetThreadName("scheduler");
     controller::RunWorker(*queue_, [this](const std::string& key) { return SyncPod(key); },
                           "scheduler");
   });
   threads_.emplace_back([this] {
+    SetThreadName("sched-retry");
     std::unique_lock lock(stop_mu_);
     while (!stopping_) {
       options_.clock->WaitFor(stop_cv_, lock, options_.retry_unschedulable);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/thread.h"
 #include "store/proto/etcd.grpc.pb.h"
 
 namespace kvol::store {
@@ -74,7 +75,10 @@ class EtcdWatch final : public Watch {
       std::lock_guard w(write_mu_);
       if (!stream_->Write(req)) return UnavailableError("etcd watch: stream closed");
     }
-    reader_ = std::thread([this] { ReadLoop(); });
+    reader_ = std::thread([this] {
+      SetThreadName("etcd-watch");
+      ReadLoop();
+    });
     std::unique_lock lock(mu_);
     if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                       [&] { return created_ || !error_.ok(); })) {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "store/mvcc.h"
 #include "store/sqlite_vfs.h"
 
@@ -394,7 +395,7 @@ std::vector<StatusOr<Revision>> SqliteStore::WriteMany(std::vector<Write> writes
 }
 
 void SqliteStore::CommitLoop() {
-  pthread_setname_np(pthread_self(), "kvol-committer");
+  SetThreadName("kvol-committer");
   if (opts_.committer_nice_offset != 0) {
     // Relative to the nice value it started with (the opening thread's), so that it is never
     // set below the threads it serves.
@@ -623,7 +624,7 @@ void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
 }
 
 void SqliteStore::ReleaseLoop() {
-  pthread_setname_np(pthread_self(), "kvol-release");
+  SetThreadName("kvol-release");
   std::unique_lock lock(release_mu_);
   while (true) {
     release_cv_.wait(lock, [&] { return release_stop_ || !to_release_.empty(); });

@@ -4,6 +4,7 @@
 
 #include "api/pod_status.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::expand {
@@ -217,7 +218,10 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     return c ? SyncClaim(*c) : OkStatus();
   };
   for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync] { RunWorker(*queue_, sync, "volume_expand"); });
+    threads_.emplace_back([this, sync] {
+      SetThreadName("volume-expand");
+      RunWorker(*queue_, sync, "volume_expand");
+    });
   }
   return OkStatus();
 }

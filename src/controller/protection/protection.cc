@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/well_known.h"
+#include "base/thread.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::protection {
@@ -132,10 +133,14 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     return v ? SyncVolume(*v) : OkStatus();
   };
   for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back(
-        [this, sync_claim] { RunWorker(*claim_queue_, sync_claim, "pvc-protection-controller"); });
-    threads_.emplace_back(
-        [this, sync_volume] { RunWorker(*volume_queue_, sync_volume, "pv-protection-controller"); });
+    threads_.emplace_back([this, sync_claim] {
+      SetThreadName("pvc-protection");
+      RunWorker(*claim_queue_, sync_claim, "pvc-protection-controller");
+    });
+    threads_.emplace_back([this, sync_volume] {
+      SetThreadName("pv-protection");
+      RunWorker(*volume_queue_, sync_volume, "pv-protection-controller");
+    });
   }
   return OkStatus();
 }

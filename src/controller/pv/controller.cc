@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api/well_known.h"
+#include "base/thread.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::pv {
@@ -1039,10 +1040,12 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   };
   for (int i = 0; i < options_.workers; ++i) {
     threads_.emplace_back([this, sync_claims] {
+      SetThreadName("pv-claim");
       RunBatchWorker(*claim_queue_, options_.claim_batch, sync_claims,
                      "persistentvolume-controller: claim");
     });
     threads_.emplace_back([this, sync_volumes] {
+      SetThreadName("pv-volume");
       RunBatchWorker(*volume_queue_, options_.volume_batch, sync_volumes,
                      "persistentvolume-controller: volume");
     });
@@ -1050,6 +1053,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   // Resync: every object again, periodically, fed to the queues in 100 slices over half the
   // period, so that a large cluster's resync does not stand in front of new claims all at once.
   threads_.emplace_back([this] {
+    SetThreadName("pv-resync");
     std::unique_lock lock(stop_mu_);
     while (!stopping_) {
       options_.clock->WaitFor(stop_cv_, lock, options_.resync);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::workload {
@@ -74,6 +75,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   }
   for (int i = 0; i < options_.workers; ++i) {
     threads_.emplace_back([this] {
+      SetThreadName("workload");
       RunWorker(
           *queue_, [this](const std::string& key) { return Sync(key); }, "workload-controller");
     });

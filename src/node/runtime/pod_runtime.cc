@@ -16,6 +16,7 @@
 #include "api/codec.h"
 #include "api/pod_status.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/exec.h"
 #include "volume/plugin.h"
@@ -132,7 +133,10 @@ Status PodRuntime::Start() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return InternalError(std::string("eventfd: ") + std::strerror(errno));
   Adopt();
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("pod-runtime");
+    Loop();
+  });
   return OkStatus();
 }
 

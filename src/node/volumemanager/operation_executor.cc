@@ -1,5 +1,6 @@
 // The operation executor: workers on demand, one operation per key, per-key backoff.
 #include "node/volumemanager/operation_executor.h"
+#include "base/thread.h"
 
 namespace kvol::node::volumemanager {
 
@@ -34,7 +35,10 @@ bool OperationExecutor::Run(const std::string& key, std::function<Status()> op,
   if (active_ < options_.max_threads) {
     ++active_;
     const uint64_t id = next_id_++;
-    threads_.emplace(id, std::thread([this, id] { Work(id); }));
+    threads_.emplace(id, std::thread([this, id] {
+      SetThreadName("volume-op");
+      Work(id);
+    }));
   }
   return true;
 }

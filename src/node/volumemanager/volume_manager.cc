@@ -7,6 +7,7 @@
 #include "api/pod_status.h"
 #include "api/well_known.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "os/files.h"
 #include "volume/util/cleanup.h"
 #include "volume/util/subpath.h"
@@ -70,7 +71,10 @@ Status VolumeManager::Start() {
   fs::permissions(options_.root_dir, fs::perms(0750), ec);
   fs::permissions(options_.root_dir + "/pods", fs::perms(0750), ec);
   Reconstruct();
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("volume-manager");
+    Loop();
+  });
   return OkStatus();
 }
 
