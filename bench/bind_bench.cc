@@ -9,7 +9,8 @@
 //       the time from the first claim created until every claim is Bound, and binds per
 //       second. W: the controller's workers per queue (default 4). Without --n: N = 1,000,
 //       10,000, 100,000. Before them, the time from the controller's start until its volume
-//       sync has made all N PVs Available (available_seconds; the same over HTTPS).
+//       sync has made all N PVs Available (available_seconds; the same over HTTPS). Then the
+//       CPU per bind by kind of thread (the threads' names: pv-claim, kvol-committer, ...).
 //       With BIND_BENCH_PROGRESS=1, every 250 ms how many claims are created and how many
 //       Bound (on stderr); with BIND_BENCH_MALLOC_STATS=1, glibc's malloc_stats() (memory
 //       each arena holds and has in use) once the PVs are Available and again once all bound.
@@ -36,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -117,6 +119,55 @@ double CpuSecondsOf(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds each of this process's threads has used so far, by thread id, with its name.
+struct ThreadCpu {
+  std::string name;
+  double seconds = 0;
+};
+std::map<std::string, ThreadCpu> CpuByThread() {
+  std::map<std::string, ThreadCpu> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    }
+    out[task.path().filename()] = {stat.substr(open + 1, close - open - 1),
+                                   ticks / static_cast<double>(sysconf(_SC_CLK_TCK))};
+  }
+  return out;
+}
+
+// Prints the CPU per bind of each kind of thread (by name: "pv-claim", "kvol-committer",
+// "watch-pvc", ...) between two CpuByThread readings, most first. Threads that ended in between
+// (the claim writers) are what the process used beyond the threads still there.
+void PrintCpuByThread(const char* figure, int n, const std::map<std::string, ThreadCpu>& before,
+                      const std::map<std::string, ThreadCpu>& after, double process_seconds) {
+  std::map<std::string, double> by_name;
+  double counted = 0;
+  for (const auto& [tid, t] : after) {
+    auto was = before.find(tid);
+    const double used = t.seconds - (was != before.end() ? was->second.seconds : 0);
+    by_name[t.name] += used;
+    counted += used;
+  }
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [name, secs] : by_name) sorted.emplace_back(secs, name);
+  sorted.emplace_back(std::max(0.0, process_seconds - counted), "(ended: writers)");
+  std::sort(sorted.rbegin(), sorted.rend());
+  for (const auto& [secs, name] : sorted) {
+    if (secs * 1e6 / n < 0.5) continue;
+    std::printf("%s=%d threads=%s cpu_us_per_bind=%.0f\n", figure, n, name.c_str(),
+                secs * 1e6 / n);
+  }
 }
 
 // With BIND_BENCH_PERF_CTL=FIFO (perf record --control=fifo:FIFO -D -1, with -a for the
@@ -251,6 +302,7 @@ void Pairs(int n, int workers, int writers) {
   BoundWatch bound(c);
   Perf("enable");
   const double cpu0 = CpuSeconds();
+  const auto threads0 = CpuByThread();
   const auto start = Clock::now();
   const bool progress_wanted = std::getenv("BIND_BENCH_PROGRESS") != nullptr;
   std::atomic<int> made{0};
@@ -275,6 +327,7 @@ void Pairs(int n, int workers, int writers) {
   if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
   const double cpu = CpuSeconds() - cpu0;
+  const auto threads1 = CpuByThread();
   measured = true;
   if (progress.joinable()) progress.join();
   Perf("disable");
@@ -284,6 +337,7 @@ void Pairs(int n, int workers, int writers) {
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
   std::printf("pairs=%d workers=%d cpu_us_per_bind=%.0f\n", n, workers, cpu * 1e6 / n);
+  PrintCpuByThread("pairs", n, threads0, threads1, cpu);
   std::fflush(stdout);
   s.controller->Stop();
 }
