@@ -26,7 +26,8 @@
 //       `PATH controller-manager` as two processes: the controller reads and writes over HTTPS,
 //       and so do the bench's C writers (default 64, as in process). The PVs are created by
 //       as many writers, so each claim writer finds a connection open and no TLS handshake
-//       falls inside the measured interval.
+//       falls inside the measured interval. CPU per bind of each process, and of each kind of
+//       thread in the server and the controller-manager.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -121,15 +122,17 @@ double CpuSecondsOf(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-// CPU seconds each of this process's threads has used so far, by thread id, with its name.
+// CPU seconds each thread of a process (this one by default) has used so far, by thread id,
+// with the thread's name.
 struct ThreadCpu {
   std::string name;
   double seconds = 0;
 };
-std::map<std::string, ThreadCpu> CpuByThread() {
+std::map<std::string, ThreadCpu> CpuByThread(const std::string& pid = "self") {
   std::map<std::string, ThreadCpu> out;
   std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
     std::ifstream in(task.path() / "stat");
     std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const size_t open = stat.find('('), close = stat.rfind(')');
@@ -147,10 +150,13 @@ std::map<std::string, ThreadCpu> CpuByThread() {
 }
 
 // Prints the CPU per bind of each kind of thread (by name: "pv-claim", "kvol-committer",
-// "watch-pvc", ...) between two CpuByThread readings, most first. Threads that ended in between
-// (the claim writers) are what the process used beyond the threads still there.
-void PrintCpuByThread(const char* figure, int n, const std::map<std::string, ThreadCpu>& before,
-                      const std::map<std::string, ThreadCpu>& after, double process_seconds) {
+// "watch-pvc", ...) between two CpuByThread readings, most first; `figure` starts each line.
+// Threads that ended in between are what the process used beyond the threads still there (in
+// process, the claim writers).
+void PrintCpuByThread(const std::string& figure, int n,
+                      const std::map<std::string, ThreadCpu>& before,
+                      const std::map<std::string, ThreadCpu>& after, double process_seconds,
+                      const char* ended) {
   std::map<std::string, double> by_name;
   double counted = 0;
   for (const auto& [tid, t] : after) {
@@ -161,11 +167,11 @@ void PrintCpuByThread(const char* figure, int n, const std::map<std::string, Thr
   }
   std::vector<std::pair<double, std::string>> sorted;
   for (const auto& [name, secs] : by_name) sorted.emplace_back(secs, name);
-  sorted.emplace_back(std::max(0.0, process_seconds - counted), "(ended: writers)");
+  sorted.emplace_back(std::max(0.0, process_seconds - counted), ended);
   std::sort(sorted.rbegin(), sorted.rend());
   for (const auto& [secs, name] : sorted) {
     if (secs * 1e6 / n < 0.5) continue;
-    std::printf("%s=%d threads=%s cpu_us_per_bind=%.0f\n", figure, n, name.c_str(),
+    std::printf("%s threads=%s cpu_us_per_bind=%.0f\n", figure.c_str(), name.c_str(),
                 secs * 1e6 / n);
   }
 }
@@ -337,7 +343,7 @@ void Pairs(int n, int workers, int writers) {
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
   std::printf("pairs=%d workers=%d cpu_us_per_bind=%.0f\n", n, workers, cpu * 1e6 / n);
-  PrintCpuByThread("pairs", n, threads0, threads1, cpu);
+  PrintCpuByThread("pairs=" + std::to_string(n), n, threads0, threads1, cpu, "(ended: writers)");
   std::fflush(stdout);
   s.controller->Stop();
 }
@@ -431,11 +437,16 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
   std::printf("https_pvs=%d available_seconds=%.3f\n", n,
               std::chrono::duration<double>(Clock::now() - cm_started).count());
   double created = 0, secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
+  const std::string server_pid = std::to_string((*server)->pid());
+  const std::string cm_pid = std::to_string((*cm)->pid());
+  std::map<std::string, ThreadCpu> server_threads[2], cm_threads[2];
   {
     BoundWatch bound(client);
     Perf("enable");
     const double server0 = CpuSecondsOf((*server)->pid()), cm0 = CpuSecondsOf((*cm)->pid());
     const double bench0 = CpuSeconds();
+    server_threads[0] = CpuByThread(server_pid);
+    cm_threads[0] = CpuByThread(cm_pid);
     const auto start = Clock::now();
     Parallel(n, writers, [&](int i) {
       auto r = client.resource<PersistentVolumeClaim>().Create(MakeClaim(i));
@@ -446,6 +457,8 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
     secs = std::chrono::duration<double>(bound.last() - start).count();
     server_cpu = CpuSecondsOf((*server)->pid()) - server0;
     cm_cpu = CpuSecondsOf((*cm)->pid()) - cm0;
+    server_threads[1] = CpuByThread(server_pid);
+    cm_threads[1] = CpuByThread(cm_pid);
     bench_cpu = CpuSeconds() - bench0;
     Perf("disable");
   }
@@ -460,6 +473,11 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
               cm_cpu * 1e6 / n);
   std::printf("https_pairs=%d workers=%d bench_cpu_us_per_bind=%.0f\n", n, workers,
               bench_cpu * 1e6 / n);
+  const std::string pairs = "https_pairs=" + std::to_string(n);
+  PrintCpuByThread(pairs + " process=server", n, server_threads[0], server_threads[1],
+                   server_cpu, "(ended)");
+  PrintCpuByThread(pairs + " process=controller-manager", n, cm_threads[0], cm_threads[1],
+                   cm_cpu, "(ended)");
   std::fflush(stdout);
   (*cm)->Stop();
   (*server)->Stop();
