@@ -10,7 +10,8 @@
 //       second. W: the controller's workers per queue (default 4). Without --n: N = 1,000,
 //       10,000, 100,000. Before them, the time from the controller's start until its volume
 //       sync has made all N PVs Available (available_seconds; the same over HTTPS). Then the
-//       CPU per bind by kind of thread (the threads' names: pv-claim, kvol-committer, ...).
+//       growth of the process's resident memory per pair while they bound, and the CPU per
+//       bind by kind of thread (the threads' names: pv-claim, kvol-committer, ...).
 //       With BIND_BENCH_PROGRESS=1, every 250 ms how many claims are created and how many
 //       Bound (on stderr); with BIND_BENCH_MALLOC_STATS=1, glibc's malloc_stats() (memory
 //       each arena holds and has in use) once the PVs are Available and again once all bound.
@@ -120,6 +121,15 @@ double CpuSecondsOf(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// This process's resident memory (VmRSS), in KiB; 0 if it cannot be read.
+long RssKib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
 }
 
 // CPU seconds each thread of a process (this one by default) has used so far, by thread id,
@@ -308,6 +318,7 @@ void Pairs(int n, int workers, int writers) {
   BoundWatch bound(c);
   Perf("enable");
   const double cpu0 = CpuSeconds();
+  const long rss0 = RssKib();
   const auto threads0 = CpuByThread();
   const auto start = Clock::now();
   const bool progress_wanted = std::getenv("BIND_BENCH_PROGRESS") != nullptr;
@@ -334,6 +345,7 @@ void Pairs(int n, int workers, int writers) {
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
   const double cpu = CpuSeconds() - cpu0;
   const auto threads1 = CpuByThread();
+  const long rss1 = RssKib();
   measured = true;
   if (progress.joinable()) progress.join();
   Perf("disable");
@@ -343,6 +355,9 @@ void Pairs(int n, int workers, int writers) {
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
   std::printf("pairs=%d workers=%d binds_per_second=%.0f\n", n, workers, n / secs);
   std::printf("pairs=%d workers=%d cpu_us_per_bind=%.0f\n", n, workers, cpu * 1e6 / n);
+  // What binding made resident (new memory is slow to get on some virtual machines).
+  std::printf("pairs=%d workers=%d rss_growth_bytes_per_pair=%.0f\n", n, workers,
+              (rss1 - rss0) * 1024.0 / n);
   PrintCpuByThread("pairs=" + std::to_string(n), n, threads0, threads1, cpu, "(ended: writers)");
   std::fflush(stdout);
   s.controller->Stop();
