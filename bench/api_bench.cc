@@ -31,6 +31,7 @@
 #include "base/log.h"
 #include "base/malloc.h"
 #include "client/http.h"
+#include "client/testing/proc_stats.h"
 #include "client/testing/test_server.h"
 #include "store/testing/etcd_server.h"
 
@@ -237,14 +238,7 @@ void RunWatch(const Flags& f) {
 
 // ---- memory: a real server process ----
 
-long RssKiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return -1;
-}
+using kvol::client::testing::RssKiB;
 
 struct ServerProcess {
   pid_t pid = -1;

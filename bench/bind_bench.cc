@@ -37,12 +37,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +53,7 @@
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
 #include "client/testing/parallel.h"
+#include "client/testing/proc_stats.h"
 #include "client/testing/test_server.h"
 #include "controller/pv/controller.h"
 
@@ -98,7 +96,11 @@ PersistentVolumeClaim MakeClaim(int i, const std::string& prefix = "claim-") {
   return c;
 }
 
+using kvol::client::testing::CpuByThread;
+using kvol::client::testing::CpuSecondsOf;
 using kvol::client::testing::Parallel;
+using kvol::client::testing::RssKiB;
+using kvol::client::testing::ThreadCpu;
 
 // CPU time (user + system) this process has used so far, in seconds.
 double CpuSeconds() {
@@ -106,57 +108,6 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   auto secs = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
   return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
-
-// CPU seconds (user and system) that process `pid` has used so far; 0 when it cannot be read.
-double CpuSecondsOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// This process's resident memory (VmRSS), in KiB; 0 if it cannot be read.
-long RssKib() {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return 0;
-}
-
-// CPU seconds each thread of a process (this one by default) has used so far, by thread id,
-// with the thread's name.
-struct ThreadCpu {
-  std::string name;
-  double seconds = 0;
-};
-std::map<std::string, ThreadCpu> CpuByThread(const std::string& pid = "self") {
-  std::map<std::string, ThreadCpu> out;
-  std::error_code ec;
-  for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
-    std::ifstream in(task.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
-    std::istringstream fields(stat.substr(close + 2));
-    std::string field;
-    double ticks = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-    }
-    out[task.path().filename()] = {stat.substr(open + 1, close - open - 1),
-                                   ticks / static_cast<double>(sysconf(_SC_CLK_TCK))};
-  }
-  return out;
 }
 
 // Prints the CPU per bind of each kind of thread (by name: "pv-claim", "kvol-committer",
@@ -318,7 +269,7 @@ void Pairs(int n, int workers, int writers) {
   BoundWatch bound(c);
   Perf("enable");
   const double cpu0 = CpuSeconds();
-  const long rss0 = RssKib();
+  const long rss0 = RssKiB();
   const auto threads0 = CpuByThread();
   const auto start = Clock::now();
   const bool progress_wanted = std::getenv("BIND_BENCH_PROGRESS") != nullptr;
@@ -345,7 +296,7 @@ void Pairs(int n, int workers, int writers) {
   const double secs = std::chrono::duration<double>(bound.last() - start).count();
   const double cpu = CpuSeconds() - cpu0;
   const auto threads1 = CpuByThread();
-  const long rss1 = RssKib();
+  const long rss1 = RssKiB();
   measured = true;
   if (progress.joinable()) progress.join();
   Perf("disable");
@@ -452,13 +403,12 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
   std::printf("https_pvs=%d available_seconds=%.3f\n", n,
               std::chrono::duration<double>(Clock::now() - cm_started).count());
   double created = 0, secs = 0, server_cpu = 0, cm_cpu = 0, bench_cpu = 0;
-  const std::string server_pid = std::to_string((*server)->pid());
-  const std::string cm_pid = std::to_string((*cm)->pid());
+  const pid_t server_pid = (*server)->pid(), cm_pid = (*cm)->pid();
   std::map<std::string, ThreadCpu> server_threads[2], cm_threads[2];
   {
     BoundWatch bound(client);
     Perf("enable");
-    const double server0 = CpuSecondsOf((*server)->pid()), cm0 = CpuSecondsOf((*cm)->pid());
+    const double server0 = CpuSecondsOf(server_pid), cm0 = CpuSecondsOf(cm_pid);
     const double bench0 = CpuSeconds();
     server_threads[0] = CpuByThread(server_pid);
     cm_threads[0] = CpuByThread(cm_pid);
@@ -470,8 +420,8 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
     created = std::chrono::duration<double>(Clock::now() - start).count();
     if (!bound.WaitFor(n, 600s)) Die("claims did not all bind");
     secs = std::chrono::duration<double>(bound.last() - start).count();
-    server_cpu = CpuSecondsOf((*server)->pid()) - server0;
-    cm_cpu = CpuSecondsOf((*cm)->pid()) - cm0;
+    server_cpu = CpuSecondsOf(server_pid) - server0;
+    cm_cpu = CpuSecondsOf(cm_pid) - cm0;
     server_threads[1] = CpuByThread(server_pid);
     cm_threads[1] = CpuByThread(cm_pid);
     bench_cpu = CpuSeconds() - bench0;

@@ -1,5 +1,6 @@
 // The operation executor: workers on demand, one operation per key, per-key backoff.
 #include "node/volumemanager/operation_executor.h"
+
 #include "base/thread.h"
 
 namespace kvol::node::volumemanager {
