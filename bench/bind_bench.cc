@@ -29,9 +29,21 @@
 //       as many writers, so each claim writer finds a connection open and no TLS handshake
 //       falls inside the measured interval. CPU per bind of each process, and of each kind of
 //       thread in the server and the controller-manager.
+//   bind_bench growth [--from A] [--to B] [--rounds R] [--idle-seconds S] [--workers W]
+//                     [--writers C]
+//       Whether the total time grows no worse than N log N: R rounds (default 5), each running
+//       `bind_bench pairs --n A` and then `--n B` as processes of their own (defaults 10,000
+//       and 100,000), each after S seconds with nothing running here (default 10). Each
+//       round's all-Bound times and their ratio, then the median time of each size, the ratio
+//       of the medians and the N log N bound, (B log B) / (A log A). The pause puts every run
+//       on the same footing: memory that a process has just freed is given to the next much
+//       faster than memory the kernel has had free for a while (bench/memory_bench.cc), so
+//       without it the small run, following the large one's exit, starts on warm memory. One
+//       run's time still swings by a tenth or more on a shared machine; quote the medians.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -452,12 +464,61 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
 
 }  // namespace
 
+// Runs `bind_bench pairs --n N` as a process of its own; its all_bound_seconds.
+double PairsProcess(int n, int workers, int writers) {
+  std::string cmd = "/proc/" + std::to_string(getpid()) + "/exe pairs --n " + std::to_string(n) +
+                    " --workers " + std::to_string(workers) + " --writers " +
+                    std::to_string(writers);
+  FILE* out = popen(cmd.c_str(), "r");
+  if (out == nullptr) Die("cannot run " + cmd);
+  double secs = -1;
+  char line[512];
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    int got_n = 0, got_workers = 0;
+    double v = 0;
+    if (std::sscanf(line, "pairs=%d workers=%d all_bound_seconds=%lf", &got_n, &got_workers,
+                    &v) == 3) {
+      secs = v;
+    }
+  }
+  int rc = pclose(out);
+  if (rc != 0 || secs <= 0) Die(cmd + " failed (status " + std::to_string(rc) + ")");
+  return secs;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+void Growth(int from, int to, int rounds, int idle_seconds, int workers, int writers) {
+  std::vector<double> small, large;
+  auto idle = [&] { std::this_thread::sleep_for(std::chrono::seconds(idle_seconds)); };
+  for (int r = 1; r <= rounds; ++r) {
+    idle();
+    small.push_back(PairsProcess(from, workers, writers));
+    idle();
+    large.push_back(PairsProcess(to, workers, writers));
+    std::printf("round=%d seconds_%d=%.3f seconds_%d=%.3f ratio=%.2f\n", r, from, small.back(),
+                to, large.back(), large.back() / small.back());
+    std::fflush(stdout);
+  }
+  double ms = Median(small), ml = Median(large);
+  auto nlogn = [](double n) { return n * std::log(n); };
+  std::printf("median_seconds_%d=%.3f\n", from, ms);
+  std::printf("median_seconds_%d=%.3f\n", to, ml);
+  std::printf("ratio_of_medians=%.2f\n", ml / ms);
+  std::printf("n_log_n_ratio=%.2f\n", nlogn(to) / nlogn(from));
+}
+
 int main(int argc, char** argv) {
   kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
   kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";
   int n = 0, workers = 4, pvs = 100000, claims = 200, writers = 0;
+  int from = 10000, to = 100000, rounds = 5, idle_seconds = 10;
   std::string kvol;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string f = argv[i];
@@ -467,6 +528,10 @@ int main(int argc, char** argv) {
     else if (f == "--pvs") pvs = v;
     else if (f == "--claims") claims = v;
     else if (f == "--writers") writers = v;
+    else if (f == "--from") from = v;
+    else if (f == "--to") to = v;
+    else if (f == "--rounds") rounds = v;
+    else if (f == "--idle-seconds") idle_seconds = v;
     else if (f == "--kvol") kvol = argv[i + 1];
     else Die("unknown flag " + f);
   }
@@ -487,9 +552,16 @@ int main(int argc, char** argv) {
     }
   } else if (what == "latency") {
     Latency(pvs, claims);
+  } else if (what == "growth") {
+    if (writers == 0) writers = 64;
+    if (from < 2 || to <= from || rounds < 1 || idle_seconds < 0) {
+      Die("growth needs 2 <= --from < --to, --rounds >= 1 and --idle-seconds >= 0");
+    }
+    Growth(from, to, rounds, idle_seconds, workers, writers);
   } else {
     Die("usage: bind_bench pairs [--n N] [--workers W] [--writers C] | latency [--pvs P] "
-        "[--claims C] | https --kvol PATH [--n N] [--workers W] [--writers C]");
+        "[--claims C] | https --kvol PATH [--n N] [--workers W] [--writers C] | growth "
+        "[--from A] [--to B] [--rounds R] [--idle-seconds S] [--workers W] [--writers C]");
   }
   return 0;
 }
