@@ -462,8 +462,6 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
   std::filesystem::remove_all(*dir, ec);
 }
 
-}  // namespace
-
 // Runs `bind_bench pairs --n N` as a process of its own; its all_bound_seconds.
 double PairsProcess(int n, int workers, int writers) {
   std::string cmd = "/proc/" + std::to_string(getpid()) + "/exe pairs --n " + std::to_string(n) +
@@ -511,6 +509,8 @@ void Growth(int from, int to, int rounds, int idle_seconds, int workers, int wri
   std::printf("ratio_of_medians=%.2f\n", ml / ms);
   std::printf("n_log_n_ratio=%.2f\n", nlogn(to) / nlogn(from));
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
