@@ -2,7 +2,6 @@
 // gRPC codes, so CSI errors pass through unchanged and the API server maps each code once.
 #pragma once
 
-#include <cassert>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,14 +81,15 @@ inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable
 inline Status DataLossError(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 
 // Either a value or a non-OK Status. Accessing value() of an error is a programming error.
+// Built from an OK status (a programming error too) it holds an Internal error saying so, in
+// every build, so that the caller sees a failure rather than an OK status without a value.
 template <class T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(const T& value) : v_(value) {}  // NOLINT: implicit like absl
   StatusOr(T&& value) : v_(std::move(value)) {}  // NOLINT
-  StatusOr(Status status) : v_(std::move(status)) {  // NOLINT
-    assert(!std::get<Status>(v_).ok() && "StatusOr built from an OK status");
-  }
+  StatusOr(Status status)  // NOLINT
+      : v_(status.ok() ? InternalError("StatusOr built from an OK status") : std::move(status)) {}
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }

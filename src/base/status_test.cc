@@ -39,5 +39,12 @@ TEST(StatusTest, StatusOrAndMacros) {
   EXPECT_EQ(Quarter(6, &q).message(), "odd");
 }
 
+TEST(StatusTest, StatusOrFromAnOkStatusIsAnError) {
+  StatusOr<int> v = OkStatus();
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(v.status().message(), "StatusOr built from an OK status");
+}
+
 }  // namespace
 }  // namespace kvol
