@@ -20,6 +20,7 @@
 //   if (!claims.WaitForSync(30s)) return UnavailableError("claims did not sync");
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/flat_hash_map.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "client/client.h"
@@ -175,11 +177,20 @@ class Informer : public InformerBase {
     auto it = items_.find(key);
     return it == items_.end() ? nullptr : it->second;
   }
+  // Every cached object, in key order.
   std::vector<Ptr> List() const {
-    std::lock_guard lock(mu_);
+    std::vector<std::pair<std::string_view, Ptr>> keyed;
+    {
+      std::lock_guard lock(mu_);
+      keyed.reserve(items_.size());
+      for (const auto& [k, v] : items_) keyed.emplace_back(k, v);
+      // The views point into items_: sorted under the lock.
+      std::sort(keyed.begin(), keyed.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
     std::vector<Ptr> out;
-    out.reserve(items_.size());
-    for (const auto& [k, v] : items_) out.push_back(v);
+    out.reserve(keyed.size());
+    for (auto& [k, v] : keyed) out.push_back(std::move(v));
     return out;
   }
   // Objects whose index function returned `value` for index `index`.
@@ -323,11 +334,10 @@ class Informer : public InformerBase {
   // cached already).
   std::optional<Notice> Upsert(Ptr now) {
     const std::string& key = KeyInto(key_, *now);
-    // One walk down the tree: the entry, or where a new one goes.
-    auto it = items_.lower_bound(key);
-    if (it == items_.end() || it->first != key) {
+    auto it = items_.find(key);
+    if (it == items_.end()) {
       IndexAdd(key, *now);
-      items_.emplace_hint(it, key, now);
+      items_.try_emplace(key, now);
       return Notice{Change::kAdd, nullptr, std::move(now)};
     }
     if (it->second->metadata.resource_version == now->metadata.resource_version) {
@@ -344,7 +354,7 @@ class Informer : public InformerBase {
     if (it == items_.end()) return std::nullopt;
     Ptr old = it->second;
     IndexRemove(key, *old);
-    items_.erase(it);
+    items_.erase(key);
     return Notice{Change::kDelete, old, old};
   }
 
@@ -362,6 +372,7 @@ class Informer : public InformerBase {
       for (const auto& [key, v] : items_) {
         if (!seen.count(key)) gone.push_back(key);
       }
+      std::sort(gone.begin(), gone.end());  // handlers hear of deletions in key order
       for (const auto& key : gone) {
         if (auto n = Remove(key)) notices.push_back(std::move(*n));
       }
@@ -433,7 +444,9 @@ class Informer : public InformerBase {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::map<std::string, Ptr, std::less<>> items_;
+  // By key (namespace/name); a hash map, as a lookup on every event and every Get must not walk
+  // a tree of a hundred thousand keys. List sorts.
+  FlatStringMap<Ptr> items_;
   std::string key_;  // Upsert's, reused
   std::map<std::string, IndexFunc> index_funcs_;
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
