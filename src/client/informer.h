@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -29,8 +30,10 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <ranges>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <typeindex>
 #include <unordered_map>
@@ -60,6 +63,20 @@ const std::string& KeyInto(std::string& out, const T& obj) {
   if (!out.empty()) out += '/';
   out += obj.metadata.name;
   return out;
+}
+
+// Whether KeyOf(a) sorts before KeyOf(b), as std::string compares them, without building
+// either key.
+template <class T>
+bool KeyLess(const T& a, const T& b) {
+  auto parts = [](const T& o) {
+    const std::string_view ns = o.metadata.namespace_;
+    return std::array<std::string_view, 3>{ns, ns.empty() ? "" : "/", o.metadata.name};
+  };
+  const auto pa = parts(a), pb = parts(b);
+  return std::ranges::lexicographical_compare(
+      pa | std::views::join, pb | std::views::join,
+      [](char x, char y) { return static_cast<unsigned char>(x) < static_cast<unsigned char>(y); });
 }
 
 // The namespace and name of a key.
@@ -177,20 +194,15 @@ class Informer : public InformerBase {
     auto it = items_.find(key);
     return it == items_.end() ? nullptr : it->second;
   }
-  // Every cached object, in key order.
+  // Every cached object, in key order (sorted after the lock is let go).
   std::vector<Ptr> List() const {
-    std::vector<std::pair<std::string_view, Ptr>> keyed;
+    std::vector<Ptr> out;
     {
       std::lock_guard lock(mu_);
-      keyed.reserve(items_.size());
-      for (const auto& [k, v] : items_) keyed.emplace_back(k, v);
-      // The views point into items_: sorted under the lock.
-      std::sort(keyed.begin(), keyed.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
+      out.reserve(items_.size());
+      for (const auto& [k, v] : items_) out.push_back(v);
     }
-    std::vector<Ptr> out;
-    out.reserve(keyed.size());
-    for (auto& [k, v] : keyed) out.push_back(std::move(v));
+    std::sort(out.begin(), out.end(), [](const Ptr& a, const Ptr& b) { return KeyLess(*a, *b); });
     return out;
   }
   // Objects whose index function returned `value` for index `index`.

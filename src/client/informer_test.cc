@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "client/testing/eventually.h"
 #include "client/testing/test_server.h"
@@ -131,6 +134,39 @@ TEST_P(InformerTest, SyncsThenFollowsChanges) {
   EXPECT_EQ(lines[4].rfind("update team/b ", 0), 0u) << lines[4];  // deletionTimestamp set
   EXPECT_EQ(lines.back(), "delete team/b");
   EXPECT_EQ(inf.lists(), 1);
+}
+
+TEST_P(InformerTest, ListIsInKeyOrder) {
+  for (auto [ns, name] : {std::pair{"team", "b"}, {"default", "b"}, {"team", "a-x"},
+                          {"default", "a.1"}, {"team", "a"}, {"default", "a"}}) {
+    ASSERT_TRUE(claims().Create(Claim(ns, name, "fast")).ok());
+  }
+  Informer<api::PersistentVolumeClaim> inf(claims());
+  inf.Start();
+  ASSERT_TRUE(inf.WaitForSync(10s));
+  std::vector<std::string> keys;
+  for (const auto& c : inf.List()) keys.push_back(KeyOf(*c));
+  EXPECT_EQ(keys, (std::vector<std::string>{"default/a", "default/a.1", "default/b", "team/a",
+                                            "team/a-x", "team/b"}));
+  inf.Stop();
+}
+
+TEST(KeyLessTest, OrdersAsTheKeysDo) {
+  auto obj = [](std::string ns, std::string name) {
+    api::PersistentVolumeClaim c;
+    c.metadata.namespace_ = std::move(ns);
+    c.metadata.name = std::move(name);
+    return c;
+  };
+  // '-' and '.' sort before '/': "a-b/x" comes before "a/x", though namespace "a" is shorter.
+  const std::vector<api::PersistentVolumeClaim> objs = {
+      obj("a", "x"),  obj("a-b", "x"), obj("a.b", "x"), obj("a", "x-1"), obj("a", "x/"),
+      obj("ab", ""),  obj("", "a"),    obj("", "a-b"),  obj("", "b"),    obj("a", "")};
+  for (const auto& a : objs) {
+    for (const auto& b : objs) {
+      EXPECT_EQ(KeyLess(a, b), KeyOf(a) < KeyOf(b)) << KeyOf(a) << " vs " << KeyOf(b);
+    }
+  }
 }
 
 TEST_P(InformerTest, NamespaceAndSelectorsNarrowTheCache) {
