@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "store/testing/backends.h"
 
@@ -112,6 +117,49 @@ TEST_F(WatchCacheTest, ARelistTakesWhatWasPrimed) {
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ((*list)[0]->labels.at("made"), "primed");
   EXPECT_EQ(v->primed, nullptr);
+}
+
+TEST_F(WatchCacheTest, FollowsCreatesUpdatesAndDeletesInKeyOrder) {
+  // Random writes over a few keys (deleted and made again), half of them before a cache starts
+  // (its list) and half after (its events): the cache lists what the store holds, in key order.
+  cache_.reset();
+  std::mt19937 rng(11);
+  std::map<std::string, store::Revision> model;  // name -> revision of its latest write
+  store::Revision rev = 0;
+  auto write = [&] {
+    const std::string name = "k" + std::to_string(rng() % 40);
+    const std::string key = "/t/" + name;
+    auto it = model.find(name);
+    if (it == model.end()) {
+      auto r = store_->Create(key, store::MakeValue("{}"));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      model[name] = rev = *r;
+    } else if (rng() % 3 == 0) {
+      auto r = store_->Delete(key, it->second);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      rev = *r;
+      model.erase(it);
+    } else {
+      auto r = store_->Update(key, store::MakeValue("{}"), it->second);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      it->second = rev = *r;
+    }
+  };
+  for (int i = 0; i < 500; ++i) write();
+  WatchCache other(*store_, "/t/", [](const store::KeyValue& kv) {
+    CachedObject c;
+    c.name = kv.key.substr(3);
+    c.json = kv.value;
+    c.rev = kv.mod_revision;
+    return StatusOr<CachedObject>(std::move(c));
+  });
+  ASSERT_TRUE(other.Start().ok());
+  for (int i = 0; i < 2000; ++i) write();
+  auto list = other.List(Filter{}, rev, 5s);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  std::vector<std::pair<std::string, store::Revision>> got, want(model.begin(), model.end());
+  for (const auto& o : *list) got.emplace_back(o->name, o->rev);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The in-memory index against a plain model of every version ever written: random creates,
 // updates and deletes over a few keys (keys deleted, compacted away and made again), through
-// both ways of applying a write, with compactions in between.
+// both ways of applying a write, with compactions in between; lists and point reads alike.
 #include "store/mvcc.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +89,16 @@ TEST(MvccIndexTest, AgreesWithAModelOfEveryVersionThroughCompactions) {
       const ModelVersion* v = VisibleAt(model[key_of[r]], to);
       ASSERT_FALSE(v && v->mod == r) << key_of[r] << " rev " << r << " is visible at " << to;
     }
+    // A list (the ordered keys) and the point reads (the keys' hash index) agree with the
+    // model, keys compacted away and made again included.
+    auto listed = index.Range({"/k/", "", 0, 0});
+    ASSERT_TRUE(listed.ok());
+    std::vector<std::string> want_keys, got_keys;
+    for (const auto& [k, vs] : model) {
+      if (!vs.empty() && vs.back().value) want_keys.push_back(k);
+    }
+    for (const auto& kv : listed->kvs) got_keys.push_back(kv.key);
+    ASSERT_EQ(got_keys, want_keys);
     // Reads at `to` and later give what the model gives.
     const Revision current = index.current();
     for (const auto& [k, vs] : model) {
