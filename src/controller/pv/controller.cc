@@ -444,8 +444,6 @@ std::vector<StatusOr<std::shared_ptr<const T>>> Controller::Remembered(
 }
 
 bool Controller::ShouldDelayBinding(const PersistentVolumeClaim& claim) const {
-  // A claim with a selected node is being provisioned for that node: no more waiting.
-  if (HasAnnotation(claim.metadata, api::kAnnSelectedNode)) return false;
   const std::string name = ClaimClass(claim);
   if (name.empty()) return false;
   auto cls = GetClass(name);
@@ -612,7 +610,10 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim, Deferral
     auto assigned = AssignDefaultClass(claim);
     if (!assigned.ok()) return assigned.status();
     if (*assigned) return OkStatus();  // the update brings the claim back with its class
-    if (delay) {
+    // A delayed claim with a selected node is to be provisioned for that node: the scheduler
+    // found no volume there for it (one it found there, it has pre-bound to the claim, and
+    // the match above took). A free volume elsewhere is not for it.
+    if (delay && !HasAnnotation(claim.metadata, api::kAnnSelectedNode)) {
       if (!claim.metadata.deletion_timestamp) {
         if (Status s = WaitForFirstConsumerEvent(claim); !s.ok()) return s;
       }

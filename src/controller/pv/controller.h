@@ -165,6 +165,9 @@ class Controller {
   StatusOr<api::PersistentVolumeClaim> UpdateClaimStatusWithEvent(
       const api::PersistentVolumeClaim& claim, std::string_view phase, std::string_view type,
       std::string_view reason, std::string message);
+  // Whether the claim's class binds on first consumer (WaitForFirstConsumer): the controller
+  // then takes only a volume pre-bound to the claim, and provisions only once the scheduler
+  // has selected a node.
   bool ShouldDelayBinding(const api::PersistentVolumeClaim& claim) const;
   // Gives a claim without a class the default class, as Kubernetes does retroactively; true
   // when the claim was updated (its next sync carries on).
