@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/time.h"
+#include "api/well_known.h"
 
 namespace kvol::apiserver {
 namespace {
@@ -33,6 +34,14 @@ const Json& At(const Json& j, std::initializer_list<std::string_view> path) {
 std::string Str(const Json& j, std::initializer_list<std::string_view> path) {
   const Json& v = At(j, path);
   return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// A volume's or a claim's class as Kubernetes prints it: the beta annotation when present,
+// else spec.storageClassName.
+std::string StorageClassOf(const Json& obj) {
+  const Json& ann = At(obj, {"metadata", "annotations", api::kAnnBetaStorageClass});
+  if (ann.is_string()) return ann.get<std::string>();
+  return Str(obj, {"spec", "storageClassName"});
 }
 
 std::string Age(const Json& obj, os::WallTime now) {
@@ -295,7 +304,7 @@ Json Cells(std::string_view kind, const Json& o, os::WallTime now) {
     if (At(o, {"metadata", "deletionTimestamp"}).is_string()) phase = "Terminating";
     return {name, Str(o, {"spec", "capacity", "storage"}), AccessModes(At(o, {"spec", "accessModes"})),
             Str(o, {"spec", "persistentVolumeReclaimPolicy"}), phase,
-            claim_text, Str(o, {"spec", "storageClassName"}), Str(o, {"status", "reason"}), age,
+            claim_text, StorageClassOf(o), Str(o, {"status", "reason"}), age,
             vm.empty() ? "<unset>" : vm};
   }
   if (kind == "PersistentVolumeClaim") {
@@ -307,7 +316,7 @@ Json Cells(std::string_view kind, const Json& o, os::WallTime now) {
             Str(o, {"spec", "volumeName"}),
             bound ? Str(o, {"status", "capacity", "storage"}) : "",
             bound ? AccessModes(At(o, {"status", "accessModes"})) : "",
-            Str(o, {"spec", "storageClassName"}),
+            StorageClassOf(o),
             age,
             vm.empty() ? "<unset>" : vm};
   }

@@ -55,6 +55,10 @@ TEST(TablesTest, ClaimsClassesAndPods) {
   EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["nginx-pvc","Bound","nginx-pv","5Gi","RWO,RWX",
       "local-storage","19m","<unset>"])"));
   EXPECT_FALSE(t["rows"][0].contains("object"));
+  // The beta annotation names the class when present, as kubectl prints it.
+  pvc["metadata"]["annotations"]["volume.beta.kubernetes.io/storage-class"] = "old-style";
+  t = MakeTable("PersistentVolumeClaim", {pvc}, "1", "", "None", At(1645189200 + 19 * 60), true);
+  EXPECT_EQ(t["rows"][0]["cells"][5], "old-style");
 
   Json sc = Json::parse(R"({"metadata":{"name":"nfs-storage","creationTimestamp":"2022-02-18T13:00:00Z",
       "annotations":{"storageclass.kubernetes.io/is-default-class":"true"}},"provisioner":"nfs-client"})");

@@ -57,8 +57,10 @@ bool NodeAllows(const api::PersistentVolume& v, const MatchOptions& o) {
 }  // namespace
 
 std::string ClaimClass(const api::PersistentVolumeClaim& claim) {
-  if (claim.spec.storage_class_name) return *claim.spec.storage_class_name;
-  return Annotation(claim.metadata, api::kAnnBetaStorageClass);
+  // The beta annotation first, as for volumes (and as Kubernetes reads both).
+  auto it = claim.metadata.annotations.find(std::string(api::kAnnBetaStorageClass));
+  if (it != claim.metadata.annotations.end()) return it->second;
+  return claim.spec.storage_class_name.value_or("");
 }
 
 std::string VolumeClass(const api::PersistentVolume& volume) {

@@ -21,8 +21,8 @@ namespace kvol::controller::pv {
 
 using VolumePtr = std::shared_ptr<const api::PersistentVolume>;
 
-// The class a claim asks for: spec.storageClassName when set (even ""), else the beta
-// annotation, else "" (no class).
+// The class a claim asks for: the beta annotation when present, else spec.storageClassName
+// (even ""), else "" (no class).
 std::string ClaimClass(const api::PersistentVolumeClaim& claim);
 // The class of a volume: the beta annotation when present, else spec.storageClassName.
 std::string VolumeClass(const api::PersistentVolume& volume);

@@ -277,10 +277,16 @@ TEST(ClassTest, BetaAnnotation) {
   auto claim = MakeClaim({.cls = std::nullopt});
   claim.metadata.annotations[std::string(api::kAnnBetaStorageClass)] = "old";
   EXPECT_EQ(ClaimClass(claim), "old");
+  // As Kubernetes reads it: the annotation before the field, for claims and volumes alike.
   claim.spec.storage_class_name = "";
+  EXPECT_EQ(ClaimClass(claim), "old");
+  claim.metadata.annotations.clear();
   EXPECT_EQ(ClaimClass(claim), "");
   auto v = MakeVolume({.name = "v", .cls = "new"});
   EXPECT_EQ(VolumeClass(*v), "new");
+  auto annotated = std::make_shared<api::PersistentVolume>(*v);
+  annotated->metadata.annotations[std::string(api::kAnnBetaStorageClass)] = "old";
+  EXPECT_EQ(VolumeClass(*annotated), "old");
 }
 
 }  // namespace
