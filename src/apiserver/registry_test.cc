@@ -629,6 +629,38 @@ TEST_F(RegistryTest, UpdateWithStatusWritesBothInOneVersion) {
   EXPECT_EQ(pvs().Get("", "pv1")->status.phase, "Bound");
 }
 
+// As Kubernetes: the server stamps a phase change unless the client gives its own time, and
+// keeps the time while the phase stays.
+TEST_F(RegistryTest, PhaseTransitionTimes) {
+  auto pv = *pvs().Create(PV("pv1"), "");
+  ASSERT_TRUE(pv.status.last_phase_transition_time);
+  const api::Time created = *pv.status.last_phase_transition_time;
+  // A phase change with the time as it was: stamped now.
+  clock_.Advance(10s);
+  auto next = pv;
+  next.status.phase = "Available";
+  auto available = pvs().Update(next, /*status=*/true);
+  ASSERT_TRUE(available.ok()) << available.error().message;
+  ASSERT_TRUE(available->status.last_phase_transition_time);
+  EXPECT_EQ(available->status.last_phase_transition_time->unix_seconds(), created.unix_seconds() + 10);
+  // The same phase with the time left out: the old time stays.
+  clock_.Advance(10s);
+  next = *available;
+  next.status.last_phase_transition_time.reset();
+  next.status.message = "kept";
+  auto same = pvs().Update(next, /*status=*/true);
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_EQ(same->status.last_phase_transition_time, available->status.last_phase_transition_time);
+  // A phase change with a time of the client's own: that time.
+  next = *same;
+  next.status.phase = "Released";
+  next.status.last_phase_transition_time = api::Time::FromUnixSeconds(created.unix_seconds() + 5);
+  auto released = pvs().Update(next, /*status=*/true);
+  ASSERT_TRUE(released.ok()) << released.error().message;
+  ASSERT_TRUE(released->status.last_phase_transition_time);
+  EXPECT_EQ(released->status.last_phase_transition_time->unix_seconds(), created.unix_seconds() + 5);
+}
+
 TEST_F(RegistryTest, FinalizersHoldDeletion) {
   auto c = *pvcs().Create(PVC("c1"), "default");
   auto d = pvcs().Delete("default", "c1");

@@ -20,7 +20,15 @@ void PrepareForCreate(api::Namespace& ns, const api::Time&) {
 void PrepareForCreate(api::Node&, const api::Time&) {}
 
 void AfterUpdate(api::PersistentVolume& pv, const api::PersistentVolume& old, const api::Time& now) {
-  if (pv.status.phase != old.status.phase) pv.status.last_phase_transition_time = now;
+  // As Kubernetes' status strategy: a client may give the time of a phase change itself;
+  // otherwise (none, or the old one) the server stamps it, and keeps the old time while the
+  // phase stays.
+  auto& time = pv.status.last_phase_transition_time;
+  if (pv.status.phase == old.status.phase) {
+    if (!time) time = old.status.last_phase_transition_time;
+  } else if (!time || time == old.status.last_phase_transition_time) {
+    time = now;
+  }
 }
 
 void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old) {
