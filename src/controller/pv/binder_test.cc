@@ -79,6 +79,7 @@ struct Pod {
   std::string name;
   std::string claim;
   std::string node;
+  std::string phase;
 };
 
 struct Injected {
@@ -248,6 +249,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
     pod.metadata.namespace_ = "default";
     pod.metadata.name = p.name;
     pod.spec.node_name = p.node;
+    pod.status.phase = p.phase;
     auto& vol = pod.spec.volumes.emplace_back();
     vol.name = "data";
     vol.persistent_volume_claim.emplace().claim_name = p.claim;
@@ -652,6 +654,22 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {}, {},
       {"Warning VolumeFailedRecycle Recycle failed: /nonexistent/kvol-binder-test/v1 is not a directory"},
       "volume:v1"},
+  Row{"4_12b_recycle_waits_for_the_pods_using_it",
+      // Its claim is gone, but a pod that has not finished still names it.
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Recycle"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Recycle"}},
+      {}, {},
+      {"Normal VolumeFailedRecycle Volume is used by pods: default/b,default/web-0"},
+      "volume:v1", {}, {{.name = "web-0", .claim = "c1", .node = "n1"}, {.name = "b", .claim = "c1"},
+                        {.name = "done", .claim = "c1", .node = "n1", .phase = "Succeeded"}}},
+  Row{"4_12c_recycle_past_finished_pods",
+      // Pods that have finished do not hold it up.
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Recycle"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Recycle"}},
+      {}, {},
+      {"Warning VolumeFailedRecycle Recycle failed: /nonexistent/kvol-binder-test/v1 is not a directory"},
+      "volume:v1", {}, {{.name = "done", .claim = "c1", .node = "n1", .phase = "Succeeded"},
+                        {.name = "failed", .claim = "c1", .node = "n1", .phase = "Failed"}}},
   Row{"4_13_unknown_reclaim_policy",
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Shred"}},
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Shred"}},

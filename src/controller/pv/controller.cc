@@ -966,6 +966,22 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
 }
 
 Status Controller::RecycleVolume(const PersistentVolume& volume) {
+  // As Kubernetes: not while a pod that has not finished still uses the volume's claim; the
+  // volume's next sync tries again.
+  if (volume.spec.claim_ref) {
+    std::vector<std::string> using_pods;
+    for (const auto& pod : pods_.PodsUsing(ClaimRefKey(volume))) {
+      if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") continue;
+      using_pods.push_back(pod->metadata.namespace_ + "/" + pod->metadata.name);
+    }
+    if (!using_pods.empty()) {
+      std::sort(using_pods.begin(), using_pods.end());
+      std::string names;
+      for (const auto& n : using_pods) names += (names.empty() ? "" : ",") + n;
+      Event(volume, "Normal", "VolumeFailedRecycle", "Volume is used by pods: " + names);
+      return OkStatus();
+    }
+  }
   if (!volume.spec.host_path) {
     return UpdateVolumePhaseWithEvent(volume, "Failed", "Warning", "VolumeFailedRecycle",
                                         "No recycler plugin found for the volume!");
