@@ -739,6 +739,13 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {{.name = "c1"}},
       {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth, .bound_status = true}},
       {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumes"}}, false, 2},
+  Row{"6_4b_a_phase_is_announced_once_written",
+      // The Failed phase's first write fails: its event comes with the retry that writes it.
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Shred"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Shred"}},
+      {}, {},
+      {"Warning VolumeUnknownReclaimPolicy Volume has unrecognized PersistentVolumeReclaimPolicy"},
+      "volume:v1", {}, {}, {{"update-status", "persistentvolumes"}}, false, 2},
   Row{"6_5_claim_update_fails",
       {{.name = "v1"}},
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},

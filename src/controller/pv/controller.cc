@@ -789,8 +789,11 @@ StatusOr<PersistentVolumeClaim> Controller::UpdateClaimStatusWithEvent(
     const PersistentVolumeClaim& claim, std::string_view phase, std::string_view type,
     std::string_view reason, std::string message) {
   if (claim.status.phase == phase) return claim;  // said already
-  Event(claim, type, reason, std::move(message));
-  return UpdateClaimStatus(claim, phase, nullptr);
+  // As Kubernetes: the event once the phase is written, so a failed write is not announced
+  // (and the retry that writes it announces it once).
+  auto written = UpdateClaimStatus(claim, phase, nullptr);
+  if (written.ok()) Event(claim, type, reason, std::move(message));
+  return written;
 }
 
 // ---- volume sync ---------------------------------------------------------------------------
@@ -913,8 +916,10 @@ Status Controller::UpdateVolumePhaseWithEvent(const PersistentVolume& volume,
                                               std::string_view phase, std::string_view type,
                                               std::string_view reason, std::string message) {
   if (volume.status.phase == phase) return OkStatus();
-  Event(volume, type, reason, message);
-  return UpdateVolumePhase(volume, phase, std::move(message));
+  // The event once the phase is written, as for claims.
+  Status written = UpdateVolumePhase(volume, phase, message);
+  if (written.ok()) Event(volume, type, reason, std::move(message));
+  return written;
 }
 
 Status Controller::UnbindVolume(const PersistentVolume& volume) {
