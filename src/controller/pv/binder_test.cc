@@ -51,6 +51,7 @@ struct V {
   std::optional<std::string> mode;
   bool deleting = false;
   std::map<std::string, std::string> labels = {};
+  bool csi = false;  // a CSI volume (driver csi.example.com) instead of a hostPath one
 };
 
 // A claim: name, size, uid, volumeName, phase, class (nullopt: absent), annotations.
@@ -148,7 +149,13 @@ PersistentVolume MakeVolume(const V& v) {
   pv.spec.persistent_volume_reclaim_policy = v.policy;
   pv.spec.storage_class_name = v.cls;
   pv.spec.volume_mode = v.mode;
-  pv.spec.host_path.emplace().path = "/nonexistent/kvol-binder-test/" + v.name;
+  if (v.csi) {
+    auto& csi = pv.spec.csi.emplace();
+    csi.driver = "csi.example.com";
+    csi.volume_handle = v.name;
+  } else {
+    pv.spec.host_path.emplace().path = "/nonexistent/kvol-binder-test/" + v.name;
+  }
   pv.status.phase = v.phase;
   if (v.deleting) pv.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
   if (!v.claim.empty()) {
@@ -648,6 +655,11 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {}, {},
       {"Warning VolumeFailedDelete error getting deleter volume plugin for volume \"v1\": no deletable volume plugin matched"},
       "volume:v1"},
+  Row{"4_11b_a_csi_volume_is_left_to_its_driver",
+      // Made by hand, not by a provisioner kvol runs: an external provisioner deletes it.
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .csi = true}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete", .csi = true}},
+      {}, {}, {}, "volume:v1"},
   Row{"4_12_recycle_without_a_recycler_fails",
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Recycle"}},
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Recycle"}},

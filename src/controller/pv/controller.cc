@@ -952,6 +952,9 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
   if (!provisioner && by != volume.metadata.annotations.end()) {
     return OkStatus();  // an external provisioner made it and deletes it
   }
+  // A CSI volume no provisioner here made is its driver's external provisioner's to delete
+  // (as Kubernetes leaves it, honouring the reclaim policy).
+  if (!provisioner && volume.spec.csi) return OkStatus();
   if (!provisioner) {
     return UpdateVolumePhaseWithEvent(
         volume, "Failed", "Warning", "VolumeFailedDelete",
