@@ -335,6 +335,25 @@ TEST_P(BinderTest, SyncWritingVolumeAndClaimTogether) { CheckRow(GetParam(), fal
 const Anns kBoth = {kByController, kCompleted};
 
 // clang-format off
+// A WaitForFirstConsumer claim the scheduler has given node n1 is provisioned there; `others`
+// are volumes beside it that stay as they are.
+Row ProvisionedForSelectedNode(std::string name, std::vector<V> others = {}) {
+  Row r{std::move(name),
+        others,
+        {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "local",
+          .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+        {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
+        {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "local",
+          .anns = {kByController, kCompleted, "volume.kubernetes.io/selected-node=n1",
+                   "volume.kubernetes.io/storage-provisioner=example.com/inproc",
+                   "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
+        {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
+        "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
+        {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1 on n1"}, {"n1"}};
+  r.want_volumes.insert(r.want_volumes.end(), others.begin(), others.end());
+  return r;
+}
+
 INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
   // ---- 1: unbound claims, any volume -----------------------------------------------------
   Row{"1_1_binds_to_an_unbound_volume",
@@ -840,33 +859,10 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}, {},
       {{"create", "persistentvolumes"}}, true, 1, {}, "", "",
       {"provision pvc-uid-c1", "delete pvc-uid-c1"}},
-  Row{"7_5_provisioned_for_the_selected_node",
-      {},
-      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "local",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
-      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
-      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "local",
-        .anns = {kByController, kCompleted, "volume.kubernetes.io/selected-node=n1",
-                 "volume.kubernetes.io/storage-provisioner=example.com/inproc",
-                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
-      {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
-      "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
-      {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1 on n1"}, {"n1"}},
-  Row{"7_5b_selected_node_provisions_though_a_free_volume_fits",
-      // The scheduler selected n1 for provisioning; a free volume of the class elsewhere is
-      // not taken (only one pre-bound to the claim would be).
-      {{.name = "v1", .cls = "local"}},
-      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "local",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}},
-       {.name = "v1", .cls = "local"}},
-      {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
-      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "local",
-        .anns = {kByController, kCompleted, "volume.kubernetes.io/selected-node=n1",
-                 "volume.kubernetes.io/storage-provisioner=example.com/inproc",
-                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
-      {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
-      "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
-      {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1 on n1"}, {"n1"}},
+  ProvisionedForSelectedNode("7_5_provisioned_for_the_selected_node"),
+  // A free volume of the class elsewhere is not taken (only one pre-bound to the claim would be).
+  ProvisionedForSelectedNode("7_5b_selected_node_provisions_though_a_free_volume_fits",
+                             {{.name = "v1", .cls = "local"}}),
   Row{"7_6_selected_node_missing",
       {}, {},
       {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=gone",

@@ -24,6 +24,13 @@ int64_t Version(const api::ObjectMeta& m) {
   return v;
 }
 
+// "a,b,c", as Kubernetes lists pods in its events.
+std::string CommaJoined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
 // The key of an object in the view and the queues: a volume's name, a claim's namespace/name.
 std::string ViewKey(const PersistentVolume& v) { return v.metadata.name; }
 std::string ViewKey(const PersistentVolumeClaim& c) { return client::KeyOf(c); }
@@ -487,9 +494,8 @@ Status Controller::WaitForFirstConsumerEvent(const PersistentVolumeClaim& claim)
   } else if (pods.size() == 1) {
     Event(claim, "Normal", "WaitForPodScheduled", "waiting for pod " + pods[0] + " to be scheduled");
   } else {
-    std::string joined;
-    for (const auto& p : pods) joined += (joined.empty() ? "" : ",") + p;
-    Event(claim, "Normal", "WaitForPodScheduled", "waiting for pods " + joined + " to be scheduled");
+    Event(claim, "Normal", "WaitForPodScheduled",
+          "waiting for pods " + CommaJoined(pods) + " to be scheduled");
   }
   return OkStatus();
 }
@@ -979,14 +985,12 @@ Status Controller::RecycleVolume(const PersistentVolume& volume) {
   if (volume.spec.claim_ref) {
     std::vector<std::string> using_pods;
     for (const auto& pod : pods_.PodsUsing(ClaimRefKey(volume))) {
-      if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") continue;
-      using_pods.push_back(pod->metadata.namespace_ + "/" + pod->metadata.name);
+      if (!PodIsShutDown(*pod)) using_pods.push_back(client::KeyOf(*pod));
     }
     if (!using_pods.empty()) {
       std::sort(using_pods.begin(), using_pods.end());
-      std::string names;
-      for (const auto& n : using_pods) names += (names.empty() ? "" : ",") + n;
-      Event(volume, "Normal", "VolumeFailedRecycle", "Volume is used by pods: " + names);
+      Event(volume, "Normal", "VolumeFailedRecycle",
+            "Volume is used by pods: " + CommaJoined(using_pods));
       return OkStatus();
     }
   }
