@@ -9,6 +9,9 @@ namespace kvol::api {
 // Finalizers.
 inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
 inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";
+// On volumes the PV controller provisioned with the Delete policy: the object stays until the
+// controller has deleted the storage, whether the volume or its claim was deleted first.
+inline constexpr std::string_view kPVControllerFinalizer = "kubernetes.io/pv-controller";
 
 // StorageClass.
 inline constexpr std::string_view kDefaultClassAnnotation =

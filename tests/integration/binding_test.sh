@@ -224,6 +224,29 @@ touch "$dir/data"
 kubectl delete pvc scratch --timeout=20s >/dev/null
 kubectl wait pv/"pvc-$uid" --for=delete --timeout=20s >/dev/null || fail "the provisioned volume was not deleted"
 [ ! -e "$dir" ] || fail "$dir is still there"
+# The volume deleted before its claim: it waits, Terminating, and its storage still goes with
+# the claim (the controller's kubernetes.io/pv-controller finalizer holds it until then).
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: outlived}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-now
+  resources: {requests: {storage: 1Gi}}
+YAML
+kubectl wait pvc/outlived --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "outlived was not provisioned"
+uid=$(kubectl get pvc outlived -o jsonpath='{.metadata.uid}')
+dir="$KVOL_DIR/storage/pvc-${uid}_default_outlived"
+expect_contains "both finalizers" "kubernetes.io/pv-controller kubernetes.io/pv-protection" \
+  "$(kubectl get pv "pvc-$uid" -o jsonpath='{range .metadata.finalizers[*]}{@}{" "}{end}' | tr ' ' '\n' | sort | xargs)"
+kubectl delete pv "pvc-$uid" --wait=false >/dev/null
+expect_contains "the deleted volume waits" "pvc-$uid 1Gi RWO Delete Terminating default/outlived local-now" \
+  "$(k get pv "pvc-$uid")"
+[ -d "$dir" ] || fail "$dir went with the volume object while its claim is bound"
+kubectl delete pvc outlived --timeout=20s >/dev/null
+kubectl wait pv/"pvc-$uid" --for=delete --timeout=20s >/dev/null || fail "the deleted volume was not let go"
+[ ! -e "$dir" ] || fail "$dir was left behind by a volume deleted before its claim"
 
 # --- provisioning: the seed's nfs-subdir class -------------------------------------------------
 k apply -f "$SEEDS/nfs-storageclass.yml" >/dev/null   # archiveOnDelete: "false"

@@ -23,6 +23,7 @@ constexpr std::string_view kCompleted = api::kAnnBindCompleted;
 constexpr std::string_view kProvisionedBy = api::kAnnDynamicallyProvisioned;
 constexpr std::string_view kSelectedNode = api::kAnnSelectedNode;
 constexpr std::string_view kProvisioner = api::kAnnStorageProvisioner;
+const std::string kFinalizer(api::kPVControllerFinalizer);
 
 using Anns = std::vector<std::string_view>;  // annotations set to "yes" (or key=value)
 
@@ -52,6 +53,7 @@ struct V {
   bool deleting = false;
   std::map<std::string, std::string> labels = {};
   bool csi = false;  // a CSI volume (driver csi.example.com) instead of a hostPath one
+  std::vector<std::string> finalizers = {};
 };
 
 // A claim: name, size, uid, volumeName, phase, class (nullopt: absent), annotations.
@@ -74,6 +76,7 @@ struct Class {
   std::string provisioner = "example.com/external";
   bool wait_for_consumer = false;
   bool is_default = false;
+  std::optional<std::string> reclaim = {};  // absent: Delete
 };
 
 struct Pod {
@@ -158,6 +161,7 @@ PersistentVolume MakeVolume(const V& v) {
   }
   pv.status.phase = v.phase;
   if (v.deleting) pv.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
+  pv.metadata.finalizers = v.finalizers;
   if (!v.claim.empty()) {
     auto& ref = pv.spec.claim_ref.emplace();
     ref.kind = "PersistentVolumeClaim";
@@ -200,7 +204,10 @@ std::string Joined(const api::StringMap& anns) {
 std::string Describe(const PersistentVolume& v) {
   std::string claim = "-";
   if (v.spec.claim_ref) claim = v.spec.claim_ref->name + "/" + v.spec.claim_ref->uid;
-  return v.metadata.name + " phase=" + v.status.phase + " claim=" + claim + Joined(v.metadata.annotations);
+  std::string finalizers;
+  for (const auto& f : v.metadata.finalizers) finalizers += " finalizer=" + f;
+  return v.metadata.name + " phase=" + v.status.phase + " claim=" + claim + Joined(v.metadata.annotations) +
+         finalizers + (v.metadata.deletion_timestamp ? " deleting" : "");
 }
 
 std::string Describe(const PersistentVolumeClaim& c) {
@@ -249,6 +256,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
     sc.provisioner = c.provisioner;
     if (c.wait_for_consumer) sc.volume_binding_mode = "WaitForFirstConsumer";
     if (c.is_default) sc.metadata.annotations[std::string(api::kDefaultClassAnnotation)] = "true";
+    sc.reclaim_policy = c.reclaim;
     ctrl.StoreClass(api.fake<api::StorageClass>().Seed(sc));
   }
   for (const auto& p : row.pods) {
@@ -341,7 +349,8 @@ Row ProvisionedForSelectedNode(std::string name, std::vector<V> others = {}) {
   Row r{std::move(name),
         others,
         {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "local",
-          .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+          .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+          .finalizers = {kFinalizer}}},
         {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/selected-node=n1"}}},
         {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "local",
           .anns = {kByController, kCompleted, "volume.kubernetes.io/selected-node=n1",
@@ -824,7 +833,8 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
   Row{"7_1_provisioned_and_bound",
       {},
       {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .cls = "inproc",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {kFinalizer}}},
       {{.name = "c1", .cls = "inproc"}},
       {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "inproc",
         .anns = {kByController, kCompleted, "volume.kubernetes.io/storage-provisioner=example.com/inproc",
@@ -879,7 +889,8 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
         .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {kFinalizer}}},
       {}, {}, {"Warning VolumeFailedDelete device busy"},
       "volume:v1", {}, {}, {}, true, 1, {}, "", "device busy", {"delete v1"}},
   Row{"7_9_released_provisioned_volume_is_deleted",
@@ -893,7 +904,97 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {{.name = "c1", .cls = "local", .anns = {"volume.kubernetes.io/storage-provisioner=example.com/inproc"}}},
       {"Warning ProvisioningFailed Failed to provision volume with StorageClass \"local\": disk full"},
       "claim:c1", {{.name = "local", .provisioner = "example.com/inproc", .wait_for_consumer = true}},
-      {}, {}, true, 1, {}, "disk full", "", {"provision pvc-uid-c1 on n1"}, {"n1"}}
+      {}, {}, true, 1, {}, "disk full", "", {"provision pvc-uid-c1 on n1"}, {"n1"}},
+  // ---- 8: the controller's deletion finalizer (kubernetes.io/pv-controller) --------------
+  Row{"8_1_provisioned_with_retain_has_no_finalizer",
+      {},
+      {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Bound", .cls = "inproc",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},
+      {{.name = "c1", .cls = "inproc"}},
+      {{.name = "c1", .volume = "pvc-uid-c1", .phase = "Bound", .cls = "inproc",
+        .anns = {kByController, kCompleted, "volume.kubernetes.io/storage-provisioner=example.com/inproc",
+                 "volume.beta.kubernetes.io/storage-provisioner=example.com/inproc"}, .bound_status = true}},
+      {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
+      "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc", .reclaim = "Retain"}},
+      {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1"}},
+  Row{"8_2_a_provisioned_volume_without_it_gets_it",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {"kubernetes.io/pv-protection"}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"8_3_retain_takes_it_away",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {"kubernetes.io/pv-protection"}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"8_4_not_on_volumes_made_elsewhere",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}},
+       {.name = "v2", .claim = "c2/uid-c2", .phase = "Bound", .policy = "Delete"}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}},
+       {.name = "v2", .claim = "c2/uid-c2", .phase = "Bound", .policy = "Delete"}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"8_5_not_added_to_a_volume_being_deleted",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {"kubernetes.io/pv-protection"}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {"kubernetes.io/pv-protection"}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"8_6_volume_deleted_first_stays_while_its_claim_is_bound",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
+      {}, "volume:v1"},
+  Row{"8_7_volume_deleted_first_has_its_storage_deleted_when_the_claim_goes",
+      // The protection controller has already let go (the volume is no longer Bound once
+      // Released; here the object holds only the controller's finalizer): it is gone.
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {kFinalizer}}},
+      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
+  Row{"8_8_the_claim_goes_first_storage_then_the_object",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+        .finalizers = {kFinalizer}}},
+      {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
+  Row{"8_9_failed_delete_keeps_the_finalizer",
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {kFinalizer}}},
+      {}, {}, {"Warning VolumeFailedDelete device busy"},
+      "volume:v1", {}, {}, {}, true, 1, {}, "", "device busy", {"delete v1"}},
+  Row{"8_10_finalizer_removal_fails_then_storage_is_deleted_again_and_it_goes",
+      // Deleting the storage again finds it gone (provisioners' Delete is idempotent).
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
+        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
+        .finalizers = {kFinalizer}}},
+      {}, {}, {}, {}, "volume:v1", {}, {}, {{"update", "persistentvolumes"}}, false, 2, {}, "", "",
+      {"delete v1", "delete v1"}}
 ), [](const auto& info) { return info.param.name; });
 // clang-format on
 

@@ -1,5 +1,6 @@
 #include "controller/pv/controller.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "api/well_known.h"
@@ -14,6 +15,10 @@ using api::PersistentVolumeClaim;
 
 bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
   return m.annotations.count(std::string(key)) > 0;
+}
+
+bool HasFinalizer(const api::ObjectMeta& m, std::string_view name) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), name) != m.finalizers.end();
 }
 
 // resourceVersions are the store's revisions: decimal integers.
@@ -582,6 +587,9 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
   pv.spec.persistent_volume_reclaim_policy = cls.reclaim_policy.value_or("Delete");
   pv.spec.mount_options = cls.mount_options;
   pv.spec.claim_ref = client::ReferenceTo(claim);
+  if (pv.spec.persistent_volume_reclaim_policy == "Delete") {
+    pv.metadata.finalizers.emplace_back(api::kPVControllerFinalizer);
+  }
   auto created = client_.resource<PersistentVolume>().CreateShared(pv);
   if (!created.ok() && !api::IsAlreadyExists(created.error())) {
     Event(claim, "Warning", "ProvisioningFailed",
@@ -826,6 +834,10 @@ std::vector<Status> Controller::SyncVolumes(const std::vector<VolumePtr>& volume
 }
 
 Status Controller::SyncVolumeWith(const PersistentVolume& volume, PhaseBatch* batch) {
+  if (auto next = WithDeletionFinalizerFixed(volume)) {
+    KVOL_ASSIGN_OR_RETURN(PersistentVolume written, Write(*std::move(next), false));
+    return SyncVolumeWith(written, batch);
+  }
   if (!volume.spec.claim_ref) {
     return UpdateVolumePhaseOrDefer(volume, "Available", batch);
   }
@@ -974,9 +986,39 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
                                                s.message());
     return failed.ok() ? s : failed;
   }
+  // The storage is gone: the object may go too. Without the finalizer first, a volume deleted
+  // before its claim would stay Terminating.
+  if (HasFinalizer(volume.metadata, api::kPVControllerFinalizer)) {
+    PersistentVolume next = volume;
+    std::erase(next.metadata.finalizers, api::kPVControllerFinalizer);
+    if (auto w = Write(std::move(next), false); !w.ok() && w.status().code() != StatusCode::kNotFound) {
+      return w.status();
+    }
+  }
   auto deleted = client_.resource<PersistentVolume>().Delete("", volume.metadata.name);
   if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
   return OkStatus();
+}
+
+std::optional<PersistentVolume> Controller::WithDeletionFinalizerFixed(
+    const PersistentVolume& volume) const {
+  // As Kubernetes does for its in-tree plugins' volumes: Delete adds it (not to an object
+  // being deleted, which takes no new finalizers), Retain and Recycle remove it.
+  auto by = volume.metadata.annotations.find(std::string(api::kAnnDynamicallyProvisioned));
+  if (by == volume.metadata.annotations.end() || !FindProvisioner(by->second)) return std::nullopt;
+  const bool has = HasFinalizer(volume.metadata, api::kPVControllerFinalizer);
+  const std::string& policy = volume.spec.persistent_volume_reclaim_policy;
+  if (policy == "Delete" && !has && !volume.metadata.deletion_timestamp) {
+    PersistentVolume next = volume;
+    next.metadata.finalizers.emplace_back(api::kPVControllerFinalizer);
+    return next;
+  }
+  if ((policy == "Retain" || policy == "Recycle") && has) {
+    PersistentVolume next = volume;
+    std::erase(next.metadata.finalizers, api::kPVControllerFinalizer);
+    return next;
+  }
+  return std::nullopt;
 }
 
 Status Controller::RecycleVolume(const PersistentVolume& volume) {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -178,6 +179,10 @@ class Controller {
                             volume::Provisioner& provisioner);
   volume::Provisioner* FindProvisioner(std::string_view name) const;
   Status DeleteVolume(const api::PersistentVolume& volume);
+  // The volume with the controller's deletion finalizer added or removed as its reclaim policy
+  // asks (only volumes a provisioner here made carry it); nullopt when it is right already.
+  std::optional<api::PersistentVolume> WithDeletionFinalizerFixed(
+      const api::PersistentVolume& volume) const;
   Status RecycleVolume(const api::PersistentVolume& volume);
 
   // Volume sync.

@@ -12,11 +12,6 @@ namespace {
 
 const std::string kStorage = "storage";
 
-std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
-  auto it = m.annotations.find(std::string(key));
-  return it == m.annotations.end() ? std::string() : it->second;
-}
-
 std::vector<std::string> SortedModes(std::vector<std::string> modes) {
   std::sort(modes.begin(), modes.end());
   modes.erase(std::unique(modes.begin(), modes.end()), modes.end());
