@@ -38,8 +38,10 @@
 //       of the medians and the N log N bound, (B log B) / (A log A). The pause puts every run
 //       on the same footing: memory that a process has just freed is given to the next much
 //       faster than memory the kernel has had free for a while (bench/memory_bench.cc), so
-//       without it the small run, following the large one's exit, starts on warm memory. One
-//       run's time still swings by a tenth or more on a shared machine; quote the medians.
+//       without it the small run, following the large one's exit, starts on warm memory. Where
+//       the kernel reports free memory to its host, the pause also lasts until it has reported
+//       all (a large run frees more than it reports in 10 s). One run's time still swings by a
+//       tenth or more on a shared machine; quote the medians.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -51,6 +53,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -490,9 +493,48 @@ double Median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+// Where the kernel hands free memory back to its host (free page reporting), waits until it has
+// reported all it will: until the count of reported memory has stood still for 6 s (its passes
+// come every 2-3 s while there is memory to report), 180 s at most. Memory freed and not yet
+// reported is still backed, and the kernel hands it out first: a run started on it gets its
+// heap many times faster than one started on reported memory. The seconds waited; 0 where
+// the kernel does not report.
+double WaitForFreeMemoryReported() {
+  const char* kReported = "/sys/module/page_reporting/parameters/reported_kib";
+  auto read = [&]() -> std::optional<long long> {
+    FILE* f = std::fopen(kReported, "r");
+    if (f == nullptr) return std::nullopt;
+    long long v = -1;
+    const int got = std::fscanf(f, "%lld", &v);
+    std::fclose(f);
+    if (got != 1) return std::nullopt;
+    return v;
+  };
+  auto last = read();
+  if (!last) return 0;
+  const auto start = Clock::now();
+  auto still_since = start;
+  while (Clock::now() - still_since < 6s) {
+    if (Clock::now() - start > 180s) {
+      std::fprintf(stderr, "free memory still being reported after 180 s; running anyway\n");
+      break;
+    }
+    std::this_thread::sleep_for(500ms);
+    auto now = read();
+    if (now != last) {
+      last = now;
+      still_since = Clock::now();
+    }
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 void Growth(int from, int to, int rounds, int idle_seconds, int workers, int writers) {
   std::vector<double> small, large;
-  auto idle = [&] { std::this_thread::sleep_for(std::chrono::seconds(idle_seconds)); };
+  auto idle = [&] {
+    std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));
+    WaitForFreeMemoryReported();
+  };
   for (int r = 1; r <= rounds; ++r) {
     idle();
     small.push_back(PairsProcess(from, workers, writers));

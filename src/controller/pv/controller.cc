@@ -991,9 +991,8 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
   if (HasFinalizer(volume.metadata, api::kPVControllerFinalizer)) {
     PersistentVolume next = volume;
     std::erase(next.metadata.finalizers, api::kPVControllerFinalizer);
-    if (auto w = Write(std::move(next), false); !w.ok() && w.status().code() != StatusCode::kNotFound) {
-      return w.status();
-    }
+    auto written = Write(std::move(next), false);
+    if (!written.ok() && written.status().code() != StatusCode::kNotFound) return written.status();
   }
   auto deleted = client_.resource<PersistentVolume>().Delete("", volume.metadata.name);
   if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
