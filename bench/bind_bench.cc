@@ -53,7 +53,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -71,6 +70,7 @@
 #include "client/testing/proc_stats.h"
 #include "client/testing/test_server.h"
 #include "controller/pv/controller.h"
+#include "page_reporting.h"
 
 namespace {
 
@@ -493,47 +493,14 @@ double Median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-// Where the kernel hands free memory back to its host (free page reporting), waits until it has
-// reported all it will: until the count of reported memory has stood still for 6 s (its passes
-// come every 2-3 s while there is memory to report), 180 s at most. Memory freed and not yet
-// reported is still backed, and the kernel hands it out first: a run started on it gets its
-// heap many times faster than one started on reported memory. The seconds waited; 0 where
-// the kernel does not report.
-double WaitForFreeMemoryReported() {
-  const char* kReported = "/sys/module/page_reporting/parameters/reported_kib";
-  auto read = [&]() -> std::optional<long long> {
-    FILE* f = std::fopen(kReported, "r");
-    if (f == nullptr) return std::nullopt;
-    long long v = -1;
-    const int got = std::fscanf(f, "%lld", &v);
-    std::fclose(f);
-    if (got != 1) return std::nullopt;
-    return v;
-  };
-  auto last = read();
-  if (!last) return 0;
-  const auto start = Clock::now();
-  auto still_since = start;
-  while (Clock::now() - still_since < 6s) {
-    if (Clock::now() - start > 180s) {
-      std::fprintf(stderr, "free memory still being reported after 180 s; running anyway\n");
-      break;
-    }
-    std::this_thread::sleep_for(500ms);
-    auto now = read();
-    if (now != last) {
-      last = now;
-      still_since = Clock::now();
-    }
-  }
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 void Growth(int from, int to, int rounds, int idle_seconds, int workers, int writers) {
   std::vector<double> small, large;
   auto idle = [&] {
     std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));
-    WaitForFreeMemoryReported();
+    // Where the kernel reports free memory to its host: until it has reported what the run
+    // before freed (a large run frees more than it reports in 10 s), so that neither run starts
+    // on memory still backed.
+    kvol::bench::WaitForFreeMemoryReported();
   };
   for (int r = 1; r <= rounds; ++r) {
     idle();

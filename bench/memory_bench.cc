@@ -11,7 +11,8 @@
 // backed). On a machine whose kernel gives free memory back to its hypervisor (free page
 // reporting; its settings are printed when present), "new" memory has to be backed by the host
 // again and costs far more than memory the kernel is handed back at once; memory another
-// process freed a moment before is "again" memory too, hence the pause.
+// process freed a moment before is "again" memory too, hence the pause. Where the kernel reports,
+// also how much of what was freed it reported and within how many seconds.
 #include <sys/mman.h>
 
 #include <chrono>
@@ -24,11 +25,15 @@
 #include <string_view>
 #include <thread>
 
+#include "page_reporting.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kHugePage = 2 * kMiB;
+// Reporting is over once the count of reported memory has stood still this long.
+constexpr std::chrono::seconds kStill{6};
 
 [[noreturn]] void Die(const std::string& msg) {
   std::fprintf(stderr, "memory_bench: %s\n", msg.c_str());
@@ -123,9 +128,19 @@ int main(int argc, char** argv) {
       again = m.Touch();
       written = m.Write();
     }
+    // How long the kernel takes to report what was just freed, where it reports.
+    const auto reported_before = kvol::bench::ReportedKib();
+    const double report_seconds = kvol::bench::WaitForFreeMemoryReported(kStill);
+    const auto reported_after = kvol::bench::ReportedKib();
     PrintRate(pages, "new", len, fresh);
     PrintRate(pages, "again", len, again);
     PrintRate(pages, "written", len, written);
+    if (reported_before && reported_after) {
+      std::printf("pages=%s freed_reported_mib=%lld\n", pages,
+                  (*reported_after - *reported_before) / 1024);
+      std::printf("pages=%s freed_reported_within_seconds=%.1f\n", pages,
+                  report_seconds - static_cast<double>(kStill.count()));
+    }
   }
   return 0;
 }
