@@ -40,8 +40,8 @@
 //       faster than memory the kernel has had free for a while (bench/memory_bench.cc), so
 //       without it the small run, following the large one's exit, starts on warm memory. Where
 //       the kernel reports free memory to its host, the pause also lasts until it has reported
-//       all (a large run frees more than it reports in 10 s). One run's time still swings by a
-//       tenth or more on a shared machine; quote the medians.
+//       all (a large run frees more than the kernel reports in 10 s). One run's time still
+//       swings by a tenth or more on a shared machine; quote the medians.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -497,9 +497,8 @@ void Growth(int from, int to, int rounds, int idle_seconds, int workers, int wri
   std::vector<double> small, large;
   auto idle = [&] {
     std::this_thread::sleep_for(std::chrono::seconds(idle_seconds));
-    // Where the kernel reports free memory to its host: until it has reported what the run
-    // before freed (a large run frees more than it reports in 10 s), so that neither run starts
-    // on memory still backed.
+    // Where the kernel reports free memory to its host, until it has reported what the run
+    // before freed, so that no run starts on memory still backed.
     kvol::bench::WaitForFreeMemoryReported();
   };
   for (int r = 1; r <= rounds; ++r) {

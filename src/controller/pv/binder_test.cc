@@ -206,8 +206,9 @@ std::string Describe(const PersistentVolume& v) {
   if (v.spec.claim_ref) claim = v.spec.claim_ref->name + "/" + v.spec.claim_ref->uid;
   std::string finalizers;
   for (const auto& f : v.metadata.finalizers) finalizers += " finalizer=" + f;
-  return v.metadata.name + " phase=" + v.status.phase + " claim=" + claim + Joined(v.metadata.annotations) +
-         finalizers + (v.metadata.deletion_timestamp ? " deleting" : "");
+  return v.metadata.name + " phase=" + v.status.phase + " claim=" + claim +
+         Joined(v.metadata.annotations) + finalizers +
+         (v.metadata.deletion_timestamp ? " deleting" : "");
 }
 
 std::string Describe(const PersistentVolumeClaim& c) {
