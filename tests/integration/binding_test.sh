@@ -197,17 +197,23 @@ kind: StorageClass
 metadata: {name: local-now}
 provisioner: kvol.io/local-path
 volumeBindingMode: Immediate
----
+YAML
+# local_now_claim NAME SIZE: a claim of class local-now, waited for until Bound; its uid in $uid.
+local_now_claim() {
+  kubectl create -f - >/dev/null <<YAML
 apiVersion: v1
 kind: PersistentVolumeClaim
-metadata: {name: scratch}
+metadata: {name: $1}
 spec:
   accessModes: [ReadWriteOnce]
   storageClassName: local-now
-  resources: {requests: {storage: 2Gi}}
+  resources: {requests: {storage: $2}}
 YAML
-kubectl wait pvc/scratch --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "scratch was not provisioned"
-uid=$(kubectl get pvc scratch -o jsonpath='{.metadata.uid}')
+  kubectl wait "pvc/$1" --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+    fail "$1 was not provisioned"
+  uid=$(kubectl get pvc "$1" -o jsonpath='{.metadata.uid}')
+}
+local_now_claim scratch 2Gi
 expect_contains "bound to pvc-<uid>" "scratch Bound pvc-$uid 2Gi RWO local-now" "$(k get pvc scratch)"
 expect_contains "the PV" "pvc-$uid 2Gi RWO Delete Bound default/scratch local-now" "$(k get pv "pvc-$uid")"
 dir="$KVOL_DIR/storage/pvc-${uid}_default_scratch"
@@ -226,17 +232,7 @@ kubectl wait pv/"pvc-$uid" --for=delete --timeout=20s >/dev/null || fail "the pr
 [ ! -e "$dir" ] || fail "$dir is still there"
 # The volume deleted before its claim: it waits, Terminating, and its storage still goes with
 # the claim (the controller's kubernetes.io/pv-controller finalizer holds it until then).
-cat <<'YAML' | kubectl create -f - >/dev/null
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: outlived}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: local-now
-  resources: {requests: {storage: 1Gi}}
-YAML
-kubectl wait pvc/outlived --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null || fail "outlived was not provisioned"
-uid=$(kubectl get pvc outlived -o jsonpath='{.metadata.uid}')
+local_now_claim outlived 1Gi
 dir="$KVOL_DIR/storage/pvc-${uid}_default_outlived"
 expect_contains "both finalizers" "kubernetes.io/pv-controller kubernetes.io/pv-protection" \
   "$(kubectl get pv "pvc-$uid" -o jsonpath='{range .metadata.finalizers[*]}{@}{" "}{end}' | tr ' ' '\n' | sort | xargs)"

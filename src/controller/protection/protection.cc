@@ -4,14 +4,11 @@
 
 #include "api/well_known.h"
 #include "base/thread.h"
+#include "controller/util/meta.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::protection {
 namespace {
-
-bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
-  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
-}
 
 // What Kubernetes' protection controllers queue an object for: its finalizer to add, or to
 // take off now that it is being deleted. Any other change needs no sync.

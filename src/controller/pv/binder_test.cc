@@ -342,6 +342,20 @@ TEST_P(BinderTest, SyncWritingVolumeAndClaimTogether) { CheckRow(GetParam(), fal
 
 // Shorthands for the common shapes.
 const Anns kBoth = {kByController, kCompleted};
+// A volume the in-process provisioner made.
+const Anns kMadeHere = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"};
+const std::string kPVProtection(api::kPVProtectionFinalizer);
+const std::vector<C> kBoundC1 = {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}};
+
+// A volume sync of v1 beside claim c1, Bound to it and left as it is, with no events: the
+// volume ends as `want`, or as it was.
+Row BesideBoundClaim(std::string name, V volume, V want) {
+  return Row{std::move(name), {std::move(volume)}, {std::move(want)}, kBoundC1, kBoundC1, {},
+             "volume:v1"};
+}
+Row BesideBoundClaim(std::string name, V volume) {
+  return BesideBoundClaim(std::move(name), volume, volume);
+}
 
 // clang-format off
 // A WaitForFirstConsumer claim the scheduler has given node n1 is provisioned there; `others`
@@ -918,26 +932,16 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {"Normal ProvisioningSucceeded Successfully provisioned volume pvc-uid-c1 using example.com/inproc"},
       "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc", .reclaim = "Retain"}},
       {}, {}, false, 1, {}, "", "", {"provision pvc-uid-c1"}},
-  Row{"8_2_a_provisioned_volume_without_it_gets_it",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
-        .finalizers = {"kubernetes.io/pv-protection"}}},
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
-        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {}, "volume:v1"},
-  Row{"8_3_retain_takes_it_away",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
-        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
-        .finalizers = {"kubernetes.io/pv-protection"}}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {}, "volume:v1"},
+  BesideBoundClaim("8_2_a_provisioned_volume_without_it_gets_it",
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = kMadeHere,
+       .finalizers = {kPVProtection}},
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = kMadeHere,
+       .finalizers = {kPVProtection, kFinalizer}}),
+  BesideBoundClaim("8_3_retain_takes_it_away",
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain", .anns = kMadeHere,
+       .finalizers = {kPVProtection, kFinalizer}},
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Retain", .anns = kMadeHere,
+       .finalizers = {kPVProtection}}),
   Row{"8_4_not_on_volumes_made_elsewhere",
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
         .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}},
@@ -945,55 +949,34 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
         .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/external"}},
        {.name = "v2", .claim = "c2/uid-c2", .phase = "Bound", .policy = "Delete"}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {}, "volume:v1"},
-  Row{"8_5_not_added_to_a_volume_being_deleted",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {"kubernetes.io/pv-protection"}}},
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {"kubernetes.io/pv-protection"}}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {}, "volume:v1"},
-  Row{"8_6_volume_deleted_first_stays_while_its_claim_is_bound",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {"kubernetes.io/pv-protection", kFinalizer}}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {{.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth}},
-      {}, "volume:v1"},
+      kBoundC1, kBoundC1, {}, "volume:v1"},
+  BesideBoundClaim("8_5_not_added_to_a_volume_being_deleted",
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = kMadeHere,
+       .deleting = true, .finalizers = {kPVProtection}}),
+  BesideBoundClaim("8_6_volume_deleted_first_stays_while_its_claim_is_bound",
+      {.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = kMadeHere,
+       .deleting = true, .finalizers = {kPVProtection, kFinalizer}}),
   Row{"8_7_volume_deleted_first_has_its_storage_deleted_when_the_claim_goes",
       // The protection controller has already let go (the volume is no longer Bound once
       // Released; here the object holds only the controller's finalizer): it is gone.
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete", .anns = kMadeHere,
+        .deleting = true, .finalizers = {kFinalizer}}},
       {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
   Row{"8_8_the_claim_goes_first_storage_then_the_object",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .policy = "Delete", .anns = kMadeHere,
         .finalizers = {kFinalizer}}},
       {}, {}, {}, {}, "volume:v1", {}, {}, {}, false, 1, {}, "", "", {"delete v1"}},
   Row{"8_9_failed_delete_keeps_the_finalizer",
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {kFinalizer}}},
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete", .anns = kMadeHere,
+        .deleting = true, .finalizers = {kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Failed", .policy = "Delete", .anns = kMadeHere,
+        .deleting = true, .finalizers = {kFinalizer}}},
       {}, {}, {"Warning VolumeFailedDelete device busy"},
       "volume:v1", {}, {}, {}, true, 1, {}, "", "device busy", {"delete v1"}},
   Row{"8_10_finalizer_removal_fails_then_storage_is_deleted_again_and_it_goes",
       // Deleting the storage again finds it gone (provisioners' Delete is idempotent).
-      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete",
-        .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}, .deleting = true,
-        .finalizers = {kFinalizer}}},
+      {{.name = "v1", .claim = "c1/uid-c1", .phase = "Released", .policy = "Delete", .anns = kMadeHere,
+        .deleting = true, .finalizers = {kFinalizer}}},
       {}, {}, {}, {}, "volume:v1", {}, {}, {{"update", "persistentvolumes"}}, false, 2, {}, "", "",
       {"delete v1", "delete v1"}}
 ), [](const auto& info) { return info.param.name; });

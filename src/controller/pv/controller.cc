@@ -5,6 +5,7 @@
 
 #include "api/well_known.h"
 #include "base/thread.h"
+#include "controller/util/meta.h"
 #include "controller/util/worker.h"
 
 namespace kvol::controller::pv {
@@ -15,10 +16,6 @@ using api::PersistentVolumeClaim;
 
 bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
   return m.annotations.count(std::string(key)) > 0;
-}
-
-bool HasFinalizer(const api::ObjectMeta& m, std::string_view name) {
-  return std::find(m.finalizers.begin(), m.finalizers.end(), name) != m.finalizers.end();
 }
 
 // resourceVersions are the store's revisions: decimal integers.
@@ -1002,22 +999,22 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
 std::optional<PersistentVolume> Controller::WithDeletionFinalizerFixed(
     const PersistentVolume& volume) const {
   // As Kubernetes does for its in-tree plugins' volumes: Delete adds it (not to an object
-  // being deleted, which takes no new finalizers), Retain and Recycle remove it.
-  auto by = volume.metadata.annotations.find(std::string(api::kAnnDynamicallyProvisioned));
-  if (by == volume.metadata.annotations.end() || !FindProvisioner(by->second)) return std::nullopt;
+  // being deleted, which takes no new finalizers), Retain and Recycle remove it. The policy
+  // first: most volumes need no change, and then no annotation is looked up.
   const bool has = HasFinalizer(volume.metadata, api::kPVControllerFinalizer);
   const std::string& policy = volume.spec.persistent_volume_reclaim_policy;
-  if (policy == "Delete" && !has && !volume.metadata.deletion_timestamp) {
-    PersistentVolume next = volume;
+  const bool add = policy == "Delete" && !has && !volume.metadata.deletion_timestamp;
+  const bool remove = (policy == "Retain" || policy == "Recycle") && has;
+  if (!add && !remove) return std::nullopt;
+  auto by = volume.metadata.annotations.find(std::string(api::kAnnDynamicallyProvisioned));
+  if (by == volume.metadata.annotations.end() || !FindProvisioner(by->second)) return std::nullopt;
+  PersistentVolume next = volume;
+  if (add) {
     next.metadata.finalizers.emplace_back(api::kPVControllerFinalizer);
-    return next;
-  }
-  if ((policy == "Retain" || policy == "Recycle") && has) {
-    PersistentVolume next = volume;
+  } else {
     std::erase(next.metadata.finalizers, api::kPVControllerFinalizer);
-    return next;
   }
-  return std::nullopt;
+  return next;
 }
 
 Status Controller::RecycleVolume(const PersistentVolume& volume) {
