@@ -16,6 +16,7 @@
 #include <set>
 
 #include "apiserver/tls_stream.h"
+#include "base/fd.h"
 #include "base/thread.h"
 
 namespace kvol::apiserver {
@@ -228,6 +229,7 @@ struct HttpServer::Impl {
         if (stopping) return;
         continue;
       }
+      SetCloseOnExec(sock.native_handle());  // Asio's accept does not set it
       std::lock_guard lock(mu);
       // Reap finished connection threads.
       std::erase_if(conns, [](const std::shared_ptr<Conn>& c) {
@@ -357,6 +359,7 @@ Status HttpServer::Start() {
   tcp::endpoint ep(address, static_cast<unsigned short>(im.opts.port));
   im.acceptor = std::make_unique<tcp::acceptor>(im.io);
   im.acceptor->open(ep.protocol(), ec);
+  if (!ec) SetCloseOnExec(im.acceptor->native_handle());
   if (!ec) im.acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) im.acceptor->bind(ep, ec);
   if (ec) {

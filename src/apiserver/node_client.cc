@@ -14,6 +14,7 @@
 #include "apiserver/tls.h"
 #include "apiserver/tls_stream.h"
 #include "apiserver/websocket.h"
+#include "base/fd.h"
 #include "base/log.h"
 #include "base/strings.h"
 
@@ -71,6 +72,7 @@ ApiOr<std::unique_ptr<AgentConnection>> Dial(const NodeEndpoint& ep) {
     beast::get_lowest_layer(c->stream).async_connect(endpoints, std::move(handler));
   });
   if (ec) return Unavailable("cannot reach " + Where(ep) + ": " + ec.message());
+  SetCloseOnExec(beast::get_lowest_layer(c->stream).socket().native_handle());
   ec = c->Run(kTimeout, [&](auto handler) {
     c->stream.async_handshake(ssl::stream_base::client, std::move(handler));
   });

@@ -48,8 +48,12 @@ void ReexecWithHugePages(char** argv) {
     RestoreCallerTunables(caller.c_str());
     return;
   }
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  const std::string thp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string thp;
+  {
+    // Closed before execv: the stream's descriptor is not close-on-exec.
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+    thp.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   const char* now = getenv(kTunables);
   const auto next = HugePageTunables(now, thp);
   if (!next) return;

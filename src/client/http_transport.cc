@@ -17,6 +17,8 @@
 #include <boost/beast/ssl.hpp>
 #include <limits>
 
+#include "base/fd.h"
+
 namespace kvol::client {
 
 namespace net = boost::asio;
@@ -231,6 +233,7 @@ StatusOr<std::unique_ptr<HttpTransport::Connection>> HttpTransport::Connect() {
     beast::get_lowest_layer(c->stream).async_connect(endpoints, std::move(handler));
   });
   if (ec) return TransportError("dial tcp", host_header_, ec);
+  SetCloseOnExec(beast::get_lowest_layer(c->stream).socket().native_handle());
   beast::get_lowest_layer(c->stream).socket().set_option(tcp::no_delay(true), ec);
   SSL* ssl = c->stream.native_handle();
   const bool ip = IsIp(host_);

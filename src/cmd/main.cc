@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "base/fd.h"
 #include "base/malloc.h"
 #include "cmd/commands.h"
 #include "node/runtime/container.h"
@@ -41,6 +42,7 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvol::CloseOnExecAboveStdio();
   kvol::ConfigureAllocator();
   CLI::App app{
       "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"

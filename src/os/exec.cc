@@ -30,6 +30,7 @@ class RealExecImpl final : public Exec {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    CloseInheritedDescriptors(&actions);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     SetChildSpawnAttributes(&attr);
@@ -108,6 +109,10 @@ Exec& RealExec() {
 }
 
 int PidFdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+void CloseInheritedDescriptors(posix_spawn_file_actions_t* actions) {
+  posix_spawn_file_actions_addclosefrom_np(actions, 3);
+}
 
 void SetChildSpawnAttributes(posix_spawnattr_t* attr) {
   sigset_t none, defaults;

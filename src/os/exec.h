@@ -37,6 +37,12 @@ Exec& RealExec();
 // helpers the child starts.
 void SetChildSpawnAttributes(posix_spawnattr_t* attr);
 
+// Adds to `actions` (initialised by the caller, after its own opens and dup2s onto 0, 1 and 2)
+// the closing of every descriptor above 2 in the child. kvol opens its descriptors
+// close-on-exec; this is the second line of defence, for a descriptor a library opened without
+// the flag, or one open between a socket call and its fcntl while another thread spawns.
+void CloseInheritedDescriptors(posix_spawn_file_actions_t* actions);
+
 // A descriptor that becomes readable when process `pid` exits (pidfd_open; it need not be a
 // child); -1 when the kernel has none (before 5.3).
 int PidFdOpen(pid_t pid);

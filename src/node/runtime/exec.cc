@@ -56,8 +56,7 @@ StatusOr<std::unique_ptr<ExecSession>> ExecSession::Start(const std::string& kvo
     child_fds[0] = slave;
     for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_adddup2(&actions, slave, fd);
     s->stdin_ = master;
-    s->stdout_ = dup(master);
-    fcntl(s->stdout_, F_SETFD, FD_CLOEXEC);
+    s->stdout_ = fcntl(master, F_DUPFD_CLOEXEC, 0);
   } else {
     int in[2] = {-1, -1}, out[2], err[2];
     if ((stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 ||
@@ -79,6 +78,7 @@ StatusOr<std::unique_ptr<ExecSession>> ExecSession::Start(const std::string& kvo
     s->stdout_ = out[0];
     s->stderr_ = err[0];
   }
+  os::CloseInheritedDescriptors(&actions);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   os::SetChildSpawnAttributes(&attr);
