@@ -456,7 +456,69 @@ struct ResourceRequirements {
   }
 };
 
-// ports, probes, securityContext, lifecycle and the rest are kept as unknown fields.
+// What a container may do on the node: capabilities, privilege, user and group, seccomp, root
+// filesystem. seLinuxOptions, procMount, windowsOptions and appArmorProfile are kept as
+// unknown fields.
+struct Capabilities {
+  std::vector<std::string> add;
+  std::vector<std::string> drop;
+  KVOL_FIELDS(Capabilities) {
+    v("add", s.add);
+    v("drop", s.drop);
+  }
+};
+
+struct SeccompProfile {
+  std::string type;  // RuntimeDefault, Unconfined, Localhost
+  std::optional<std::string> localhost_profile;
+  KVOL_FIELDS(SeccompProfile) {
+    v("type", s.type, Emit::kAlways);
+    v("localhostProfile", s.localhost_profile);
+  }
+};
+
+struct SecurityContext {
+  std::optional<Capabilities> capabilities;
+  std::optional<bool> privileged;
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  std::optional<bool> run_as_non_root;
+  std::optional<bool> read_only_root_filesystem;
+  std::optional<bool> allow_privilege_escalation;
+  std::optional<SeccompProfile> seccomp_profile;
+  KVOL_FIELDS(SecurityContext) {
+    v("capabilities", s.capabilities);
+    v("privileged", s.privileged);
+    v("runAsUser", s.run_as_user);
+    v("runAsGroup", s.run_as_group);
+    v("runAsNonRoot", s.run_as_non_root);
+    v("readOnlyRootFilesystem", s.read_only_root_filesystem);
+    v("allowPrivilegeEscalation", s.allow_privilege_escalation);
+    v("seccompProfile", s.seccomp_profile);
+  }
+};
+
+// The pod-wide defaults a container's SecurityContext overrides, and the groups every container
+// of the pod runs with. seLinuxOptions, sysctls, fsGroupChangePolicy and the rest are kept as
+// unknown fields.
+struct PodSecurityContext {
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  std::optional<bool> run_as_non_root;
+  std::vector<int64_t> supplemental_groups;
+  std::optional<int64_t> fs_group;
+  std::optional<SeccompProfile> seccomp_profile;
+  KVOL_FIELDS(PodSecurityContext) {
+    v("runAsUser", s.run_as_user);
+    v("runAsGroup", s.run_as_group);
+    v("runAsNonRoot", s.run_as_non_root);
+    v("supplementalGroups", s.supplemental_groups);
+    v("fsGroup", s.fs_group);
+    v("seccompProfile", s.seccomp_profile);
+  }
+};
+
+// ports, probes, lifecycle and the rest are kept as unknown fields.
 struct Container {
   std::string name;
   std::string image;
@@ -470,6 +532,7 @@ struct Container {
   std::string termination_message_path;
   std::string termination_message_policy;
   std::string image_pull_policy;
+  std::optional<SecurityContext> security_context;
   KVOL_FIELDS(Container) {
     v("name", s.name, Emit::kAlways);
     v("image", s.image);
@@ -483,6 +546,7 @@ struct Container {
     v("terminationMessagePath", s.termination_message_path);
     v("terminationMessagePolicy", s.termination_message_policy);
     v("imagePullPolicy", s.image_pull_policy);
+    v("securityContext", s.security_context);
   }
 };
 
@@ -502,6 +566,7 @@ struct PodSpec {
   std::optional<Affinity> affinity;
   std::string scheduler_name;
   std::vector<Toleration> tolerations;
+  std::optional<PodSecurityContext> security_context;
   KVOL_FIELDS(PodSpec) {
     v("volumes", s.volumes);
     v("initContainers", s.init_containers);
@@ -515,6 +580,7 @@ struct PodSpec {
     v("affinity", s.affinity);
     v("schedulerName", s.scheduler_name);
     v("tolerations", s.tolerations);
+    v("securityContext", s.security_context);
   }
 };
 

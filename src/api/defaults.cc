@@ -2,6 +2,7 @@
 #include "api/defaults.h"
 
 #include "api/volume_sources.h"
+#include "base/strings.h"
 
 namespace kvol::api {
 namespace {
@@ -71,9 +72,7 @@ void SetDefaults(PodSpec& spec) {
   if (spec.dns_policy.empty()) spec.dns_policy = "ClusterFirst";
   if (!spec.termination_grace_period_seconds) spec.termination_grace_period_seconds = 30;
   if (spec.scheduler_name.empty()) spec.scheduler_name = "default-scheduler";
-  if (!spec.unknown_fields.contains("securityContext")) {
-    spec.unknown_fields["securityContext"] = Json::object();
-  }
+  if (!spec.security_context) spec.security_context.emplace();
   if (!spec.unknown_fields.contains("enableServiceLinks")) {
     spec.unknown_fields["enableServiceLinks"] = true;
   }
@@ -119,6 +118,10 @@ void SetDefaults(ConfigMap&) {}
 
 void SetDefaults(Secret& obj) {
   if (obj.type.empty()) obj.type = "Opaque";
+  // stringData is write-only: the API server merges it into data (its values win) and never
+  // stores or returns it, as Kubernetes' conversion does.
+  for (const auto& [key, value] : obj.string_data) obj.data[key] = Base64Encode(value);
+  obj.string_data.clear();
 }
 
 void SetDefaults(Event&) {}

@@ -99,6 +99,11 @@ TEST(DefaultsTest, StorageKinds) {
 
 TEST(DefaultsTest, OtherKinds) {
   EXPECT_EQ(Defaulted<Secret>("{}")["type"], "Opaque");
+  // stringData merged into data, its values winning, and gone.
+  Json secret = Defaulted<Secret>(
+      R"({"data": {"a": "b2xk", "b": "Yg=="}, "stringData": {"a": "new", "c": "see"}})");
+  EXPECT_EQ(secret["data"], Json::parse(R"({"a": "bmV3", "b": "Yg==", "c": "c2Vl"})"));
+  EXPECT_FALSE(secret.contains("stringData"));
   Json ns = Defaulted<Namespace>(R"({"metadata": {"name": "team-a"}})");
   EXPECT_EQ(ns["status"]["phase"], "Active");
   EXPECT_EQ(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");

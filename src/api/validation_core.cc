@@ -480,6 +480,62 @@ void ValidateEnv(FieldErrors& errs, const std::vector<EnvVar>& env, const Path& 
   }
 }
 
+// Kubernetes' IsValidUserID and IsValidGroupID.
+void ValidateId(FieldErrors& errs, const std::optional<int64_t>& id, const Path& path) {
+  if (id && (*id < 0 || *id > 2147483647)) {
+    errs.push_back(Invalid(path, *id, "must be between 0 and 2147483647, inclusive"));
+  }
+}
+
+void ValidateSeccompProfile(FieldErrors& errs, const std::optional<SeccompProfile>& profile,
+                            const Path& path) {
+  if (!profile) return;
+  // Kubernetes lists the valid types sorted (a set).
+  static const std::vector<std::string_view> kTypes = {"Localhost", "RuntimeDefault",
+                                                       "Unconfined"};
+  if (profile->type == "Localhost") {
+    if (!profile->localhost_profile) {
+      errs.push_back(Required(path.Child("localhostProfile"),
+                              "must be set when seccomp type is Localhost"));
+    } else if (profile->localhost_profile->empty() ||
+               profile->localhost_profile->front() == '/' ||
+               ("/" + *profile->localhost_profile + "/").find("/../") != std::string::npos) {
+      errs.push_back(Invalid(path.Child("localhostProfile"), *profile->localhost_profile,
+                             "must be a relative path that does not contain '..'"));
+    }
+  } else if (profile->type == "RuntimeDefault" || profile->type == "Unconfined") {
+    if (profile->localhost_profile) {
+      errs.push_back(Invalid(path.Child("localhostProfile"), *profile->localhost_profile,
+                             "can only be set when seccomp type is Localhost"));
+    }
+  } else {
+    errs.push_back(NotSupported(path.Child("type"), profile->type, kTypes));
+  }
+}
+
+void ValidateSecurityContext(FieldErrors& errs, const std::optional<SecurityContext>& sc,
+                             const Path& path) {
+  if (!sc) return;
+  ValidateId(errs, sc->run_as_user, path.Child("runAsUser"));
+  ValidateId(errs, sc->run_as_group, path.Child("runAsGroup"));
+  ValidateSeccompProfile(errs, sc->seccomp_profile, path.Child("seccompProfile"));
+  if (sc->allow_privilege_escalation.value_or(true)) return;
+  // Kubernetes' messages, backquotes included.
+  if (sc->privileged.value_or(false)) {
+    errs.push_back(Invalid(path, BadValue::None(),
+                           "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"));
+  }
+  if (sc->capabilities) {
+    for (const auto& cap : sc->capabilities->add) {
+      if (cap == "CAP_SYS_ADMIN") {
+        errs.push_back(Invalid(path, BadValue::None(),
+                               "cannot set `allowPrivilegeEscalation` to false and "
+                               "`capabilities.Add` CAP_SYS_ADMIN"));
+      }
+    }
+  }
+}
+
 void ValidateContainers(FieldErrors& errs, const std::vector<Container>& containers,
                         const VolumeMap& volumes, std::set<std::string>& names, const Path& path) {
   static const std::vector<std::string_view> kPullPolicies = {"Always", "IfNotPresent", "Never"};
@@ -517,6 +573,7 @@ void ValidateContainers(FieldErrors& errs, const std::vector<Container>& contain
     }
     ValidateVolumeMounts(errs, c, volumes, p.Child("volumeMounts"));
     ValidateVolumeDevices(errs, c, volumes, p.Child("volumeDevices"));
+    ValidateSecurityContext(errs, c.security_context, p.Child("securityContext"));
   }
 }
 
@@ -914,6 +971,16 @@ FieldErrors ValidatePodSpec(const PodSpec& spec, const Path& path) {
     AddInvalid(errs, path.Child("nodeName"), spec.node_name, IsDNS1123Subdomain(spec.node_name));
   }
   ValidateTolerations(errs, spec.tolerations, path.Child("tolerations"));
+  if (const auto& sc = spec.security_context) {
+    const Path sp = path.Child("securityContext");
+    ValidateId(errs, sc->run_as_user, sp.Child("runAsUser"));
+    ValidateId(errs, sc->run_as_group, sp.Child("runAsGroup"));
+    ValidateId(errs, sc->fs_group, sp.Child("fsGroup"));
+    for (size_t i = 0; i < sc->supplemental_groups.size(); ++i) {
+      ValidateId(errs, sc->supplemental_groups[i], sp.Child("supplementalGroups").Index(i));
+    }
+    ValidateSeccompProfile(errs, sc->seccomp_profile, sp.Child("seccompProfile"));
+  }
   return errs;
 }
 

@@ -405,6 +405,53 @@ const std::vector<Row>& Rows() {
            "containers": [{"name": "c", "image": "i", "volumeMounts": [
              {"name": "data", "mountPath": "/data"}, {"name": "other", "mountPath": "/data"}]}]}})",
        {"spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/data\": must be unique"}},
+      {"pod securityContext ids out of range", "Pod",
+       R"({"spec": {"securityContext": {"runAsUser": -1, "fsGroup": 2147483648,
+                                        "supplementalGroups": [5, -2]},
+           "containers": [{"name": "c", "image": "i",
+                           "securityContext": {"runAsUser": 2147483648, "runAsGroup": -1}}]}})",
+       {"spec.containers[0].securityContext.runAsUser: Invalid value: 2147483648: must be "
+        "between 0 and 2147483647, inclusive",
+        "spec.containers[0].securityContext.runAsGroup: Invalid value: -1: must be between 0 and "
+        "2147483647, inclusive",
+        "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, "
+        "inclusive",
+        "spec.securityContext.fsGroup: Invalid value: 2147483648: must be between 0 and "
+        "2147483647, inclusive",
+        "spec.securityContext.supplementalGroups[1]: Invalid value: -2: must be between 0 and "
+        "2147483647, inclusive"}},
+      {"pod privileged without privilege escalation", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "i", "securityContext": {
+           "privileged": true, "allowPrivilegeEscalation": false,
+           "capabilities": {"add": ["CAP_SYS_ADMIN", "NET_ADMIN"]}}}]}})",
+       {"spec.containers[0].securityContext: Invalid value: cannot set "
+        "`allowPrivilegeEscalation` to false and `privileged` to true",
+        "spec.containers[0].securityContext: Invalid value: cannot set "
+        "`allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"}},
+      {"pod seccomp profiles", "Pod",
+       R"({"spec": {"securityContext": {"seccompProfile": {"type": "Localhost"}},
+           "containers": [{"name": "c", "image": "i", "securityContext": {
+             "seccompProfile": {"type": "RuntimeDefault", "localhostProfile": "x.json"}}},
+                          {"name": "d", "image": "i", "securityContext": {
+             "seccompProfile": {"type": "Localhost", "localhostProfile": "../x.json"}}},
+                          {"name": "e", "image": "i", "securityContext": {
+             "seccompProfile": {"type": "unconfined"}}}]}})",
+       {"spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: "
+        "\"x.json\": can only be set when seccomp type is Localhost",
+        "spec.containers[1].securityContext.seccompProfile.localhostProfile: Invalid value: "
+        "\"../x.json\": must be a relative path that does not contain '..'",
+        "spec.containers[2].securityContext.seccompProfile.type: Unsupported value: "
+        "\"unconfined\": supported values: \"Localhost\", \"RuntimeDefault\", \"Unconfined\"",
+        "spec.securityContext.seccompProfile.localhostProfile: Required value: must be set when "
+        "seccomp type is Localhost"}},
+      {"pod securityContext that is valid", "Pod",
+       R"({"spec": {"securityContext": {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 2000,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+           "containers": [{"name": "c", "image": "i", "securityContext": {
+             "runAsNonRoot": true, "readOnlyRootFilesystem": true,
+             "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]},
+             "seccompProfile": {"type": "Localhost", "localhostProfile": "profiles/a.json"}}}]}})",
+       {}},
       {"pod mount without path", "Pod",
        R"({"spec": {"containers": [{"name": "c", "image": "i",
            "volumeMounts": [{"name": "data"}]}]}})",
