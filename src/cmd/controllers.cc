@@ -67,6 +67,9 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   std::filesystem::create_directories(ao.root_dir, ec);
   if (ec) return InternalError("mkdir " + ao.root_dir + ": " + ec.message());
   ao.root_dir = std::filesystem::canonical(ao.root_dir).string();
+  if (auto data = std::filesystem::canonical(default_dir, ec); !ec) {
+    ao.hidden_paths.push_back(data.string());
+  }
   // Containers are started by this very binary (`kvol container-init`).
   ao.init_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) return InternalError("cannot find the kvol binary: " + ec.message());

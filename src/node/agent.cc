@@ -3,6 +3,7 @@
 
 #include "api/api_error.h"
 #include "base/log.h"
+#include "node/runtime/rootfs.h"
 
 namespace kvol::node {
 
@@ -147,7 +148,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   rs.pods = [this] { return pods_->List(); };
   rs.volumes = [this](const std::string& uid) {
     std::map<std::string, runtime::MountedVolume> out;
-    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block};
+    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block, v.read_only};
     return out;
   };
   rs.volumes_torn_down = [this](const std::string& uid) {
@@ -158,6 +159,9 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   rto.root_dir = options_.root_dir;
   rto.init_binary = options_.init_binary;
   rto.host_ip = machine_.address;
+  rto.hidden_paths = options_.hidden_paths;
+  rto.hidden_paths.push_back(options_.root_dir);
+  for (auto& p : runtime::NodeSecretPaths()) rto.hidden_paths.push_back(std::move(p));
   runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(rs),
                                                    client::SinkTo(*recorder_), clock_, rto);
 

@@ -50,6 +50,9 @@ struct AgentOptions {
   // certificate's SHA-256).
   int32_t daemon_port = 0;
   std::map<std::string, std::string> node_annotations;
+  // Node paths no container may see, besides root_dir and the node's secrets: kvol's data
+  // directory (its store, token, kubeconfig and CA key).
+  std::vector<std::string> hidden_paths;
 };
 
 class Agent {

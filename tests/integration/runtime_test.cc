@@ -94,6 +94,22 @@ TEST_F(RuntimeTest, NamespacesAndAPrivateRoot) {
   EXPECT_TRUE(fs::exists(c.bundle_dir + "/upper/etc/kvol-private"));
 }
 
+// The root is the overlay, entered with pivot_root (the node's root is not a mount of the
+// container's namespace any more), and a hidden node directory is empty inside.
+TEST_F(RuntimeTest, PivotRootAndHiddenPaths) {
+  char tmpl[] = "/var/lib/kvol-runtime-test.XXXXXX";
+  const std::string secret_dir = mkdtemp(tmpl);
+  std::ofstream(secret_dir + "/token") << "secret";
+  ContainerSpec c = Spec("c",
+                         "awk '$5 == \"/\" {for (i = 7; i <= NF; i++) if ($i == \"-\") print $(i + 1)}' "
+                         "/proc/self/mountinfo; ls -A " + secret_dir +
+                             " | wc -l; grep -c ' / / ' /proc/self/mountinfo");
+  c.hidden_paths = {secret_dir};
+  EXPECT_EQ(Run(c), 0) << Log("c");
+  EXPECT_EQ(Log("c"), "overlay\n0\n1\n");
+  fs::remove_all(secret_dir);
+}
+
 TEST_F(RuntimeTest, ReadOnlyMountsRefuseWritesAndExitCodesPropagate) {
   ContainerSpec c = Spec("c", "touch /ro/x");
   c.mounts.push_back({dir_ + "/volumes/cache", "/ro", true});

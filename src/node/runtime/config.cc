@@ -144,7 +144,7 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     }
     BindMount b;
     b.target = m.mount_path;
-    b.read_only = m.read_only;
+    b.read_only = m.read_only || v->second.read_only;
     if (m.sub_path.empty()) {
       b.source = v->second.path;
     } else {

@@ -24,6 +24,7 @@ namespace kvol::node::runtime {
 struct MountedVolume {
   std::string path;
   bool block = false;
+  bool read_only = false;  // bound read-only into every container, whatever its volumeMount says
 };
 
 inline constexpr std::string_view kDefaultPath =

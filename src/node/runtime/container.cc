@@ -17,8 +17,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "api/codec.h"
+#include "node/runtime/confine.h"
+#include "node/runtime/init_error.h"
+#include "node/runtime/rootfs.h"
 #include "os/exec.h"
 
 extern char** environ;
@@ -28,142 +32,49 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reports a failed step on stderr (the container's log) and returns the exit code.
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "kvol: container init: %s: %s\n", what.c_str(), std::strerror(errno));
-  return 127;
-}
-
-bool Mount(const std::string& source, const std::string& target, const char* type,
-           unsigned long flags, const char* data) {
-  return mount(source.empty() ? nullptr : source.c_str(), target.c_str(), type, flags, data) == 0;
-}
-
-// /dev with the usual character devices bound from the node's, /dev/shm, and a devpts of the
-// container's own (/dev/pts, /dev/ptmx), where `kubectl exec -t` gets its terminal.
-int SetUpDev(const std::string& root) {
-  const std::string dev = root + "/dev";
-  fs::create_directories(dev);
-  if (!Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755")) return Fail("mount /dev");
-  for (const char* name : {"null", "zero", "full", "random", "urandom", "tty"}) {
-    const std::string target = dev + "/" + name;
-    int fd = open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-    if (fd >= 0) close(fd);
-    if (!Mount(std::string("/dev/") + name, target, nullptr, MS_BIND, nullptr)) {
-      return Fail(std::string("bind /dev/") + name);
-    }
-  }
-  fs::create_directories(dev + "/shm");
-  if (!Mount("shm", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")) {
-    return Fail("mount /dev/shm");
-  }
-  fs::create_directories(dev + "/pts");
-  if (!Mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-             "newinstance,ptmxmode=0666,mode=0620")) {
-    return Fail("mount /dev/pts");
-  }
-  std::error_code ec;
-  fs::create_symlink("pts/ptmx", dev + "/ptmx", ec);
-  fs::create_symlink("/proc/self/fd", dev + "/fd", ec);
-  fs::create_symlink("/proc/self/fd/0", dev + "/stdin", ec);
-  fs::create_symlink("/proc/self/fd/1", dev + "/stdout", ec);
-  fs::create_symlink("/proc/self/fd/2", dev + "/stderr", ec);
-  return 0;
-}
-
-// `path` (absolute, below `base`) opened O_PATH from `base` one component at a time, refusing
-// any symlink; -1 (errno set) when a component is missing, a symlink, or outside `base`.
-int OpenWithin(const std::string& base, const std::string& path) {
-  if (path.compare(0, base.size(), base) != 0 ||
-      (path.size() > base.size() && path[base.size()] != '/')) {
-    errno = EXDEV;
-    return -1;
-  }
-  int fd = open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  const std::string rest = path.substr(base.size());
-  for (size_t start = 0; start < rest.size();) {
-    size_t end = rest.find('/', start);
-    if (end == std::string::npos) end = rest.size();
-    const std::string part = rest.substr(start, end - start);
-    start = end + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      close(fd);
-      errno = EXDEV;
-      return -1;
-    }
-    int next = openat(fd, part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    close(fd);
-    if (next < 0) return -1;
-    struct stat st;
-    if (fstat(next, &st) != 0 || S_ISLNK(st.st_mode)) {
-      close(next);
-      errno = ELOOP;
-      return -1;
-    }
-    fd = next;
-  }
-  return fd;
-}
-
-// Inside the new namespaces, as PID 1: build the root and exec.
+// Inside the container's PID namespace, as its PID 1: namespaces of its own, the root, the
+// plan's confinement, exec.
 int ContainerMain(const ContainerSpec& spec) {
-  const std::string root = spec.bundle_dir + "/rootfs";
-  const std::string opts =
-      "lowerdir=/,upperdir=" + spec.bundle_dir + "/upper,workdir=" + spec.bundle_dir + "/work";
-  if (!Mount("overlay", root, "overlay", 0, opts.c_str())) return Fail("mount the root overlay");
-  fs::create_directories(root + "/proc");
-  if (!Mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr)) {
-    return Fail("mount /proc");
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) return InitFailure("unshare");
+  // Mounts made from here on stay in the container's mount namespace.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return InitFailure("make mounts private");
   }
-  if (int rc = SetUpDev(root); rc != 0) return rc;
-  fs::create_directories(root + "/tmp");
-  if (!Mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")) {
-    return Fail("mount /tmp");
+  if (int rc = MakeRoot(spec, PlanMounts(spec)); rc != 0) return rc;
+  if (sethostname(spec.hostname.data(), spec.hostname.size()) != 0) {
+    return InitFailure("sethostname");
   }
-  fs::create_directories(root + "/sys");
-  if (Mount("/sys", root + "/sys", nullptr, MS_BIND | MS_REC, nullptr)) {
-    Mount("", root + "/sys", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr);
-  }
-  for (const auto& m : spec.mounts) {
-    const std::string target = root + m.target;
-    std::string source = m.source;
-    int held = -1;  // the subPath opened safely; bound through /proc/self/fd
-    if (!m.within.empty()) {
-      held = OpenWithin(m.within, m.source);
-      if (held < 0) return Fail("open subPath " + m.source + " inside " + m.within);
-      source = "/proc/self/fd/" + std::to_string(held);
-    }
-    std::error_code ec;
-    if (fs::is_directory(source, ec)) {
-      fs::create_directories(target, ec);
-    } else {
-      fs::create_directories(fs::path(target).parent_path(), ec);
-      int fd = open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-      if (fd >= 0) close(fd);
-    }
-    if (!Mount(source, target, nullptr, MS_BIND | MS_REC, nullptr)) {
-      return Fail("bind " + m.source + " at " + m.target);
-    }
-    if (held >= 0) close(held);
-    if (m.read_only &&
-        !Mount("", target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, nullptr)) {
-      return Fail("make " + m.target + " read-only");
-    }
-  }
-  if (sethostname(spec.hostname.data(), spec.hostname.size()) != 0) return Fail("sethostname");
-  if (chroot(root.c_str()) != 0) return Fail("chroot");
-  const std::string wd = spec.working_dir.empty() ? "/" : spec.working_dir;
-  if (chdir(wd.c_str()) != 0) return Fail("chdir " + wd);
+  if (int rc = EnterRoot(spec.bundle_dir + "/rootfs"); rc != 0) return rc;
   std::vector<char*> argv, envp;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  if (int rc = Confine(spec.security, spec.working_dir); rc != 0) return rc;
   environ = envp.data();  // execvp looks PATH up in the container's environment
   execvp(argv[0], argv.data());
-  return Fail("exec " + spec.argv[0]);
+  return InitFailure("exec " + spec.argv[0]);
+}
+
+// The spec a running container's init was started with: its PID 1's parent is the init,
+// `kvol container-init <bundle>/spec.json`.
+StatusOr<ContainerSpec> SpecOfRunning(pid_t pid1) {
+  std::ifstream status("/proc/" + std::to_string(pid1) + "/status");
+  std::string line;
+  pid_t init = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("PPid:", 0) == 0) init = static_cast<pid_t>(std::atoi(line.c_str() + 5));
+  }
+  std::ifstream cmdline("/proc/" + std::to_string(init) + "/cmdline");
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(cmdline, arg, '\0');) args.push_back(arg);
+  if (init <= 0 || args.size() != 3 || args[1] != "container-init") {
+    return NotFoundError("no container with PID 1 " + std::to_string(pid1));
+  }
+  std::ifstream in(args[2]);
+  std::stringstream text;
+  text << in.rdbuf();
+  return SpecFromJson(text.str());
 }
 
 }  // namespace
@@ -189,6 +100,19 @@ std::string SpecToJson(const ContainerSpec& s) {
                            {"readOnly", m.read_only},
                            {"within", m.within}});
   }
+  const SecurityPlan& p = s.security;
+  j["security"] = {{"privileged", p.privileged},
+                   {"capabilities", p.capabilities},
+                   {"noNewPrivs", p.no_new_privs},
+                   {"seccomp", p.seccomp == SeccompMode::kRuntimeDefault ? "RuntimeDefault"
+                                                                         : "Unconfined"},
+                   {"uid", p.uid},
+                   {"gid", p.gid},
+                   {"supplementalGroups", p.supplemental_groups},
+                   {"readOnlyRoot", p.read_only_root},
+                   {"maskedPaths", p.masked_paths},
+                   {"readOnlyPaths", p.read_only_paths}};
+  j["hiddenPaths"] = s.hidden_paths;
   return j.dump();
 }
 
@@ -206,6 +130,20 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view text) {
       s.mounts.push_back({m.at("source").get<std::string>(), m.at("target").get<std::string>(),
                           m.at("readOnly").get<bool>(), m.value("within", "")});
     }
+    const api::Json& sec = j.at("security");
+    SecurityPlan& p = s.security;
+    p.privileged = sec.at("privileged").get<bool>();
+    p.capabilities = sec.at("capabilities").get<std::vector<int>>();
+    p.no_new_privs = sec.at("noNewPrivs").get<bool>();
+    p.seccomp = sec.at("seccomp").get<std::string>() == "Unconfined" ? SeccompMode::kUnconfined
+                                                                     : SeccompMode::kRuntimeDefault;
+    p.uid = sec.at("uid").get<uint32_t>();
+    p.gid = sec.at("gid").get<uint32_t>();
+    p.supplemental_groups = sec.at("supplementalGroups").get<std::vector<uint32_t>>();
+    p.read_only_root = sec.at("readOnlyRoot").get<bool>();
+    p.masked_paths = sec.at("maskedPaths").get<std::vector<std::string>>();
+    p.read_only_paths = sec.at("readOnlyPaths").get<std::vector<std::string>>();
+    s.hidden_paths = j.at("hiddenPaths").get<std::vector<std::string>>();
     return s;
   } catch (const api::Json::exception& e) {
     return InvalidArgumentError(std::string("container spec: ") + e.what());
@@ -237,6 +175,7 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
   posix_spawn_file_actions_addopen(&actions, 1, spec.log_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0640);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  os::CloseInheritedDescriptors(&actions);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   os::SetChildSpawnAttributes(&attr);
@@ -253,15 +192,11 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
 }
 
 int RunContainerInit(const ContainerSpec& spec) {
-  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID) != 0) {
-    return Fail("unshare");
-  }
-  // Mounts made from here on stay in the container's mount namespace.
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return Fail("make mounts private");
-  }
-  pid_t child = fork();  // PID 1 of the new PID namespace
-  if (child < 0) return Fail("fork");
+  // The init itself stays in the node's namespaces (it writes the bundle's files); its child
+  // is PID 1 of a new PID namespace and makes the others.
+  if (unshare(CLONE_NEWPID) != 0) return InitFailure("unshare");
+  pid_t child = fork();
+  if (child < 0) return InitFailure("fork");
   if (child == 0) {
     // The container does not outlive its init (killing the init kills the container).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -273,7 +208,7 @@ int RunContainerInit(const ContainerSpec& spec) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_IGN);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return Fail("wait");
+    if (errno != EINTR) return InitFailure("wait");
   }
   int code = 1;
   if (WIFEXITED(status)) code = WEXITSTATUS(status);
@@ -296,6 +231,11 @@ int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty) {
     return 127;
   }
   const std::string proc = "/proc/" + std::to_string(pid);
+  auto spec = SpecOfRunning(pid);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "kvol: exec: %s\n", spec.status().message().c_str());
+    return 127;
+  }
   std::vector<std::string> env;
   {
     std::ifstream in(proc + "/environ");
@@ -303,23 +243,28 @@ int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty) {
     while (std::getline(in, entry, '\0')) env.push_back(entry);
   }
   int root = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) return Fail("open the container's root");
+  if (root < 0) return InitFailure("open the container's root");
   // The mount namespace last: the others are named through this one's /proc.
   for (const char* ns : {"ipc", "uts", "pid", "mnt"}) {
     int fd = open((proc + "/ns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, 0) != 0) return Fail(std::string("join the container's ") + ns + " namespace");
+    if (fd < 0 || setns(fd, 0) != 0) {
+      return InitFailure(std::string("join the container's ") + ns + " namespace");
+    }
     close(fd);
   }
-  if (fchdir(root) != 0 || chroot(".") != 0 || chdir("/") != 0) return Fail("enter the container's root");
+  if (fchdir(root) != 0 || chroot(".") != 0 || chdir("/") != 0) {
+    return InitFailure("enter the container's root");
+  }
   close(root);
   pid_t child = fork();  // in the container's PID namespace
-  if (child < 0) return Fail("fork");
+  if (child < 0) return InitFailure("fork");
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (tty) {
       setsid();
       ioctl(0, TIOCSCTTY, 0);
     }
+    if (int rc = Confine(spec->security, spec->working_dir); rc != 0) _exit(rc);
     std::vector<char*> args, envp;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -334,7 +279,7 @@ int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty) {
   for (int sig : {SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return Fail("wait");
+    if (errno != EINTR) return InitFailure("wait");
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -1,15 +1,17 @@
 // One container as a real process tree: its own mount, PID, UTS and IPC namespaces; a root
 // that is an overlay of the node's root with a private writable layer under the container's
-// bundle directory (so what it writes outside its volumes stays its own); /proc, a minimal
-// /dev and a /tmp of its own; each volume bind-mounted at its mountPath (read-only when asked).
-// Images are not pulled: the container runs the node's own binaries.
+// bundle directory, entered with pivot_root (rootfs.h says what is mounted on it and what of the
+// node is covered); the capabilities, user, no_new_privs and seccomp filter of its
+// SecurityPlan (security.h). Images are not pulled: the container runs the node's own binaries.
 //
-// StartContainer spawns `<init> container-init <bundle>/spec.json` (the kvol binary), which
-// sets the namespaces and mounts up and execs the command as PID 1 of the new PID namespace;
-// the returned process waits for it and exits with its status (128+N after signal N). The
-// init writes the container's PID 1 (as the node sees it) to <bundle>/pid once it runs and its
-// exit status to <bundle>/exit when it ends, so whoever finds the container later (an agent
-// that restarted) can signal it and learn how it ended. The container dies with its init.
+// StartContainer spawns `<init> container-init <bundle>/spec.json` (the kvol binary) with no
+// descriptor but stdin, stdout and stderr. The init makes a new PID namespace and forks the
+// container's PID 1, which makes its own mount, UTS and IPC namespaces, builds the root,
+// confines itself and execs the command. The init stays in the node's namespaces and waits:
+// its process exits with the container's status (128+N after signal N). It writes the
+// container's PID 1 (as the node sees it) to <bundle>/pid once it runs and its exit status to
+// <bundle>/exit when it ends, so whoever finds the container later (an agent that restarted)
+// can signal it and learn how it ended. The container dies with its init.
 #pragma once
 
 #include <sys/types.h>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "node/runtime/security.h"
 
 namespace kvol::node::runtime {
 
@@ -39,6 +42,9 @@ struct ContainerSpec {
   std::string working_dir;        // "" for /
   std::vector<BindMount> mounts;
   std::string log_path;  // stdout and stderr, appended
+  SecurityPlan security;
+  // Node paths covered in the container's root (kvol's data and the node's secrets).
+  std::vector<std::string> hidden_paths;
 };
 
 std::string SpecToJson(const ContainerSpec& spec);
@@ -51,9 +57,9 @@ inline constexpr std::string_view kExitFile = "exit";
 // reader never sees half of it.
 void WriteBundleFile(const std::string& path, const std::string& text);
 
-// Writes the spec into the bundle (removing the pid and exit files of an earlier run) and starts the container's init with `init_binary`. Returns
-// the init's pid (the caller reaps it). InvalidArgument for an empty argv or a relative mount
-// target.
+// Writes the spec into the bundle (removing the pid and exit files of an earlier run) and
+// starts the container's init with `init_binary`. Returns the init's pid (the caller reaps it).
+// InvalidArgument for an empty argv or a relative mount target.
 StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& init_binary);
 
 // The init's work, in the spawned process: namespaces, mounts, exec. Returns only on failure
@@ -66,7 +72,8 @@ int Pause();
 
 // `kvol container-exec`'s work: runs `argv` in the running container whose PID 1 is `pid` (as
 // the node sees it): in its mount, UTS, IPC and PID namespaces, under its root, with its
-// environment. With `tty`, stdin is a terminal that becomes the process's controlling one.
+// environment, confined as its PID 1 is (the plan read from the spec its init was started
+// with). With `tty`, stdin is a terminal that becomes the process's controlling one.
 // Returns the process's exit status (128+N after signal N); 127 when it cannot be started.
 int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty);
 

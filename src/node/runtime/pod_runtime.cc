@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "api/pod_status.h"
 #include "base/log.h"
 #include "base/thread.h"
+#include "node/runtime/security.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/exec.h"
 #include "volume/plugin.h"
@@ -44,6 +46,25 @@ std::optional<int> ReadInt(const fs::path& p) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// The container inits running on this node, by the spec file they were started with
+// (`kvol container-init <bundle>/spec.json`), for bundles under `containers_dir`.
+std::map<std::string, pid_t> RunningInits(const std::string& containers_dir) {
+  std::map<std::string, pid_t> out;
+  std::error_code ec;
+  for (fs::directory_iterator p("/proc", ec), end; !ec && p != end; p.increment(ec)) {
+    const std::string name = p->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream in(p->path() / "cmdline");
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+    if (args.size() == 3 && args[1] == "container-init" &&
+        args[2].rfind(containers_dir + "/", 0) == 0) {
+      out[args[2]] = static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return out;
 }
 
 bool VolumesReady(const api::Pod& pod) {
@@ -191,7 +212,12 @@ void PodRuntime::SaveState(const ContainerRecord& c) const {
 void PodRuntime::Adopt() {
   std::error_code ec;
   const fs::path containers = fs::path(options_.root_dir) / "containers";
-  int adopted = 0, ended = 0;
+  // Every container process is recorded in its bundle's state before it starts, so the
+  // processes that exist are matched against the records here: a record's process is adopted
+  // (found by the pid it names, or, when the agent died before it learned the pid, by its
+  // command line); a process no record claims is killed, so that none outlives its pod.
+  std::map<std::string, pid_t> inits = RunningInits(containers.string());
+  int adopted = 0, ended = 0, killed = 0;
   std::lock_guard lock(mu_);
   for (fs::directory_iterator p(containers, ec), end; !ec && p != end; p.increment(ec)) {
     const std::string uid = p->path().filename().string();
@@ -221,20 +247,19 @@ void PodRuntime::Adopt() {
         const auto& r = (*j)["run"];
         Run run;
         run.id = r.value("id", "");
-        run.init_pid = r.value("initPid", 0);
         run.ours = false;
         run.started = clock_.Monotonic();
         if (auto t = api::Time::Parse(r.value("startedAt", "")); t.ok()) run.started_at = *t;
-        // Still the same process: its command line names this bundle.
-        const std::string cmdline =
-            ReadSmallFile("/proc/" + std::to_string(run.init_pid) + "/cmdline");
-        const bool alive = run.init_pid > 0 &&
-                           cmdline.find("container-init") != std::string::npos &&
-                           cmdline.find(c.bundle) != std::string::npos;
-        if (alive) run.pidfd = os::PidFdOpen(run.init_pid);
+        auto found = inits.find(c.bundle + "/spec.json");
+        if (found != inits.end()) {
+          run.init_pid = found->second;
+          run.pidfd = os::PidFdOpen(run.init_pid);
+          inits.erase(found);
+        }
         c.run = std::move(run);
-        if (alive && c.run->pidfd >= 0) {
+        if (c.run->pidfd >= 0) {
           ++adopted;
+          SaveState(c);  // the pid, if the agent died before it wrote it
         } else {
           Reap(c, ReadInt(fs::path(c.bundle) / kExitFile).value_or(137));
           ++ended;
@@ -243,15 +268,22 @@ void PodRuntime::Adopt() {
       rec->containers.push_back(std::move(c));
     }
   }
+  for (const auto& [spec, pid] : inits) {
+    log::Warn("pod runtime: killing container process " + std::to_string(pid) + " (" + spec +
+              "), which no container record claims");
+    kill(-pid, SIGKILL);
+    ++killed;
+  }
   {
     std::lock_guard alive_lock(alive_mu_);
     for (const auto& [uid, rec] : pods_) {
       if (rec->AnyRunning()) alive_.insert(uid);
     }
   }
-  if (adopted + ended > 0) {
+  if (adopted + ended + killed > 0) {
     log::Info("pod runtime: found " + std::to_string(adopted) + " running container(s), " +
-              std::to_string(ended) + " that ended while the agent was away");
+              std::to_string(ended) + " that ended while the agent was away" +
+              (killed ? ", killed " + std::to_string(killed) + " unclaimed" : ""));
   }
 }
 
@@ -427,7 +459,7 @@ void PodRuntime::StopContainers(PodRecord& rec, const api::Pod* pod) {
     // SIGKILL to the init's process group: the init and the container's PID 1, whose end
     // takes every process of its PID namespace with it.
     for (auto& c : rec.containers) {
-      if (c.run) kill(-c.run->init_pid, SIGKILL);
+      if (c.run && c.run->init_pid > 0) kill(-c.run->init_pid, SIGKILL);
     }
   }
 }
@@ -453,6 +485,13 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
     return false;
   }
   if (!mounts.ok()) return fail("CreateContainerConfigError", mounts.status());
+  auto security = PlanSecurity(pod, spec, KernelLastCapability());
+  if (!security.ok()) {
+    return fail(security.status().code() == StatusCode::kInvalidArgument
+                    ? "CreateContainerConfigError"
+                    : "CreateContainerError",
+                security.status());
+  }
 
   ContainerSpec cs;
   cs.bundle_dir = c.bundle;
@@ -462,22 +501,30 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   cs.working_dir = spec.working_dir;
   cs.mounts = *std::move(mounts);
   cs.log_path = c.bundle + "/" + std::to_string(c.runs) + ".log";
+  cs.security = *std::move(security);
+  cs.hidden_paths = options_.hidden_paths;
   std::error_code ec;
   // A new run starts from a fresh writable layer; logs older than the previous run go.
   fs::remove_all(fs::path(c.bundle) / "upper", ec);
   fs::remove_all(fs::path(c.bundle) / "work", ec);
   if (c.runs >= 2) fs::remove(fs::path(c.bundle) / (std::to_string(c.runs - 2) + ".log"), ec);
-  auto pid = runtime::StartContainer(cs, options_.init_binary);
-  if (!pid.ok()) return fail("RunContainerError", pid.status());
-
+  // Recorded before the process exists: an agent killed at any moment after this finds the
+  // process by its bundle (Adopt), and one killed before it started none.
   Run run;
   run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(c.runs);
-  run.init_pid = *pid;
-  run.pidfd = os::PidFdOpen(*pid);
   run.started_at =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
   run.started = now;
   c.run = std::move(run);
+  SaveState(c);
+  auto pid = runtime::StartContainer(cs, options_.init_binary);
+  if (!pid.ok()) {
+    c.run.reset();
+    SaveState(c);
+    return fail("RunContainerError", pid.status());
+  }
+  c.run->init_pid = *pid;
+  c.run->pidfd = os::PidFdOpen(*pid);
   c.image = spec.image;
   if (c.runs == 0) {
     Event(pod, "Normal", "ImageNotPulled",

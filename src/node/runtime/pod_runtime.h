@@ -49,6 +49,8 @@ struct PodRuntimeOptions {
   std::string root_dir;
   std::string init_binary;  // the kvol binary, run as `kvol container-init`
   std::string host_ip;      // the node's address: status.hostIP and status.podIP
+  // Node paths covered in every container's root (rootfs.h): kvol's state, the node's secrets.
+  std::vector<std::string> hidden_paths;
   // Crash-loop back-off, as kubelet's: the first restart at once, then this doubling up to
   // the maximum; reset once a run lasts longer than twice the maximum.
   std::chrono::milliseconds backoff_initial{10'000};

@@ -70,6 +70,7 @@ struct ActualVolume {
   bool block = false;           // mapped (volumeDevices/), not mounted (volumes/)
   std::string path;             // where SetUp put it ("" when reconstructed)
   bool mount_point = false;     // whether `path` was a mount point after SetUp
+  bool read_only = false;       // containers see it read-only (Mounter::ReadOnly)
   // Found on disk at start and not set up since: counted as there for the pod's status (a
   // restart does not flap VolumesReady) while its idempotent SetUp confirms it.
   bool reconstructed = false;

@@ -149,7 +149,7 @@ std::map<std::string, PodVolume> VolumeManager::PodVolumes(const std::string& ui
     auto a = actual_.find(key);
     if (a == actual_.end() || a->second.path.empty()) continue;
     if (a->second.state != MountState::kMounted && !a->second.reconstructed) continue;
-    out[v.outer_name] = {a->second.path, a->second.block};
+    out[v.outer_name] = {a->second.path, a->second.block, a->second.read_only};
   }
   return out;
 }
@@ -570,6 +570,7 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
   struct Result {
     std::string path;
     bool mount_point = false;
+    bool read_only = false;
   };
   auto result = std::make_shared<Result>();
   executor_->Run(
@@ -582,6 +583,7 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
         }
         KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
         result->path = mounter->GetPath();
+        result->read_only = mounter->ReadOnly();
         KVOL_RETURN_IF_ERROR(mounter->SetUp());
         auto mounted = host_.mounter().IsMountPoint(result->path);
         result->mount_point = mounted.ok() && *mounted;
@@ -609,6 +611,7 @@ void VolumeManager::SetUp(const std::string& key, const DesiredPod& dp, const De
             a.block = v.block;
             a.path = result->path;
             a.mount_point = result->mount_point;
+            a.read_only = result->read_only;
             a.state = s.ok() ? MountState::kMounted : MountState::kUncertain;
             a.content_version = s.ok() ? v.content_version : std::string();
           }

@@ -86,6 +86,9 @@ struct Sources {
 struct PodVolume {
   std::string path;
   bool block = false;
+  // Containers must see it read-only whatever their volumeMount says: the plugin's answer
+  // (configMap, secret, downwardAPI and projected always; a claim or source marked readOnly).
+  bool read_only = false;
 };
 
 class VolumeManager {
