@@ -5,8 +5,9 @@
 # memory-backed emptyDirs are real tmpfs mounts; a local PV is a real bind mount; changes to a
 # ConfigMap or a pod's labels reach the files within 2 s; failures are FailedMount events in
 # kubelet's words; deleting a pod unmounts and removes everything; `kvol agent` serves a second
-# node over HTTPS, and kubectl logs and exec reach its pods through the server; a server killed with -9 comes back without remounting what is right and
-# cleans up what no pod needs.
+# node over HTTPS, and kubectl logs and exec reach its pods through the server, also after it
+# was killed with -9 and started again on the same port; a server killed with -9 comes back
+# without remounting what is right and cleans up what no pod needs.
 # Usage: agent_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -485,11 +486,24 @@ expect_contains "a certificate other than the pinned one is refused" "presented 
   "$(kubectl logs remote-pod 2>&1)"
 kubectl annotate node remote-node --overwrite "kvol.io/agent-certificate-sha256=$PIN" >/dev/null
 expect_eq "the pinned certificate is accepted again" "after go" "$(kubectl logs remote-pod --tail 1 2>&1)"
+# kill -9 and a restart on the same port while the pod runs: its container holds none of the
+# agent's descriptors, so the port is free.
+kill -9 "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null
+"$KVOL_BIN" agent --server "$KVOL_URL" --token "$(kvol_token)" \
+  --certificate-authority "$KVOL_DIR/pki/ca.crt" --node-name remote-node --root-dir "$REMOTE" \
+  --address 127.0.0.1 --port "$AGENT_PORT" --node-ip 127.0.0.1 >"$WORK/agent2.log" 2>&1 &
+AGENT_PID=$!
+track "$AGENT_PID"
+until_true 5 grep -q "kvol agent is ready" "$WORK/agent2.log" ||
+  fail "kvol agent restarts on port $AGENT_PORT: $(cat "$WORK/agent2.log")"
+expect_eq "the restarted agent serves the running pod's logs" "after go" \
+  "$(kubectl logs remote-pod --tail 1 2>&1)"
 kubectl delete pod remote-pod --wait=false --grace-period=1 >/dev/null
 until_true 5 test ! -e "$REMOTE/pods/$REMOTE_UID" || fail "remote agent tears down"
 kill -TERM "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null
-expect_contains "kvol agent stops on SIGTERM" "stopped" "$(cat "$WORK/agent.log")"
+expect_contains "kvol agent stops on SIGTERM" "stopped" "$(cat "$WORK/agent2.log")"
 # Nothing marks a stopped agent's node NotReady yet; take it out of scheduling as an admin would.
 kubectl delete node remote-node >/dev/null
 
