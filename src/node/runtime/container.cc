@@ -130,6 +130,9 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view text) {
       s.mounts.push_back({m.at("source").get<std::string>(), m.at("target").get<std::string>(),
                           m.at("readOnly").get<bool>(), m.value("within", "")});
     }
+    // A container started by a kvol before security plans has none: kubectl exec into it runs
+    // with the default plan (no capabilities, no_new_privs, the runtime default filter).
+    if (!j.contains("security")) return s;
     const api::Json& sec = j.at("security");
     SecurityPlan& p = s.security;
     p.privileged = sec.at("privileged").get<bool>();
@@ -143,7 +146,7 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view text) {
     p.read_only_root = sec.at("readOnlyRoot").get<bool>();
     p.masked_paths = sec.at("maskedPaths").get<std::vector<std::string>>();
     p.read_only_paths = sec.at("readOnlyPaths").get<std::vector<std::string>>();
-    s.hidden_paths = j.at("hiddenPaths").get<std::vector<std::string>>();
+    s.hidden_paths = j.value("hiddenPaths", std::vector<std::string>{});
     return s;
   } catch (const api::Json::exception& e) {
     return InvalidArgumentError(std::string("container spec: ") + e.what());

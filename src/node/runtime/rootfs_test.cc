@@ -130,6 +130,11 @@ TEST(ContainerSpec, JsonRoundTrip) {
   EXPECT_EQ(back->hidden_paths, s.hidden_paths);
   EXPECT_EQ(back->mounts.size(), s.mounts.size());
   EXPECT_EQ(SpecFromJson(R"({"bundleDir": 1})").status().code(), StatusCode::kInvalidArgument);
+  // A spec written before security plans: the default plan.
+  auto old = SpecFromJson(R"({"bundleDir": "/b", "hostname": "h", "argv": ["sh"], "env": [],
+                              "workingDir": "", "logPath": "/l", "mounts": []})");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_TRUE(old->security == SecurityPlan{});
 }
 
 }  // namespace
