@@ -130,6 +130,27 @@ TEST_F(RuntimeTest, KillingTheGroupEndsTheContainer) {
   EXPECT_TRUE(WIFSIGNALED(status));
 }
 
+// A container with no command waits until SIGTERM, without the kvol binary in its root.
+TEST_F(RuntimeTest, AStandInWaitsWithoutTheBinaryInItsRoot) {
+  ContainerSpec c = Spec("pause", "");
+  c.argv = {"/no/such/kvol", "pause"};
+  c.stand_in = true;
+  auto pid = node::runtime::StartContainer(c, g_kvol);
+  ASSERT_TRUE(pid.ok()) << pid.status().message();
+  std::string pid1;
+  for (int i = 0; i < 100 && pid1.empty(); ++i) {
+    usleep(20 * 1000);
+    pid1 = Read(c.bundle_dir + "/pid");
+  }
+  ASSERT_FALSE(pid1.empty()) << Log("pause");
+  usleep(200 * 1000);
+  int status = 0;
+  EXPECT_EQ(waitpid(*pid, &status, WNOHANG), 0) << "still waiting: " << Log("pause");
+  ASSERT_EQ(kill(std::stoi(pid1), SIGTERM), 0);
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Log("pause");
+}
+
 TEST_F(RuntimeTest, BadSpecsAreRefused) {
   ContainerSpec c = Spec("c", "true");
   c.argv.clear();

@@ -51,6 +51,7 @@ int ContainerMain(const ContainerSpec& spec) {
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   if (int rc = Confine(spec.security, spec.working_dir); rc != 0) return rc;
+  if (spec.stand_in) return Pause();
   environ = envp.data();  // execvp looks PATH up in the container's environment
   execvp(argv[0], argv.data());
   return InitFailure("exec " + spec.argv[0]);
@@ -90,6 +91,7 @@ std::string SpecToJson(const ContainerSpec& s) {
   j["bundleDir"] = s.bundle_dir;
   j["hostname"] = s.hostname;
   j["argv"] = s.argv;
+  j["standIn"] = s.stand_in;
   j["env"] = s.env;
   j["workingDir"] = s.working_dir;
   j["logPath"] = s.log_path;
@@ -123,6 +125,7 @@ StatusOr<ContainerSpec> SpecFromJson(std::string_view text) {
     s.bundle_dir = j.at("bundleDir").get<std::string>();
     s.hostname = j.at("hostname").get<std::string>();
     s.argv = j.at("argv").get<std::vector<std::string>>();
+    s.stand_in = j.value("standIn", false);
     s.env = j.at("env").get<std::vector<std::string>>();
     s.working_dir = j.at("workingDir").get<std::string>();
     s.log_path = j.at("logPath").get<std::string>();

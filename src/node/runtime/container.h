@@ -38,6 +38,9 @@ struct ContainerSpec {
   std::string bundle_dir;         // <pod dir>/containers/<name>: upper/, work/, rootfs/, spec.json
   std::string hostname;           // the pod's name
   std::vector<std::string> argv;  // command and args; argv[0] looked up in PATH
+  // No command: PID 1 runs Pause() itself (what `kvol pause` runs), so the kvol binary need not
+  // be visible in the container's root. `argv` still says what it stands for.
+  bool stand_in = false;
   std::vector<std::string> env;   // "NAME=value"
   std::string working_dir;        // "" for /
   std::vector<BindMount> mounts;

@@ -497,6 +497,7 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   cs.bundle_dir = c.bundle;
   cs.hostname = pod.metadata.name;
   cs.argv = ContainerArgv(spec, *env, {options_.init_binary, "pause"});
+  cs.stand_in = spec.command.empty() && spec.args.empty();
   cs.env = *std::move(env);
   cs.working_dir = spec.working_dir;
   cs.mounts = *std::move(mounts);
