@@ -82,6 +82,9 @@ ApiError MethodNotAllowed() {
 }
 ApiError Gone(std::string message) { return Make(410, "Expired", std::move(message)); }
 ApiError Unauthorized() { return Make(401, "Unauthorized", "Unauthorized"); }
+ApiError RequestEntityTooLarge(std::string message) {
+  return Make(413, "RequestEntityTooLarge", std::move(message));
+}
 ApiError UnsupportedMediaType(std::string message) {
   return Make(415, "UnsupportedMediaType", std::move(message));
 }

@@ -27,6 +27,7 @@ ApiError MethodNotAllowed();
 ApiError Gone(std::string message);      // reason Expired (410)
 ApiError Unauthorized();
 ApiError UnsupportedMediaType(std::string message);
+ApiError RequestEntityTooLarge(std::string message);  // 413
 ApiError NotAcceptable(std::string message);
 ApiError Internal(std::string message);
 ApiError Unavailable(std::string message);

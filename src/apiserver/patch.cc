@@ -218,6 +218,44 @@ std::string_view MediaType(std::string_view content_type) {
   return t;
 }
 
+// One operation at a time, in place, so that each copy's size is known before it is made.
+ApiOr<Json> ApplyJsonPatch(const Json& current, const Json& ops) {
+  if (!ops.is_array()) return BadRequest("json patch must be a list of operations");
+  if (ops.size() > kMaxJsonPatchOperations) {
+    // Kubernetes' words.
+    return RequestEntityTooLarge("The allowed maximum operations in a JSON patch is " +
+                                 std::to_string(kMaxJsonPatchOperations) + ", got " +
+                                 std::to_string(ops.size()));
+  }
+  auto rejected = [](std::string_view what) {
+    return UnprocessableEntity(
+        "the server rejected our request due to an error in our request: " + std::string(what));
+  };
+  Json out = current;
+  int64_t copied = 0;
+  try {
+    for (const auto& op : ops) {
+      if (op.is_object() && op.value("op", "") == "copy" && op.contains("from") &&
+          op["from"].is_string()) {
+        const Json::json_pointer from(op["from"].get<std::string>());
+        if (out.contains(from)) {
+          copied += static_cast<int64_t>(out.at(from).dump().size());
+          if (copied > kMaxJsonPatchCopyBytes) {
+            // The words of the JSON patch library Kubernetes uses.
+            return rejected("Unable to complete the copy, the accumulated size increase of copy "
+                            "is " + std::to_string(copied) + ", exceeding the limit " +
+                            std::to_string(kMaxJsonPatchCopyBytes));
+          }
+        }
+      }
+      out.patch_inplace(Json::array({op}));
+    }
+  } catch (const Json::exception& e) {
+    return rejected(e.what());
+  }
+  return out;
+}
+
 }  // namespace
 
 ApiOr<Json> StrategicMerge(const Json& target, const Json& patch, std::string_view) {
@@ -237,22 +275,21 @@ ApiOr<Json> ApplyPatch(const Json& current, std::string_view content_type, std::
   }
   auto p = api::ParseJson(patch);
   if (!p.ok()) return BadRequest("error decoding patch: " + p.status().message());
+  ApiOr<Json> out = BadRequest("");
   if (type == kJsonPatch) {
-    if (!p->is_array()) return BadRequest("json patch must be a list of operations");
-    try {
-      return current.patch(*p);
-    } catch (const Json::exception& e) {
-      return UnprocessableEntity(
-          std::string("the server rejected our request due to an error in our request: ") +
-          e.what());
-    }
+    out = ApplyJsonPatch(current, *p);
+  } else if (type == kMergePatch) {
+    Json merged = current;
+    merged.merge_patch(*p);
+    out = std::move(merged);
+  } else {
+    out = StrategicMerge(current, *p, kind);
   }
-  if (type == kMergePatch) {
-    Json out = current;
-    out.merge_patch(*p);
-    return out;
+  if (out.ok() && out->dump().size() > kMaxPatchedObjectBytes) {
+    return RequestEntityTooLarge("Request entity too large: limit is " +
+                                 std::to_string(kMaxPatchedObjectBytes));
   }
-  return StrategicMerge(current, *p, kind);
+  return out;
 }
 
 }  // namespace kvol::apiserver

@@ -85,5 +85,64 @@ TEST(StrategicMergeTest, Errors) {
             400);
 }
 
+// JSON patches are bounded as Kubernetes bounds them: operations, bytes copied, result size.
+TEST(JsonPatchTest, Bounds) {
+  const Json cm = Json::parse(R"({"kind": "ConfigMap", "data": {}})");
+  struct Case {
+    std::string name;
+    std::string patch;
+    int code;             // 0: applied
+    std::string message;  // a part of it
+  };
+  // One add of 800 bytes, then copies of the growing map onto itself: each doubles it.
+  std::string amplify = R"([{"op": "add", "path": "/data/a", "value": ")" + std::string(800, 'x') +
+                        R"("})";
+  for (int i = 0; i < 20; ++i) {
+    amplify += R"(, {"op": "copy", "from": "/data", "path": "/data/c)" + std::to_string(i) + R"("})";
+  }
+  amplify += "]";
+  std::string many = "[";
+  for (size_t i = 0; i <= kMaxJsonPatchOperations; ++i) {
+    many += std::string(i ? "," : "") + R"({"op": "test", "path": "/kind", "value": "ConfigMap"})";
+  }
+  many += "]";
+  const std::string big = R"([{"op": "add", "path": "/data/a", "value": ")" +
+                          std::string(kMaxPatchedObjectBytes, 'x') + R"("}])";
+  const std::vector<Case> cases = {
+      {.name = "a few copies apply",
+       .patch = R"([{"op": "add", "path": "/data/a", "value": "b"},
+                    {"op": "copy", "from": "/data/a", "path": "/data/c"}])",
+       .code = 0},
+      {.name = "copies that double the object",
+       .patch = amplify,
+       .code = 422,
+       .message = "Unable to complete the copy, the accumulated size increase of copy is "},
+      {.name = "more operations than allowed",
+       .patch = many,
+       .code = 413,
+       .message = "The allowed maximum operations in a JSON patch is 10000, got 10001"},
+      {.name = "a result larger than a request may be",
+       .patch = big,
+       .code = 413,
+       .message = "Request entity too large: limit is 3145728"},
+      {.name = "a failed test",
+       .patch = R"([{"op": "test", "path": "/kind", "value": "Pod"}])",
+       .code = 422,
+       .message = "the server rejected our request due to an error in our request"},
+  };
+  for (const auto& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    auto r = ApplyPatch(cm, "application/json-patch+json", tc.patch, "ConfigMap");
+    if (tc.code == 0) {
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ((*r)["data"]["c"], "b");
+      continue;
+    }
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, tc.code);
+    EXPECT_NE(r.error().message.find(tc.message), std::string::npos) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace kvol::apiserver

@@ -11,6 +11,7 @@
 #include "apiserver/streaming.h"
 #include "apiserver/tables.h"
 #include "base/strings.h"
+#include "manifest/manifest.h"
 
 namespace kvol::apiserver {
 
@@ -81,9 +82,44 @@ WriteOptions WriteOptionsOf(const HttpRequest& req) {
   return o;
 }
 
+// The format of a create or update body, from its Content-Type: its media type, parameters
+// (charset) ignored and case folded, as Go's mime.ParseMediaType reads it. A request without
+// one is JSON, the first type Kubernetes lists; any other type is refused in its words.
+enum class BodyFormat { kJson, kYaml, kProtobuf };
+
+ApiOr<BodyFormat> BodyFormatOf(const HttpRequest& req) {
+  const std::string content_type = req.Header("content-type");
+  std::string_view header = content_type;
+  header = header.substr(0, header.find(';'));
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!header.empty() && blank(header.front())) header.remove_prefix(1);
+  while (!header.empty() && blank(header.back())) header.remove_suffix(1);
+  std::string type(header);
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (type.empty() || type == "application/json") return BodyFormat::kJson;
+  if (type == "application/yaml") return BodyFormat::kYaml;
+  if (type == api::kProtobufContentType) return BodyFormat::kProtobuf;
+  return UnsupportedMediaType(
+      "the body of the request was in an unknown format - accepted media types include: "
+      "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+}
+
 ApiOr<Json> ParseBody(const HttpRequest& req) {
   if (req.body.empty()) return BadRequest("the request body is empty");
-  if (req.Header("content-type").rfind(api::kProtobufContentType, 0) == 0) {
+  auto format = BodyFormatOf(req);
+  if (!format.ok()) return format.error();
+  if (*format == BodyFormat::kYaml) {
+    manifest::ReadResult read = manifest::ParseText(req.body, "body");
+    if (!read.errors.empty()) {
+      return BadRequest("error decoding the request body: " + read.errors.front().ToString());
+    }
+    if (read.documents.size() != 1) {
+      return BadRequest("error decoding the request body: expected one YAML document, got " +
+                        std::to_string(read.documents.size()));
+    }
+    return std::move(read.documents.front().object);
+  }
+  if (*format == BodyFormat::kProtobuf) {
     auto j = api::DecodeProtobufObject(req.body);
     if (!j.ok()) {
       if (j.status().code() == StatusCode::kUnimplemented) {
@@ -98,9 +134,10 @@ ApiOr<Json> ParseBody(const HttpRequest& req) {
   return *std::move(j);
 }
 
-// A non-empty body that is not protobuf: JSON text, for the Resource's text entry points.
+// A non-empty JSON body, for the Resource's text entry points.
 bool IsJsonBody(const HttpRequest& req) {
-  return !req.body.empty() && req.Header("content-type").rfind(api::kProtobufContentType, 0) != 0;
+  auto format = BodyFormatOf(req);
+  return !req.body.empty() && format.ok() && *format == BodyFormat::kJson;
 }
 
 std::string ListJson(const api::KindInfo& k, const ListOut& l) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `kvol server` as a process and the API's edges: start-up log, files and their modes, health
 # without a token, built-in namespaces, namespace refusal, cross-namespace lists, malformed and
-# oversized bodies, deletecollection, propagationPolicy, generation, the default StorageClass,
-# discovery short names, refusal to start on a taken port or an unusable data directory, and a
-# clean stop on SIGTERM/SIGINT that keeps every object.
+# oversized bodies, media types of create bodies, bounded JSON patches, deletecollection,
+# propagationPolicy, generation, the default StorageClass, discovery short names, refusal to
+# start on a taken port or an unusable data directory, and a clean stop on SIGTERM/SIGINT that
+# keeps every object.
 # Usage: server_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -114,6 +115,38 @@ head -c 4194304 /dev/zero | tr '\0' 'x' | sed 's/^/{"apiVersion":"v1","kind":"Co
 out=$(post "$KVOL_URL/api/v1/namespaces/default/configmaps" --data-binary "@$WORK/big.json")
 expect_contains "oversized body: 413" " 413" "$out"
 expect_contains "oversized body: RequestEntityTooLarge" '"reason":"RequestEntityTooLarge"' "$out"
+# Media types of create bodies: JSON (also when none is given, as Kubernetes takes it), YAML and
+# protobuf; anything else is 415 in Kubernetes' words and stores nothing.
+typed() { kcurl -w ' %{http_code}' -X POST -H "Content-Type: $1" "$KVOL_URL/api/v1/namespaces/default/configmaps" -d "$2"; }
+for type in text/plain application/xml application/x-www-form-urlencoded; do
+  out=$(typed "$type" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mt"}}')
+  expect_contains "Content-Type $type: 415" " 415" "$out"
+  expect_contains "Content-Type $type: Kubernetes' words" \
+    'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf' "$out"
+done
+expect_eq "nothing stored from refused media types" "" "$(kubectl get cm mt -o name 2>/dev/null)"
+expect_contains "Content-Type with a charset" " 201" \
+  "$(typed 'Application/JSON; charset=utf-8' '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mt-json"}}')"
+expect_contains "a YAML body" " 201" \
+  "$(typed application/yaml $'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mt-yaml}\ndata: {a: b}')"
+expect_eq "the YAML body's data" "b" "$(kubectl get cm mt-yaml -o jsonpath='{.data.a}')"
+kubectl delete cm mt-json mt-yaml >/dev/null
+
+# A small JSON patch whose copies double a ConfigMap's data: refused before it grows, and the
+# server's memory does not grow with it.
+rss() { awk '/^VmRSS/ {print $2}' /proc/"$KVOL_PID"/status; }
+amplify='[{"op":"add","path":"/data/a","value":"'$(head -c 800 /dev/zero | tr '\0' x)'"}'
+for i in $(seq 1 20); do amplify+=',{"op":"copy","from":"/data","path":"/data/c'$i'"}'; done
+amplify+=']'
+before=$(rss)
+for i in 1 2 3 4 5; do
+  out=$(kcurl -w ' %{http_code}' -X PATCH -H 'Content-Type: application/json-patch+json' \
+    "$KVOL_URL/api/v1/namespaces/default/configmaps/one" -d "$amplify")
+done
+expect_contains "copy amplification: 422" " 422" "$out"
+expect_contains "copy amplification: the copy limit" "the accumulated size increase of copy is" "$out"
+grown=$(( ($(rss) - before) / 1024 ))
+[ "$grown" -lt 50 ] || fail "the server grew by $grown MiB on refused patches"
 expect_eq "still serving after bad bodies" "ok" "$(anon "$KVOL_URL/readyz")"
 expect_eq "no bad object stored" "default/one kube-system/two" \
   "$(kubectl get cm -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {end}' | sed 's/ $//')"
