@@ -168,7 +168,7 @@ class Informer : public InformerBase {
     if (thread_.joinable()) thread_.join();
   }
 
-  // True once the first list is in the cache.
+  // True once the first list is in the cache and every handler has been given it.
   bool HasSynced() const {
     std::lock_guard lock(mu_);
     return synced_;
@@ -389,10 +389,13 @@ class Informer : public InformerBase {
         if (auto n = Remove(key)) notices.push_back(std::move(*n));
       }
       rv_ = rv;
-      synced_ = true;
-      cv_.notify_all();
     }
     Notify(notices);
+    // Synced only once the handlers have seen the list: a controller that starts its workers
+    // when WaitForSync returns finds its own caches (filled by handlers) whole, not half filled.
+    std::lock_guard lock(mu_);
+    synced_ = true;
+    cv_.notify_all();
   }
 
   void Apply(std::vector<WatchEvent<T>> events, std::string* rv) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 #include <utility>
@@ -134,6 +135,26 @@ TEST_P(InformerTest, SyncsThenFollowsChanges) {
   EXPECT_EQ(lines[4].rfind("update team/b ", 0), 0u) << lines[4];  // deletionTimestamp set
   EXPECT_EQ(lines.back(), "delete team/b");
   EXPECT_EQ(inf.lists(), 1);
+}
+
+// WaitForSync returns only once the handlers have been given the whole first list: a
+// controller's own caches, filled by its handlers, are whole when its workers start.
+TEST_P(InformerTest, SyncedMeansTheHandlersHaveSeenTheList) {
+  constexpr size_t kClaims = 30;
+  for (size_t i = 0; i < kClaims; ++i) {
+    auto made = claims().Create(Claim("default", "c" + std::to_string(i), "fast"));
+    ASSERT_TRUE(made.ok()) << made.error().message;
+  }
+  Informer<api::PersistentVolumeClaim> inf(claims());
+  std::atomic<size_t> seen{0};
+  inf.AddHandlers({.on_add = [&](const auto&) {
+    std::this_thread::sleep_for(2ms);  // a slow handler
+    seen.fetch_add(1);
+  }});
+  inf.Start();
+  ASSERT_TRUE(inf.WaitForSync(10s));
+  EXPECT_EQ(seen.load(), kClaims);
+  inf.Stop();
 }
 
 TEST_P(InformerTest, ListIsInKeyOrder) {
