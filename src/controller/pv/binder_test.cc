@@ -866,6 +866,18 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
       {"Warning ProvisioningFailed Failed to provision volume with StorageClass \"inproc\": disk full"},
       "claim:c1", {{.name = "inproc", .provisioner = "example.com/inproc"}}, {}, {}, true, 1, {},
       "disk full", "", {"provision pvc-uid-c1"}},
+  // A volume stored while no controller ran is not Available until its own sync: a claim it
+  // would fit waits for it (the sync fails, to be retried) instead of getting a new volume.
+  Row{.name = "7_2a_a_claim_waits_for_a_new_volume_rather_than_provisioning",
+      .volumes = {{.name = "v1", .phase = "Pending", .cls = "inproc"}},
+      .want_volumes = {{.name = "v1", .phase = "Pending", .cls = "inproc"}},
+      .claims = {{.name = "c1", .cls = "inproc"}},
+      .want_claims = {{.name = "c1", .cls = "inproc"}},
+      .want_events = {},
+      .sync = "claim:c1",
+      .classes = {{.name = "inproc", .provisioner = "example.com/inproc"}},
+      .want_error = true,
+      .want_provisioner_calls = {}},
   Row{"7_3_a_volume_made_before_a_crash_is_not_made_again",
       {{.name = "pvc-uid-c1", .claim = "c1/uid-c1", .phase = "Pending", .policy = "Delete", .cls = "inproc",
         .anns = {kByController, "pv.kubernetes.io/provisioned-by=example.com/inproc"}}},

@@ -618,6 +618,13 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim, Deferral
       return BindOrDefer(*volume, claim, true, defer);
     }
 
+    // OBSERVATION: no Available volume fits. Volumes stored while no controller ran are not
+    // Available until their own sync; one of them may fit, so rather than provisioning or
+    // reporting that none is there, the claim waits for them (retried after its back-off).
+    const Status wait_for_new =
+        volumes_.NewVolumes() > 0
+            ? AbortedError("volumes not yet Available may match; trying again once they are")
+            : OkStatus();
     auto assigned = AssignDefaultClass(claim);
     if (!assigned.ok()) return assigned.status();
     if (*assigned) return OkStatus();  // the update brings the claim back with its class
@@ -628,6 +635,8 @@ Status Controller::SyncUnboundClaim(const PersistentVolumeClaim& claim, Deferral
       if (!claim.metadata.deletion_timestamp) {
         if (Status s = WaitForFirstConsumerEvent(claim); !s.ok()) return s;
       }
+    } else if (!wait_for_new.ok()) {
+      return wait_for_new;
     } else if (!ClaimClass(claim).empty()) {
       return ProvisionClaim(claim);
     } else {

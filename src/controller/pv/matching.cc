@@ -149,6 +149,11 @@ bool VolumeIndex::IsFree(const api::PersistentVolume& v) {
   return !v.spec.claim_ref && v.status.phase == "Available" && !v.metadata.deletion_timestamp;
 }
 
+bool VolumeIndex::IsNew(const api::PersistentVolume& v) {
+  return !v.spec.claim_ref && (v.status.phase.empty() || v.status.phase == "Pending") &&
+         !v.metadata.deletion_timestamp;
+}
+
 bool VolumeIndex::InFreeIndex(const api::PersistentVolume& v) const {
   return IsFree(v) && !reserved_.contains(v.metadata.name);
 }
@@ -179,11 +184,13 @@ void VolumeIndex::Unlink(const VolumePtr& v) {
     }
   }
   if (InFreeIndex(*v)) RemoveFree(v);
+  if (IsNew(*v)) --new_volumes_;
 }
 
 void VolumeIndex::Link(const VolumePtr& v) {
   if (v->spec.claim_ref) prebound_[ClaimRefKey(*v)].insert(v->metadata.name);
   if (InFreeIndex(*v)) AddFree(v);
+  if (IsNew(*v)) ++new_volumes_;
 }
 
 void VolumeIndex::Upsert(VolumePtr volume) {
@@ -219,6 +226,11 @@ std::vector<VolumePtr> VolumeIndex::List() const {
 size_t VolumeIndex::size() const {
   std::lock_guard lock(mu_);
   return by_name_.size();
+}
+
+size_t VolumeIndex::NewVolumes() const {
+  std::lock_guard lock(mu_);
+  return new_volumes_;
 }
 
 StatusOr<VolumePtr> VolumeIndex::FindBestMatch(const api::PersistentVolumeClaim& claim,

@@ -77,6 +77,10 @@ class VolumeIndex {
   VolumePtr Get(const std::string& name) const;
   std::vector<VolumePtr> List() const;
   size_t size() const;
+  // How many volumes are new: no claimRef, not being deleted, and not yet made Available by a
+  // volume sync (phase Pending or none). Such a volume is no match yet (as in Kubernetes), but
+  // it soon will be: a claim that found nothing should wait for it rather than provision.
+  size_t NewVolumes() const;
 
   // FindMatchingVolume over the index: a pre-bound volume first; else, among volumes whose
   // access modes are a superset of the claim's, those with the fewest modes first, the
@@ -100,6 +104,7 @@ class VolumeIndex {
   // A volume is "free" when a claim could pick it: Available, no claimRef, not being deleted.
   // The free index holds the free volumes that are not reserved.
   static bool IsFree(const api::PersistentVolume& v);
+  static bool IsNew(const api::PersistentVolume& v);
   // Whether the free index holds `v`: free and not reserved.
   bool InFreeIndex(const api::PersistentVolume& v) const;
   // A place in the free index's order: fewest modes, the modes, capacity, name.
@@ -139,6 +144,7 @@ class VolumeIndex {
   std::map<std::string, Group> groups_;  // by the joined access modes
   FlatStringMap<std::set<std::string>> prebound_;  // claim key -> volumes
   std::unordered_set<std::string> reserved_;
+  size_t new_volumes_ = 0;
 };
 
 }  // namespace kvol::controller::pv
