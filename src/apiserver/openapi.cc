@@ -9,6 +9,7 @@
 #include <typeinfo>
 
 #include "api/scheme.h"
+#include "apiserver/discovery.h"
 #include "apiserver/strategy.h"
 
 namespace kvol::apiserver {
@@ -307,6 +308,34 @@ std::optional<std::string> OpenApiDocument(std::string_view rest) {
     if (it != d.v3.end()) return it->second;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// A length-delimited protobuf field: its key (wire type 2), the length as a varint, the bytes.
+void AppendField(std::string& out, int number, std::string_view bytes) {
+  auto varint = [&out](uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  };
+  varint(static_cast<uint64_t>(number) << 3 | 2);
+  varint(bytes.size());
+  out.append(bytes);
+}
+
+}  // namespace
+
+std::string OpenApiV2Protobuf() {
+  std::string info;
+  AppendField(info, 1, "Kubernetes");
+  AppendField(info, 2, kKvolVersion);
+  std::string doc;
+  AppendField(doc, 1, "2.0");
+  AppendField(doc, 2, info);
+  return doc;
 }
 
 }  // namespace kvol::apiserver

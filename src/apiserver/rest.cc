@@ -251,7 +251,13 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
       const std::string accept = req.Header("accept");
       if ((rest == "/v2" || rest == "/v2/") && !accept.empty() &&
           accept.find("json") == std::string::npos && accept.find("*/*") == std::string::npos) {
-        return SendError(w, NotAcceptable("only application/json is served at /openapi/v2"));
+        if (accept.find(kOpenApiV2ProtobufAsked) == std::string::npos &&
+            accept.find(kOpenApiV2Protobuf) == std::string::npos) {
+          return SendError(w, NotAcceptable("/openapi/v2 is served as application/json and " +
+                                            std::string(kOpenApiV2Protobuf)));
+        }
+        w.Send(200, kOpenApiV2Protobuf, OpenApiV2Protobuf(), {});
+        return;
       }
       auto doc = OpenApiDocument(rest);
       if (doc) {

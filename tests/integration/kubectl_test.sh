@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real kubectl against a real kvol server: apply (and re-apply after an edit), create, get in
 # table form, -o yaml, -o jsonpath, get -w, describe with events, the three patch types, edit,
-# delete held by a finalizer, wait, explain, errors, and every seed manifest.
+# delete held by a finalizer, wait, explain, errors, List files, and every seed manifest.
 # Usage: kubectl_test.sh KVOL_BINARY TESTS_DIR [sqlite|etcd]
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -178,5 +178,20 @@ out=$(kubectl explain pv.spec 2>&1)
 expect_contains "explain names the kind" "KIND: PersistentVolume" "$(tr -s ' ' <<<"$out")"
 expect_contains "explain shows the type" "FIELD: spec <PersistentVolumeSpec>" "$(tr -s ' ' <<<"$out")"
 expect_contains "explain lists fields" "persistentVolumeReclaimPolicy" "$out"
+
+# --- a List file, validated without flags ------------------------------------------------------
+# kubectl validates a List against /openapi/v2 in protobuf; the server validates each item.
+cat >"$WORK/list.json" <<'JSON'
+{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "listed-a"}, "data": {"k": "v"}},
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "listed-b"}}]}
+JSON
+expect_eq "kubectl create -f of a List" "$(printf 'configmap/listed-a created\nconfigmap/listed-b created')" \
+  "$(kubectl create -f "$WORK/list.json" 2>&1)"
+expect_contains "kubectl apply -f of a List" "configmap/listed-b configured" \
+  "$(kubectl apply -f "$WORK/list.json" 2>&1)"
+sed 's/"listed-b"/"Listed_B"/' "$WORK/list.json" >"$WORK/bad-list.json"
+expect_contains "a bad item of a List is refused by the server, naming the field" \
+  'metadata.name: Invalid value: "Listed_B"' "$(kubectl create -f "$WORK/bad-list.json" 2>&1)"
 
 finish
