@@ -2,6 +2,7 @@
 // running the synchronous read-handle-write loop.
 #include "apiserver/http_server.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -126,11 +127,19 @@ class ConnectionWriter final : public ResponseWriter {
     streaming_ = false;
   }
 
-  bool Stopping() const override { return stopping_.load(); }
+  // The server stops or, while a watch or a followed log streams, the client has closed its
+  // end: a stream waiting for news ends at its next look (every half second) rather than at
+  // its next write, and the connection and its thread go.
+  bool Stopping() const override { return stopping_.load() || (streaming_ && PeerClosed()); }
   bool sent() const { return sent_; }
   bool ok() const { return ok_ && !upgraded_; }
 
  private:
+  bool PeerClosed() const {
+    pollfd p{beast::get_lowest_layer(stream_).socket().native_handle(), POLLRDHUP, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  }
+
   // The connection after the upgrade, whose writes keep the write timeout (a peer that stops
   // reading an exec session's output does not hold its thread). Reads have no limit: a session
   // may be quiet for as long as its user likes. Used only while the handler runs, so the

@@ -593,7 +593,7 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
   store::Revision last_rev = 0, bookmarked = 0;
   auto last_bookmark = api_.clock().Monotonic();
   while (!w.Stopping() && api_.clock().Monotonic() < deadline) {
-    auto evs = (*stream)->Next(1s);
+    auto evs = (*stream)->Next(500ms);
     if (!evs.ok()) {
       if (evs.status().code() == StatusCode::kOutOfRange) {
         w.WriteChunk("{\"type\":\"ERROR\",\"object\":" + Gone(evs.status().message()).ToJson() +
