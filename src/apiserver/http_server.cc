@@ -213,7 +213,8 @@ struct HttpServer::Impl {
   // (SO_RCVTIMEO) by polling the socket with no limit. So a connection past its deadline is
   // shut down from here, which ends the read it is blocked in.
   void WatchdogLoop() {
-    const auto shortest = std::min({opts.handshake_timeout, opts.idle_timeout, opts.write_timeout});
+    const auto shortest = std::min(
+        {opts.handshake_timeout, opts.header_timeout, opts.idle_timeout, opts.write_timeout});
     const auto tick = std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(5),
                                                             std::chrono::seconds(1));
     std::unique_lock lock(mu);
@@ -288,8 +289,21 @@ struct HttpServer::Impl {
       http::request_parser<http::string_body> parser;
       parser.body_limit(opts.max_body_bytes);
       parser.header_limit(64 * 1024);
+      // Idle until the request's first bytes, then its header within header_timeout (a
+      // client trickling a header does not hold the connection for the idle time), then the
+      // body within the idle time.
       conn.deadline = DeadlineAfter(opts.idle_timeout);
-      http::read(stream, buffer, parser, ec);
+      if (buffer.size() == 0) {
+        const size_t got = stream.read_some(buffer.prepare(16 * 1024), ec);
+        buffer.commit(got);
+        if (ec) break;
+      }
+      conn.deadline = DeadlineAfter(opts.header_timeout);
+      http::read_header(stream, buffer, parser, ec);
+      if (!ec) {
+        conn.deadline = DeadlineAfter(opts.idle_timeout);
+        http::read(stream, buffer, parser, ec);
+      }
       conn.deadline = kNoDeadline;
       if (ec == http::error::body_limit) {
         ConnectionWriter w(stream, buffer, false, 11, stopping, conn.deadline, opts.write_timeout);

@@ -84,14 +84,17 @@ struct HttpServerOptions {
   std::string key_pem;
   size_t max_body_bytes = 3 * 1024 * 1024;  // as Kubernetes' API server
   // A connection is closed when its TLS handshake has not finished this long after it was
-  // accepted, when a request has not been read whole this long after the connection was ready
-  // for it (an idle keep-alive connection, or a client that stalls mid-request), or when one
+  // accepted, when no request has begun this long after the connection was ready for one (an
+  // idle keep-alive connection), when a request's header has not been read whole this long
+  // after its first bytes (kube-apiserver's ReadHeaderTimeout), when its body stalls for the
+  // idle time, or when one
   // write of a response or of a watch's stream has not gone out this long after it began (a
   // client that stopped reading), also on an upgraded connection. Time spent on the answer
   // itself, such as a watch waiting for events or an upgraded connection waiting for input,
   // has no limit.
-  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
-  std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(32);
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(90);
   std::chrono::milliseconds write_timeout = std::chrono::minutes(1);
   size_t max_connections = 4096;
 };

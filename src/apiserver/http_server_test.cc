@@ -34,6 +34,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kHandshakeTimeout = 200ms;
 constexpr auto kIdleTimeout = 300ms;
+constexpr auto kHeaderTimeout = 100ms;
 constexpr auto kWriteTimeout = 300ms;
 // How long a test waits for the server to close a connection before it fails.
 constexpr int kCloseWaitMs = 10'000;
@@ -68,6 +69,7 @@ class HttpServerTimeoutTest : public ::testing::Test {
     o.key_pem = tls->server_key_pem;
     o.handshake_timeout = kHandshakeTimeout;
     o.idle_timeout = kIdleTimeout;
+    o.header_timeout = kHeaderTimeout;
     o.write_timeout = kWriteTimeout;
     server_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& r, ResponseWriter& w) {
       if (r.path == "/firehose") {
@@ -176,6 +178,30 @@ TEST_F(HttpServerTimeoutTest, RequestThatStallsHalfwayIsClosed) {
   const std::string half = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   net::write(*s, net::buffer(half));
   EXPECT_TRUE(ClosedByPeer(Fd(*s)));
+}
+
+// A header trickled a byte at a time is cut at the header timeout, counted from its first
+// bytes, well before the idle timeout.
+TEST_F(HttpServerTimeoutTest, HeaderTrickledByteByByteIsClosedAtTheHeaderTimeout) {
+  auto s = Connect();
+  const auto start = Clock::now();
+  net::write(*s, net::buffer(std::string("GET / HTTP/1.1\r\n")));
+  // A byte every 10 ms until the server closes (recv sees the end) or 1 s has passed.
+  bool closed = false;
+  while (!closed && Clock::now() - start < 1s) {
+    std::this_thread::sleep_for(10ms);
+    char buf[4096];  // what the server sent after the handshake (session tickets), then the end
+    ssize_t n;
+    while ((n = ::recv(Fd(*s), buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+    }
+    closed = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+    beast::error_code ec;
+    if (!closed) net::write(*s, net::buffer(std::string("X")), ec);
+  }
+  EXPECT_TRUE(closed);
+  const auto took = Clock::now() - start;
+  EXPECT_GE(took, kHeaderTimeout);
+  EXPECT_LT(took, kIdleTimeout);
 }
 
 TEST_F(HttpServerTimeoutTest, RequestsWithinTheIdleTimeoutKeepTheConnection) {
