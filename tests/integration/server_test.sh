@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `kvol server` as a process and the API's edges: start-up log, files and their modes, health
 # without a token, built-in namespaces, namespace refusal, cross-namespace lists, malformed and
-# oversized bodies, media types of create bodies, bounded JSON patches, watch clients that go
-# away, deletecollection, propagationPolicy, generation, the default StorageClass, discovery
-# short names, refusal to start on a taken port or an unusable data directory, and a clean stop
-# on SIGTERM/SIGINT that keeps every object.
+# oversized bodies, media types of create bodies, bounded JSON patches, partial request headers,
+# watch clients that go away, deletecollection, propagationPolicy, generation, the default
+# StorageClass, discovery short names, refusal to start on a taken port or an unusable data
+# directory, and a clean stop on SIGTERM/SIGINT that keeps every object.
 # Usage: server_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -12,6 +12,37 @@ source "$TESTS/integration/lib.sh"
 
 kvol_start server
 port=${KVOL_URL##*:}
+
+# 300 connections that send part of a request header and stall, held through the rest of the
+# checks below (which a normal client makes meanwhile); each is closed at the header timeout.
+python3 - 127.0.0.1 "$port" "$KVOL_DIR/pki/ca.crt" 300 >"$WORK/partial.out" 2>&1 <<'PY' &
+import socket, ssl, sys, time
+host, port, ca, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ctx = ssl.create_default_context(cafile=ca)
+conns = []
+for i in range(n):
+    s = ctx.wrap_socket(socket.create_connection((host, port)), server_hostname=host)
+    s.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n")
+    s.setblocking(False)
+    conns.append(s)
+print("open", len(conns), flush=True)
+start, closed = time.time(), set()
+while len(closed) < n and time.time() - start < 60:
+    for i, s in enumerate(conns):
+        if i in closed:
+            continue
+        try:
+            if s.recv(1) == b"":
+                closed.add(i)
+        except ssl.SSLWantReadError:
+            pass
+        except OSError:
+            closed.add(i)
+    time.sleep(0.5)
+print("closed", len(closed), "after", int(time.time() - start), "s", flush=True)
+PY
+PARTIAL_PID=$!
+track "$PARTIAL_PID"
 
 # --- start-up ------------------------------------------------------------------------------
 log=$(cat "$KVOL_LOG")
@@ -291,6 +322,15 @@ stop_with() {
   expect_contains "$sig: logged" "received $sig, shutting down" "$(cat "$KVOL_LOG")"
   expect_contains "$sig: stopped" "stopped" "$(tail -1 "$KVOL_LOG")"
 }
+wait "$PARTIAL_PID"
+out=$(cat "$WORK/partial.out")
+expect_contains "300 connections with a partial header were held" "open 300" "$out"
+expect_contains "and all closed by the header timeout" "closed 300 after" "$out"
+after=$(sed -n 's/.*closed 300 after \([0-9]*\) s/\1/p' <<<"$out")
+# Counted from when the last was opened; the first were opened up to a few seconds before.
+[ -n "$after" ] && [ "$after" -ge 25 ] && [ "$after" -le 45 ] ||
+  fail "partial headers closed after ${after:-?} s, not at the 32 s header timeout"
+
 # A watch open across the stop must not hold it up.
 kubectl get pv -w >/dev/null 2>&1 &
 track $!
