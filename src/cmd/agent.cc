@@ -53,6 +53,9 @@ int RunAgent(const AgentCommandOptions& opts) {
     return 1;
   }
   const std::string root_dir = AgentRootDir(opts.node, opts.data_dir);
+  // Its credentials are the agent's alone: covered in every container's root.
+  NodeAgentOptions node = opts.node;
+  if (!opts.kubeconfig.empty()) node.hidden_files.push_back(opts.kubeconfig);
   AgentServerOptions so;
   so.address = opts.address;
   so.port = opts.port;
@@ -68,7 +71,7 @@ int RunAgent(const AgentCommandOptions& opts) {
   }
   if (token.empty()) log::Warn("agent: no bearer token, so logs and exec are refused to all");
   const AgentEndpoint endpoint{(*served)->port(), (*served)->certificate_sha256()};
-  auto agent = StartNodeAgent(**client, opts.node, opts.data_dir, nullptr, &endpoint);
+  auto agent = StartNodeAgent(**client, node, opts.data_dir, nullptr, &endpoint);
   if (!agent.ok()) {
     log::Error(agent.status().message());
     return 1;

@@ -30,6 +30,9 @@ struct NodeAgentOptions {
   std::string node_labels;  // "k=v,k2=v2", added to the node's well-known labels
   std::string node_ip;      // default: the machine's first non-loopback IPv4 address
   std::string volume_plugin_dir = std::string(volume::plugins::kDefaultFlexVolumeDir);
+  // Files of the agent's own no container may see (its --kubeconfig), besides the data
+  // directory, its root directory and the node's secrets.
+  std::vector<std::string> hidden_files;
 };
 
 struct ServerOptions {

@@ -70,6 +70,9 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   if (auto data = std::filesystem::canonical(default_dir, ec); !ec) {
     ao.hidden_paths.push_back(data.string());
   }
+  for (const auto& f : opts.hidden_files) {
+    if (auto file = std::filesystem::canonical(f, ec); !ec) ao.hidden_paths.push_back(file.string());
+  }
   // Containers are started by this very binary (`kvol container-init`).
   ao.init_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) return InternalError("cannot find the kvol binary: " + ec.message());

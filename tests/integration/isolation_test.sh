@@ -155,6 +155,13 @@ for p in "$KVOL_DIR/token" "$KVOL_DIR/pki/ca.key" "$VICTIM_SECRET"; do
 done
 expect_contains "the added capability is in the set" "CapEff 00000000000405fb" "$out"
 
+# allowPrivilegeEscalation: true keeps the filter but not no_new_privs.
+probe_pod escalation '{"allowPrivilegeEscalation": true}'
+NEEDLE=done until_true 30 logs_contain escalation || fail "the escalation probe ran"
+out=$(kubectl logs escalation)
+expect_contains "allowPrivilegeEscalation: no no_new_privs" "NoNewPrivs 0" "$out"
+expect_contains "allowPrivilegeEscalation: still a seccomp filter" "Seccomp 2" "$out"
+
 # A privileged container has every capability and no filter.
 probe_pod privileged '{"privileged": true}'
 NEEDLE=done until_true 30 logs_contain privileged || fail "the privileged probe ran"

@@ -110,6 +110,23 @@ TEST_F(RuntimeTest, PivotRootAndHiddenPaths) {
   fs::remove_all(secret_dir);
 }
 
+// A mountPath through an absolute symlink of the node's root is resolved inside the container's
+// root: the volume is there for the container, and nothing is made on the node.
+TEST_F(RuntimeTest, MountPathsThroughSymlinksStayInTheRoot) {
+  char tmpl[] = "/var/lib/kvol-runtime-test.XXXXXX";
+  const std::string host = mkdtemp(tmpl);
+  fs::create_directories(host + "/real");
+  fs::create_symlink(host + "/real", host + "/link");
+  ContainerSpec c = Spec("c", "ls /mnt-check; ls -d " + host + "/link/vol/");
+  c.mounts.push_back({dir_ + "/volumes/cache", host + "/link/vol", false});
+  c.mounts.push_back({dir_ + "/volumes/cache", "/mnt-check", false});
+  std::ofstream(dir_ + "/volumes/cache/marker") << "x";
+  EXPECT_EQ(Run(c), 0) << Log("c");
+  EXPECT_EQ(Log("c"), "marker\n" + host + "/link/vol/\n");
+  EXPECT_FALSE(fs::exists(host + "/real/vol")) << "the target was made on the node";
+  fs::remove_all(host);
+}
+
 TEST_F(RuntimeTest, ReadOnlyMountsRefuseWritesAndExitCodesPropagate) {
   ContainerSpec c = Spec("c", "touch /ro/x");
   c.mounts.push_back({dir_ + "/volumes/cache", "/ro", true});
@@ -157,6 +174,9 @@ TEST_F(RuntimeTest, BadSpecsAreRefused) {
   EXPECT_EQ(node::runtime::StartContainer(c, g_kvol).status().code(), StatusCode::kInvalidArgument);
   c = Spec("c", "true");
   c.mounts.push_back({dir_, "relative/path", false});
+  EXPECT_EQ(node::runtime::StartContainer(c, g_kvol).status().code(), StatusCode::kInvalidArgument);
+  c = Spec("c", "true");
+  c.mounts.push_back({dir_, "/../../etc/kvol-escape", false});
   EXPECT_EQ(node::runtime::StartContainer(c, g_kvol).status().code(), StatusCode::kInvalidArgument);
 }
 

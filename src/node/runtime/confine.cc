@@ -64,13 +64,12 @@ int Confine(const SecurityPlan& plan, const std::string& working_dir) {
   if (!plan.no_new_privs) {
     if (int rc = LoadSeccomp(plan, caps); rc != 0) return rc;
   }
-  // The bounding set while CAP_SETPCAP is still effective.
-  const int last = KernelLastCapability();
-  for (int cap = 0; cap <= last; ++cap) {
+  // The bounding set while CAP_SETPCAP is still effective: every capability the kernel knows
+  // (PR_CAPBSET_READ fails past the last), not a number read from a /proc the container may
+  // have mounted.
+  for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; ++cap) {
     if (std::find(caps.begin(), caps.end(), cap) != caps.end()) continue;
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) != 0) {
-      return InitFailure("drop capability bound");
-    }
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return InitFailure("drop capability bound");
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
     return InitFailure("clear ambient capabilities");

@@ -35,6 +35,8 @@ namespace {
 // Inside the container's PID namespace, as its PID 1: namespaces of its own, the root, the
 // plan's confinement, exec.
 int ContainerMain(const ContainerSpec& spec) {
+  // Until it execs (which makes it dumpable again), no container process may ptrace it.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return InitFailure("set undumpable");
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) return InitFailure("unshare");
   // Mounts made from here on stay in the container's mount namespace.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -51,6 +53,8 @@ int ContainerMain(const ContainerSpec& spec) {
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   if (int rc = Confine(spec.security, spec.working_dir); rc != 0) return rc;
+  // Never exec'd, PID 1 stays undumpable (set before the root was entered): no process of the
+  // container may ptrace it or read its memory, which holds the node's view.
   if (spec.stand_in) return Pause();
   environ = envp.data();  // execvp looks PATH up in the container's environment
   execvp(argv[0], argv.data());
@@ -162,6 +166,9 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
     if (m.target.empty() || m.target.front() != '/') {
       return InvalidArgumentError("mount target \"" + m.target + "\" must be absolute");
     }
+    if (("/" + m.target + "/").find("/../") != std::string::npos) {
+      return InvalidArgumentError("mount target \"" + m.target + "\" must not contain '..'");
+    }
   }
   std::error_code ec;
   for (const char* d : {"upper", "work", "rootfs"}) {
@@ -248,6 +255,9 @@ int RunInContainer(pid_t pid, const std::vector<std::string>& argv, bool tty) {
     std::string entry;
     while (std::getline(in, entry, '\0')) env.push_back(entry);
   }
+  // Undumpable until the command is exec'd: a container process cannot ptrace this one (or
+  // the child below) while it still holds the node's capabilities or before its filter loads.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return InitFailure("set undumpable");
   int root = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0) return InitFailure("open the container's root");
   // The mount namespace last: the others are named through this one's /proc.

@@ -49,20 +49,29 @@ std::optional<int> ReadInt(const fs::path& p) {
 }
 
 // The container inits running on this node, by the spec file they were started with
-// (`kvol container-init <bundle>/spec.json`), for bundles under `containers_dir`.
-std::map<std::string, pid_t> RunningInits(const std::string& containers_dir) {
+// (`kvol container-init <bundle>/spec.json`), for bundles under `containers_dir`. Only
+// processes of `init_binary` (or of the binary it replaced) in this PID namespace count: a
+// process of a container, or of another user, showing the same command line is not one.
+std::map<std::string, pid_t> RunningInits(const std::string& containers_dir,
+                                          const std::string& init_binary) {
   std::map<std::string, pid_t> out;
   std::error_code ec;
+  const auto own_ns = fs::read_symlink("/proc/self/ns/pid", ec);
   for (fs::directory_iterator p("/proc", ec), end; !ec && p != end; p.increment(ec)) {
     const std::string name = p->path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     std::ifstream in(p->path() / "cmdline");
     std::vector<std::string> args;
     for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
-    if (args.size() == 3 && args[1] == "container-init" &&
-        args[2].rfind(containers_dir + "/", 0) == 0) {
-      out[args[2]] = static_cast<pid_t>(std::stol(name));
+    if (args.size() != 3 || args[1] != "container-init" ||
+        args[2].rfind(containers_dir + "/", 0) != 0) {
+      continue;
     }
+    std::error_code ec2;
+    const std::string exe = fs::read_symlink(p->path() / "exe", ec2).string();
+    if (exe != init_binary && exe != init_binary + " (deleted)") continue;
+    if (fs::read_symlink(p->path() / "ns" / "pid", ec2) != own_ns) continue;
+    out[args[2]] = static_cast<pid_t>(std::stol(name));
   }
   return out;
 }
@@ -216,7 +225,7 @@ void PodRuntime::Adopt() {
   // processes that exist are matched against the records here: a record's process is adopted
   // (found by the pid it names, or, when the agent died before it learned the pid, by its
   // command line); a process no record claims is killed, so that none outlives its pod.
-  std::map<std::string, pid_t> inits = RunningInits(containers.string());
+  std::map<std::string, pid_t> inits = RunningInits(containers.string(), options_.init_binary);
   int adopted = 0, ended = 0, killed = 0;
   std::lock_guard lock(mu_);
   for (fs::directory_iterator p(containers, ec), end; !ec && p != end; p.increment(ec)) {
@@ -254,6 +263,11 @@ void PodRuntime::Adopt() {
         if (found != inits.end()) {
           run.init_pid = found->second;
           run.pidfd = os::PidFdOpen(run.init_pid);
+          if (run.pidfd < 0 && errno != ESRCH) {
+            // Alive but not watchable (no descriptor left): ended here rather than counted as
+            // gone while it runs, which would start it a second time on the same bundle.
+            kill(-run.init_pid, SIGKILL);
+          }
           inits.erase(found);
         }
         c.run = std::move(run);
@@ -509,25 +523,30 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   fs::remove_all(fs::path(c.bundle) / "upper", ec);
   fs::remove_all(fs::path(c.bundle) / "work", ec);
   if (c.runs >= 2) fs::remove(fs::path(c.bundle) / (std::to_string(c.runs - 2) + ".log"), ec);
-  // Recorded before the process exists: an agent killed at any moment after this finds the
-  // process by its bundle (Adopt), and one killed before it started none.
+  // Recorded before the process exists, with the run counted and the last run's pid and exit
+  // files gone: an agent killed at any moment after this finds the process by its bundle
+  // (Adopt) and learns how this run, not the last, ended; one killed before it started none.
+  for (std::string_view f : {kPidFile, kExitFile}) fs::remove(fs::path(c.bundle) / f, ec);
+  const int number = c.runs;
   Run run;
-  run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(c.runs);
+  run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(number);
   run.started_at =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
   run.started = now;
   c.run = std::move(run);
+  c.runs = number + 1;
+  c.image = spec.image;
   SaveState(c);
   auto pid = runtime::StartContainer(cs, options_.init_binary);
   if (!pid.ok()) {
     c.run.reset();
+    c.runs = number;
     SaveState(c);
     return fail("RunContainerError", pid.status());
   }
   c.run->init_pid = *pid;
   c.run->pidfd = os::PidFdOpen(*pid);
-  c.image = spec.image;
-  if (c.runs == 0) {
+  if (number == 0) {
     Event(pod, "Normal", "ImageNotPulled",
           "Container image \"" + spec.image +
               "\" is not pulled: kvol runs the node's own binaries" +
@@ -535,7 +554,6 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
                    ? " (no command given: it runs \"kvol pause\", which waits to be stopped)"
                    : ""));
   }
-  ++c.runs;
   c.waiting = {};
   SaveState(c);
   Event(pod, "Normal", "Created", "Created container " + c.name);

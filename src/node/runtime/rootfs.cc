@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "node/runtime/init_error.h"
 
@@ -122,8 +124,55 @@ int OpenWithin(const std::string& base, const std::string& path) {
   return fd;
 }
 
+// `path` (absolute, inside the container) resolved in `root` as if `root` were "/": symlinks in
+// the node's root below it (such as /var/run -> /run) and ".." stay inside (openat2's
+// RESOLVE_IN_ROOT). Missing components are made, the last as a directory or an empty file.
+// An O_PATH descriptor of it, or -1 with errno set.
+int OpenInRoot(int root, const std::string& path, bool directory) {
+  auto open_in_root = [root](const std::string& p) {
+    struct open_how how {};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    return static_cast<int>(syscall(SYS_openat2, root, p.c_str(), &how, sizeof how));
+  };
+  std::vector<std::string> parts;
+  for (size_t start = 0; start < path.size();) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  std::string prefix = "/";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string next = prefix + (prefix == "/" ? "" : "/") + parts[i];
+    int fd = open_in_root(next);
+    if (fd < 0 && errno == ENOENT) {
+      const int parent = open_in_root(prefix);
+      if (parent < 0) return -1;
+      const bool last = i + 1 == parts.size();
+      // A directory made or an empty file created by name in the resolved parent, which is
+      // inside the root.
+      const int dirfd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      close(parent);
+      if (dirfd < 0) return -1;
+      if (!last || directory) {
+        mkdirat(dirfd, parts[i].c_str(), 0755);
+      } else {
+        int f = openat(dirfd, parts[i].c_str(), O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f >= 0) close(f);
+      }
+      close(dirfd);
+      fd = open_in_root(next);
+    }
+    if (fd < 0) return -1;
+    if (i + 1 == parts.size()) return fd;
+    close(fd);
+    prefix = next;
+  }
+  return open_in_root("/");
+}
+
 int BindVolume(const std::string& root, const MountStep& m) {
-  const std::string target = root + m.target;
   std::string source = m.source;
   int held = -1;  // the subPath opened safely; bound through /proc/self/fd
   if (!m.within.empty()) {
@@ -132,17 +181,27 @@ int BindVolume(const std::string& root, const MountStep& m) {
     source = "/proc/self/fd/" + std::to_string(held);
   }
   std::error_code ec;
-  if (fs::is_directory(source, ec)) {
-    fs::create_directories(target, ec);
-  } else {
-    fs::create_directories(fs::path(target).parent_path(), ec);
-    int fd = open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd >= 0) close(fd);
+  const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const int at = root_fd < 0 ? -1 : OpenInRoot(root_fd, m.target, fs::is_directory(source, ec));
+  if (root_fd >= 0) close(root_fd);
+  if (at < 0) {
+    if (held >= 0) close(held);
+    return InitFailure("make " + m.target + " in the container's root");
   }
+  const std::string target = "/proc/self/fd/" + std::to_string(at);
   const bool bound = Mount(source, target, nullptr, MS_BIND | MS_REC, nullptr);
+  close(at);
   if (held >= 0) close(held);
   if (!bound) return InitFailure("bind " + m.source + " at " + m.target);
-  if (m.read_only && !MakeReadOnly(target)) return InitFailure("make " + m.target + " read-only");
+  if (m.read_only) {
+    // The mount just made, found again by its path in the root (resolved as above).
+    const int again = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    const int fd = again < 0 ? -1 : OpenInRoot(again, m.target, true);
+    if (again >= 0) close(again);
+    const bool done = fd >= 0 && MakeReadOnly("/proc/self/fd/" + std::to_string(fd));
+    if (fd >= 0) close(fd);
+    if (!done) return InitFailure("make " + m.target + " read-only");
+  }
   return 0;
 }
 
@@ -181,9 +240,9 @@ int MakeStep(const std::string& root, const MountStep& m) {
       return 0;
     case MountStep::Kind::kSys:
       fs::create_directories(target);
-      if (!Mount("/sys", target, nullptr, MS_BIND | MS_REC, nullptr)) {
-        return InitFailure("bind /sys");
-      }
+      // sysfs alone, not the file systems mounted below it on the node (cgroup, debugfs,
+      // tracefs, securityfs, bpf, ...).
+      if (!Mount("/sys", target, nullptr, MS_BIND, nullptr)) return InitFailure("bind /sys");
       if (m.read_only && !MakeReadOnly(target)) return InitFailure("make /sys read-only");
       return 0;
     case MountStep::Kind::kReadOnlyPath: {

@@ -10,8 +10,8 @@
 //     secrets (/etc/shadow, /etc/gshadow, /root, SSH host keys). A directory is covered by an
 //     empty read-only tmpfs, a file by /dev/null, read-only;
 //   - /proc of the container's PID namespace, a minimal /dev with a devpts of its own (the
-//     node's /dev for a privileged container), a /tmp of its own, /sys read-only (writable
-//     when privileged);
+//     node's /dev for a privileged container), a /tmp of its own, the node's sysfs without
+//     the file systems mounted below it, read-only (writable when privileged);
 //   - runc's masked /proc and /sys paths, and its read-only ones;
 //   - the volumes, each bound at its mountPath, read-only (with everything mounted below it)
 //     when asked.

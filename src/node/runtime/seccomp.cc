@@ -446,6 +446,9 @@ Status LoadSeccompFilter(const std::vector<SeccompRule>& rules) {
     seccomp_release(ctx);
     return InternalError("seccomp: " + what + ": " + std::strerror(-rc));
   };
+  // libseccomp sets no_new_privs while loading unless told not to; whether the container gets
+  // it is the plan's decision (allowPrivilegeEscalation), made by the caller.
+  if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); rc != 0) return fail("attr", rc);
   for (const auto& rule : rules) {
     const int nr = seccomp_syscall_resolve_name(std::string(rule.syscall).c_str());
     if (nr == __NR_SCMP_ERROR || nr < 0) continue;  // not a call of this architecture

@@ -42,7 +42,8 @@ struct SeccompRule {
 // conditional rules.
 std::vector<SeccompRule> RuntimeDefaultRules(const std::vector<int>& capabilities);
 
-// Builds and loads the filter. Requires no_new_privs or CAP_SYS_ADMIN in the calling thread.
+// Builds and loads the filter. Requires no_new_privs or CAP_SYS_ADMIN in the calling thread;
+// sets neither itself.
 // Rules for calls this architecture does not have are skipped. Internal on failure.
 Status LoadSeccompFilter(const std::vector<SeccompRule>& rules);
 
