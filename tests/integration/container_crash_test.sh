@@ -15,7 +15,6 @@ PORT=$(free_port)
 KVOL_LISTEN=127.0.0.1:$PORT kvol_start server
 ROOT=$KVOL_DIR/agent
 
-container_procs() { pgrep -f "container-init $ROOT/containers/" | grep -c .; }
 running_in_status() {
   kubectl get pods -o jsonpath='{range .items[*]}{range .status.containerStatuses[*]}{.state.running.startedAt}{"\n"}{end}{end}' |
     grep -c .

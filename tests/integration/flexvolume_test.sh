@@ -109,7 +109,6 @@ spec:
     persistentVolumeClaim: {claimName: data}
 YAML
 
-phase_is() { [ "$(kubectl get pod "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
 until_true 30 phase_is writer Running || {
   fail "the pod runs: $(k describe pod writer | tail -n 8)"
   log_until "never" | grep -i flex

@@ -16,10 +16,6 @@ PORT=$(free_port)
 KVOL_LISTEN=127.0.0.1:$PORT kvol_start server
 ROOT=$KVOL_DIR/agent
 
-phase_is() { [ "$(kubectl get pod "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
-logs_contain() { kubectl logs "$1" 2>/dev/null | grep -q -- "${NEEDLE:?}"; }
-container_procs() { pgrep -f "container-init $ROOT/containers/" | grep -c .; }
-
 # ---- a victim with a secret of its own --------------------------------------------------------
 cat <<'YAML' | kubectl create -f - >/dev/null
 apiVersion: v1

@@ -218,5 +218,12 @@ log_until() {
   cat "$KVOL_LOG"
 }
 
+# Pods: the phase of pod NAME, and whether it is PHASE; whether `kubectl logs ARGS` holds
+# $NEEDLE; how many containers run under the agent's root $ROOT (of pod UID, or all).
+phase() { kubectl get pod "$1" -o jsonpath='{.status.phase}'; }
+phase_is() { [ "$(phase "$1")" = "$2" ]; }
+logs_contain() { kubectl logs "$@" 2>/dev/null | grep -q -- "${NEEDLE:?}"; }
+container_procs() { pgrep -f "container-init ${ROOT:?}/containers/${1:+$1/}" | grep -c .; }
+
 # Runs kubectl, squeezing runs of spaces (columns depend on widths), stdout and stderr together.
 k() { kubectl "$@" 2>&1 | tr -s ' '; }

@@ -14,12 +14,7 @@ source "$TESTS/integration/lib.sh"
 kvol_start server
 ROOT=$KVOL_DIR/agent
 
-phase() { kubectl get pod "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
 uid_of() { kubectl get pod "$1" -o jsonpath='{.metadata.uid}'; }
-logs_contain() { kubectl logs "$@" 2>/dev/null | grep -q -- "${NEEDLE:?}"; }
-# Processes of the containers of pod UID on this node.
-container_procs() { pgrep -f "container-init $ROOT/containers/$1/" | grep -c .; }
 
 # ---- two containers sharing an emptyDir; readOnly; subPath -----------------------------------
 cat <<'YAML' | kubectl create -f - >/dev/null
