@@ -147,14 +147,11 @@ int OpenInRoot(int root, const std::string& path, bool directory) {
     const std::string next = prefix + (prefix == "/" ? "" : "/") + parts[i];
     int fd = open_in_root(next);
     if (fd < 0 && errno == ENOENT) {
-      const int parent = open_in_root(prefix);
-      if (parent < 0) return -1;
-      const bool last = i + 1 == parts.size();
-      // A directory made or an empty file created by name in the resolved parent, which is
-      // inside the root.
-      const int dirfd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      close(parent);
+      // A directory made or an empty file created by name in the resolved parent (an O_PATH
+      // descriptor serves as the *at calls' directory), which is inside the root.
+      const int dirfd = open_in_root(prefix);
       if (dirfd < 0) return -1;
+      const bool last = i + 1 == parts.size();
       if (!last || directory) {
         mkdirat(dirfd, parts[i].c_str(), 0755);
       } else {
