@@ -1,5 +1,7 @@
-// A small HTTPS/1.1 server (Boost.Beast over OpenSSL) for the API: one thread per connection,
-// keep-alive, request bodies up to a limit, and chunked streaming responses for watches.
+// A small HTTPS/1.1 server for the API: keep-alive, request bodies up to a limit, and chunked
+// streaming responses. Connections wait, read their requests and stream watches on a few I/O
+// threads; a handler runs on a worker thread while it answers. A watch handed to the server
+// (ResponseWriter::Detach) holds no thread however long it stays open.
 #pragma once
 
 #include <atomic>
@@ -58,6 +60,21 @@ class UpgradedConnection {
   virtual bool Write(std::string_view data) = 0;
 };
 
+// The rest of a chunked response, produced over time and written out by the server without a
+// thread of its own (a watch's events): see ResponseWriter::Detach.
+class StreamSource {
+ public:
+  virtual ~StreamSource() = default;
+  // Called once, before the first Pull, with what to call (from any thread, at any time until
+  // Close; it only schedules a Pull) when there may be something new.
+  virtual void Start(std::function<void()> wake) = 0;
+  // Without waiting: appends what is ready to `out`, and sets `again` to how soon to be asked
+  // once more even without a wake. False when the stream is over (after its last data).
+  virtual bool Pull(std::string* out, std::chrono::milliseconds* again) = 0;
+  // The response is over: the stream ended, the client went, or the server stops.
+  virtual void Close() = 0;
+};
+
 // How a handler answers: one whole response, or a stream of chunks (watch).
 class ResponseWriter {
  public:
@@ -73,8 +90,16 @@ class ResponseWriter {
   // when the handler returns). Null if the connection is gone.
   virtual std::unique_ptr<UpgradedConnection> Upgrade(
       const std::vector<std::pair<std::string, std::string>>& headers) = 0;
-  // True once the server is stopping: long-running handlers should return.
+  // True once the server is stopping, or while a stream goes out once its client has closed
+  // its end: long-running handlers should return.
   virtual bool Stopping() const = 0;
+  // After StartStream: hands the rest of the stream to the server, which pulls `source` when
+  // woken and writes what it gives; the handler returns at once. False if that cannot be
+  // done (the connection is gone), and the handler goes on writing itself.
+  virtual bool Detach(std::shared_ptr<StreamSource> /*source*/) { return false; }
+  // The request proved who sent it: the connection no longer counts toward the limit on
+  // unauthenticated connections.
+  virtual void Authenticated() {}
 };
 
 struct HttpServerOptions {
@@ -96,7 +121,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds header_timeout = std::chrono::seconds(32);
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(90);
   std::chrono::milliseconds write_timeout = std::chrono::minutes(1);
-  size_t max_connections = 4096;
+  size_t max_connections = 65536;
+  // Connections that have not yet sent a request that authenticated (including those still in
+  // their handshake): past this many, the oldest that waits for input is closed.
+  size_t max_unauthenticated = 1024;
+  size_t io_threads = 2;
+  size_t max_handler_threads = 1024;  // handlers running at once; more requests wait
 };
 
 class HttpServer {
@@ -111,6 +141,16 @@ class HttpServer {
   // Stops accepting, ends every connection (streams see Stopping()), and joins all threads.
   void Stop();
   int port() const { return port_; }
+
+  // What the server holds now: open connections, connections not yet authenticated, streams
+  // handed to it, and threads (I/O and handlers).
+  struct Stats {
+    size_t connections = 0;
+    size_t unauthenticated = 0;
+    size_t detached_streams = 0;
+    size_t threads = 0;
+  };
+  Stats stats() const;
 
  private:
   struct Impl;

@@ -71,6 +71,7 @@ class HttpServerTimeoutTest : public ::testing::Test {
     o.idle_timeout = kIdleTimeout;
     o.header_timeout = kHeaderTimeout;
     o.write_timeout = kWriteTimeout;
+    Tune(o);
     server_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& r, ResponseWriter& w) {
       if (r.path == "/firehose") {
         // Writes until a write fails, as a watch does; 10 s at most.
@@ -101,6 +102,18 @@ class HttpServerTimeoutTest : public ::testing::Test {
         if (conn->ReadSome(&in)) conn->Write("echo:" + in);
         return;
       }
+      if (r.path == "/auth") {
+        w.Authenticated();
+        w.Send(200, "text/plain", "ok\n");
+        return;
+      }
+      if (r.path == "/detached") {
+        // Streams what the test hands every source, from a source the server pulls.
+        w.StartStream(200, "text/plain");
+        auto source = std::make_shared<TestSource>(*this);
+        if (!w.Detach(source)) w.EndStream();
+        return;
+      }
       if (r.path == "/slow-stream") {
         // Streams for longer than the idle timeout, with a pause longer than it.
         w.StartStream(200, "text/plain");
@@ -113,6 +126,38 @@ class HttpServerTimeoutTest : public ::testing::Test {
       w.Send(200, "text/plain", "ok\n");
     });
     ASSERT_TRUE(server_->Start().ok());
+  }
+
+  virtual void Tune(HttpServerOptions& /*o*/) {}
+
+  // A stream the server pulls: it gives whatever the test has published since its last pull.
+  struct TestSource final : StreamSource {
+    explicit TestSource(HttpServerTimeoutTest& t) : t(t) {}
+    void Start(std::function<void()> wake) override {
+      std::lock_guard l(t.sources_mu_);
+      t.wakes_.push_back(std::move(wake));
+    }
+    bool Pull(std::string* out, std::chrono::milliseconds* again) override {
+      std::lock_guard l(t.sources_mu_);
+      *out = t.published_.substr(taken);
+      taken = t.published_.size();
+      *again = 1h;
+      return true;
+    }
+    void Close() override { ++t.sources_closed_; }
+    HttpServerTimeoutTest& t;
+    size_t taken = 0;
+  };
+
+  // Hands `data` to every detached stream.
+  void Publish(const std::string& data) {
+    std::vector<std::function<void()>> wakes;
+    {
+      std::lock_guard l(sources_mu_);
+      published_ += data;
+      wakes = wakes_;
+    }
+    for (auto& w : wakes) w();
   }
 
   void TearDown() override {
@@ -148,6 +193,10 @@ class HttpServerTimeoutTest : public ::testing::Test {
     return s.next_layer().socket().native_handle();
   }
 
+  std::mutex sources_mu_;
+  std::vector<std::function<void()>> wakes_;
+  std::string published_;
+  std::atomic<int> sources_closed_{0};
   std::string dir_;
   std::atomic<bool> firehose_ended_{false};
   std::atomic<bool> upgrade_firehose_ended_{false};
@@ -268,6 +317,111 @@ TEST_F(HttpServerTimeoutTest, QuietUpgradedConnectionIsNotCut) {
   net::read(*s, net::buffer(got), ec);
   EXPECT_FALSE(ec) << ec.message();
   EXPECT_EQ(got, "echo:hello");
+}
+
+// Detached streams hold no thread: many stay open on the server's few I/O threads, get what is
+// published at once, and end within a second of their clients going.
+class HttpServerStreamTest : public HttpServerTimeoutTest {
+ protected:
+  static constexpr size_t kIoThreads = 2;
+  static constexpr size_t kHandlerThreads = 4;
+  void Tune(HttpServerOptions& o) override {
+    o.io_threads = kIoThreads;
+    o.max_handler_threads = kHandlerThreads;
+  }
+};
+
+TEST_F(HttpServerStreamTest, ManyDetachedStreamsOnBoundedThreads) {
+  constexpr size_t kStreams = 200;
+  std::vector<std::unique_ptr<beast::ssl_stream<beast::tcp_stream>>> clients;
+  std::vector<beast::flat_buffer> buffers(kStreams);
+  std::vector<std::unique_ptr<http::response_parser<http::string_body>>> parsers;
+  for (size_t i = 0; i < kStreams; ++i) {
+    clients.push_back(Connect());
+    http::request<http::empty_body> req{http::verb::get, "/detached", 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(*clients.back(), req);
+    parsers.push_back(std::make_unique<http::response_parser<http::string_body>>());
+    http::read_header(*clients.back(), buffers[i], *parsers.back());
+    ASSERT_EQ(parsers.back()->get().result_int(), 200);
+  }
+  const auto waiting = [&] { return server_->stats().detached_streams == kStreams; };
+  for (int i = 0; i < 1000 && !waiting(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server_->stats().detached_streams, kStreams);
+  EXPECT_LE(server_->stats().threads, kIoThreads + kHandlerThreads);
+
+  Publish("event\n");
+  for (size_t i = 0; i < kStreams; ++i) {
+    // One chunk: read until the body has it.
+    beast::error_code ec;
+    while (parsers[i]->get().body().size() < 6 && !ec) {
+      http::read_some(*clients[i], buffers[i], *parsers[i], ec);
+    }
+    ASSERT_FALSE(ec) << "stream " << i << ": " << ec.message();
+    EXPECT_EQ(parsers[i]->get().body(), "event\n");
+  }
+
+  const auto closed_at = Clock::now();
+  for (auto& c : clients) beast::get_lowest_layer(*c).socket().close();
+  const auto gone = [&] { return server_->stats().detached_streams == 0; };
+  while (!gone() && Clock::now() - closed_at < 5s) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(gone());
+  EXPECT_LT(Clock::now() - closed_at, 1s);
+  EXPECT_EQ(sources_closed_.load(), static_cast<int>(kStreams));
+  EXPECT_EQ(server_->stats().connections, 0u);
+}
+
+TEST_F(HttpServerStreamTest, DetachedStreamEndsWhenTheServerStops) {
+  auto s = Connect();
+  http::request<http::empty_body> req{http::verb::get, "/detached", 11};
+  req.set(http::field::host, "127.0.0.1");
+  http::write(*s, req);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> res;
+  http::read_header(*s, buffer, res);
+  for (int i = 0; i < 1000 && server_->stats().detached_streams == 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto start = Clock::now();
+  server_->Stop();
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(sources_closed_.load(), 1);
+  EXPECT_TRUE(ClosedByPeer(Fd(*s)));
+}
+
+// Past the limit of unauthenticated connections, the oldest that waits for input is closed;
+// authenticated connections are not counted and keep working.
+class HttpServerUnauthenticatedTest : public HttpServerTimeoutTest {
+ protected:
+  static constexpr size_t kLimit = 4;
+  void Tune(HttpServerOptions& o) override {
+    o.max_unauthenticated = kLimit;
+    // Longer than the test: only the limit closes connections here.
+    o.handshake_timeout = o.idle_timeout = o.header_timeout = 30s;
+  }
+};
+
+TEST_F(HttpServerUnauthenticatedTest, OldestUnauthenticatedConnectionsAreClosedFirst) {
+  std::vector<std::unique_ptr<beast::ssl_stream<beast::tcp_stream>>> authed;
+  std::vector<beast::flat_buffer> authed_buffers(3);
+  for (int i = 0; i < 3; ++i) {
+    authed.push_back(Connect());
+    EXPECT_EQ(Get(*authed.back(), authed_buffers[i], "/auth"), "ok\n");
+  }
+  // Ten that finish the handshake and say nothing, one after the other.
+  std::vector<std::unique_ptr<beast::ssl_stream<beast::tcp_stream>>> quiet;
+  for (int i = 0; i < 10; ++i) quiet.push_back(Connect());  // accepted in this order
+  // The six oldest are closed, the four newest stay.
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(ClosedByPeer(Fd(*quiet[i]))) << "quiet " << i;
+  std::this_thread::sleep_for(200ms);
+  for (int i = 6; i < 10; ++i) {
+    pollfd p{Fd(*quiet[i]), POLLIN | POLLRDHUP, 0};
+    ::poll(&p, 1, 0);
+    EXPECT_EQ(p.revents & (POLLRDHUP | POLLHUP), 0) << "quiet " << i << " was closed";
+  }
+  EXPECT_EQ(server_->stats().unauthenticated, kLimit);
+  // Authenticated connections were not touched.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Get(*authed[i], authed_buffers[i], "/"), "ok\n");
 }
 
 }  // namespace

@@ -139,6 +139,8 @@ class CacheEventStream final : public EventStream {
   }
   void Close() override { w_->Close(); }
   store::Revision Progress() const override { return w_->Progress(); }
+  bool Notifies() const override { return true; }
+  void SetNotify(std::function<void()> fn) override { w_->SetNotify(std::move(fn)); }
 
  private:
   std::unique_ptr<CacheWatch> w_;

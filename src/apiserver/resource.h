@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,12 @@ class EventStream {
   virtual void Close() = 0;
   // Every event up to this revision has been returned by Next(): what a bookmark carries.
   virtual store::Revision Progress() const = 0;
+  // Whether the stream says when it has news (SetNotify): one that does not is waited on with
+  // Next by a thread of its own.
+  virtual bool Notifies() const { return false; }
+  // `fn` is called, from any thread and possibly with locks held (it must only schedule work),
+  // whenever Next would return something without waiting.
+  virtual void SetNotify(std::function<void()> /*fn*/) {}
 };
 
 // One kind's API, type-erased for the HTTP layer. Bodies and results are JSON; errors are

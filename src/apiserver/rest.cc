@@ -10,6 +10,7 @@
 #include "apiserver/openapi.h"
 #include "apiserver/streaming.h"
 #include "apiserver/tables.h"
+#include "apiserver/watch_response.h"
 #include "base/strings.h"
 #include "manifest/manifest.h"
 
@@ -153,16 +154,6 @@ std::string ListJson(const api::KindInfo& k, const ListOut& l) {
   return out;
 }
 
-const char* EventTypeName(WatchEvent::Type t) {
-  switch (t) {
-    case WatchEvent::Type::kAdded: return "ADDED";
-    case WatchEvent::Type::kModified: return "MODIFIED";
-    case WatchEvent::Type::kDeleted: return "DELETED";
-    case WatchEvent::Type::kBookmark: return "BOOKMARK";
-  }
-  return "ERROR";
-}
-
 ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
   DeleteOptions o;
   o.dry_run = req.Query("dryRun") == "All";
@@ -222,6 +213,7 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     SendError(w, Unauthorized());
     return;
   }
+  w.Authenticated();
   auto parts = Split(path);
   if (req.method == "GET") {
     if (parts.size() == 1 && parts[0] == "api") {
@@ -562,7 +554,6 @@ void RestHandler::PodExec(const HttpRequest& req, ResponseWriter& w, const std::
 
 void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res,
                         const std::string& ns, const ListOptions& opts, bool table) {
-  const auto& k = res.info();
   auto stream = res.WatchStored(ns, opts);
   if (!stream.ok()) {
     // Too old: the protocol answers 200 with one ERROR event carrying a 410 Status.
@@ -572,71 +563,32 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
     w.EndStream();
     return;
   }
+  EventStream* s = stream->get();
   {
     std::lock_guard lock(streams_mu_);
-    if (shutting_down_) (*stream)->Close();
-    streams_.insert(stream->get());
+    if (shutting_down_) s->Close();
+    streams_.insert(s);
   }
-  struct Unregister {
-    RestHandler* self;
-    EventStream* s;
-    ~Unregister() {
-      std::lock_guard lock(self->streams_mu_);
-      self->streams_.erase(s);
-    }
-  } unregister{this, stream->get()};
+  WatchResponseOptions wo;
+  wo.table = table;
+  wo.include_object = IncludeObject(req);
+  wo.allow_bookmarks = opts.allow_bookmarks;
+  wo.bookmark_interval = opts_.bookmark_interval;
+  wo.timeout = opts_.max_watch;
+  if (opts.timeout_seconds > 0) {
+    wo.timeout = std::min<std::chrono::milliseconds>(wo.timeout,
+                                                     std::chrono::seconds(opts.timeout_seconds));
+  }
+  const bool notifies = s->Notifies();
+  auto response = std::make_shared<WatchResponse>(
+      *std::move(stream), res, api_.clock(), std::move(wo), [this, s] {
+        std::lock_guard lock(streams_mu_);
+        streams_.erase(s);
+      });
   if (!w.StartStream(200, kJson)) return;
-  auto limit = opts_.max_watch;
-  if (opts.timeout_seconds > 0) limit = std::min(limit, std::chrono::seconds(opts.timeout_seconds));
-  const auto deadline = api_.clock().Monotonic() + limit;
-  bool first_table = true;
-  store::Revision last_rev = 0, bookmarked = 0;
-  auto last_bookmark = api_.clock().Monotonic();
-  while (!w.Stopping() && api_.clock().Monotonic() < deadline) {
-    auto evs = (*stream)->Next(500ms);
-    if (!evs.ok()) {
-      if (evs.status().code() == StatusCode::kOutOfRange) {
-        w.WriteChunk("{\"type\":\"ERROR\",\"object\":" + Gone(evs.status().message()).ToJson() +
-                     "}\n");
-      }
-      break;
-    }
-    std::string chunk;
-    for (const auto& e : *evs) {
-      last_rev = e.object.rev;
-      std::string object;
-      if (table) {
-        auto j = res.Decode(e.object);
-        if (!j.ok()) continue;
-        object = api::DumpJson(MakeTable(k.kind, {*j}, std::to_string(e.object.rev), "",
-                                         IncludeObject(req), api_.clock().Now(), first_table));
-        first_table = false;
-      } else {
-        object = e.object.Json();
-      }
-      chunk += "{\"type\":\"";
-      chunk += EventTypeName(e.type);
-      chunk += "\",\"object\":";
-      chunk += object;
-      chunk += "}\n";
-    }
-    if (!chunk.empty() && !w.WriteChunk(chunk)) break;
-    // Bookmarks let a client resume from a recent revision after a quiet period: the
-    // revision the watch has come to, which moves with the store even when nothing matches.
-    const store::Revision progress = std::max(last_rev, (*stream)->Progress());
-    if (opts.allow_bookmarks && progress > bookmarked &&
-        api_.clock().Monotonic() - last_bookmark >= opts_.bookmark_interval) {
-      last_bookmark = api_.clock().Monotonic();
-      bookmarked = progress;
-      std::string bm = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + std::string(k.kind) +
-                       "\",\"apiVersion\":\"" + k.ApiVersion() +
-                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(progress) +
-                       "\"}}}\n";
-      if (!w.WriteChunk(bm)) break;
-    }
-  }
-  (*stream)->Close();
-  w.EndStream();
+  // Served by the server without a thread when the stream says when it has news.
+  if (notifies && w.Detach(response)) return;
+  response->Serve(w);
 }
 
 void RestHandler::Shutdown() {

@@ -20,10 +20,18 @@ struct WatchCache::Watcher {
   Filter filter;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<CacheEvent> pending;
+  // A vector rather than a deque: an idle watcher (most of them) then holds no block for it.
+  std::vector<CacheEvent> pending;
   Status error;
   bool closed = false;
   store::Revision progress = 0;  // the cache revision the pending events reach
+  std::function<void()> notify;
+
+  // Called with mu held: wakes whoever waits for this watcher.
+  void Wake() {
+    cv.notify_all();
+    if (notify) notify();
+  }
 
   // Adds an event as this watcher sees it: an object that starts matching is ADDED, one that
   // stops matching is DELETED.
@@ -57,9 +65,8 @@ class WatchCache::Handle final : public CacheWatch {
     // Whatever is pending is handed out now, so everything up to `progress` is delivered.
     delivered_ = w_->progress;
     if (!w_->pending.empty()) {
-      std::vector<CacheEvent> out(std::make_move_iterator(w_->pending.begin()),
-                                  std::make_move_iterator(w_->pending.end()));
-      w_->pending.clear();
+      std::vector<CacheEvent> out;
+      out.swap(w_->pending);
       return out;
     }
     if (!w_->error.ok()) return w_->error;
@@ -67,10 +74,24 @@ class WatchCache::Handle final : public CacheWatch {
   }
 
   void Close() override {
+    std::function<void()> notify;
+    {
+      std::lock_guard lock(w_->mu);
+      if (w_->closed) return;
+      w_->closed = true;
+      std::vector<CacheEvent>().swap(w_->pending);
+      w_->cv.notify_all();
+      notify = std::move(w_->notify);
+      w_->notify = nullptr;
+    }
+    if (notify) notify();
+  }
+
+  void SetNotify(std::function<void()> fn) override {
     std::lock_guard lock(w_->mu);
-    w_->closed = true;
-    w_->pending.clear();
-    w_->cv.notify_all();
+    if (w_->closed) return;
+    w_->notify = std::move(fn);
+    if (!w_->pending.empty() || !w_->error.ok()) w_->notify();
   }
 
   store::Revision Progress() const override { return delivered_; }
@@ -135,7 +156,7 @@ Status WatchCache::Relist() {
   for (auto& wt : reset) {
     std::lock_guard l(wt->mu);
     if (wt->error.ok()) wt->error = OutOfRangeError("the watch cache was reset; list again");
-    wt->cv.notify_all();
+    wt->Wake();
   }
   return OkStatus();
 }
@@ -160,7 +181,7 @@ void WatchCache::Stop() {
   for (auto& w : watchers) {
     std::lock_guard l(w->mu);
     if (w->error.ok()) w->error = Status(StatusCode::kCancelled, "server is shutting down");
-    w->cv.notify_all();
+    w->Wake();
   }
 }
 
@@ -270,13 +291,13 @@ void WatchCache::Publish(const std::vector<CacheEvent>& events, const std::vecto
     const size_t before = w->pending.size();
     for (size_t i = 0; i < events.size(); ++i) w->Offer(events[i], prevs[i]);
     if (w->pending.size() > 100'000) {
-      w->pending.clear();
+      std::vector<CacheEvent>().swap(w->pending);
       w->error = OutOfRangeError("watcher fell too far behind; list again");
-      w->cv.notify_all();
+      w->Wake();
       return true;
     }
     w->progress = rev_;
-    if (w->pending.size() != before) w->cv.notify_all();
+    if (w->pending.size() != before) w->Wake();
     return false;
   });
 }

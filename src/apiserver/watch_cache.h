@@ -51,6 +51,9 @@ class CacheWatch {
   // reset (the client must list again).
   virtual StatusOr<std::vector<CacheEvent>> Next(std::chrono::milliseconds timeout) = 0;
   virtual void Close() = 0;
+  // `fn` is called (from the cache's thread, with its locks held: it must only schedule work)
+  // whenever Next() has something new to return: events, an error, or the end after Close().
+  virtual void SetNotify(std::function<void()> fn) = 0;
   // A revision R such that every matching event with revision <= R has been returned by Next():
   // what a bookmark may carry. Moves with the store even when no event matches.
   virtual store::Revision Progress() const = 0;

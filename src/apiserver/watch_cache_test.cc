@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,55 @@ TEST_F(WatchCacheTest, APrimedValueIsTakenOnceInsteadOfParsed) {
   EXPECT_EQ(a->json, v);
   EXPECT_EQ(v->primed, nullptr);
   EXPECT_EQ(parsed_.load(), 0);
+}
+
+// A watch served without a thread learns of news from its notify function: at once for what
+// is pending when it is set, then for each matching event, and at Close; never for events its
+// filter does not match.
+TEST_F(WatchCacheTest, NotifySaysWhenNextHasSomething) {
+  auto rev0 = store_->Create("/t/n0", store::MakeValue("{}"));
+  ASSERT_TRUE(rev0.ok());
+  ASSERT_NE(Cached("n0", *rev0), nullptr);
+  Filter f;
+  f.labels = api::labels::Selector::Everything();
+  auto w = cache_->Watch(f, 0);  // begins with ADDED for n0
+  ASSERT_TRUE(w.ok());
+  std::atomic<int> wakes{0};
+  (*w)->SetNotify([&] { ++wakes; });
+  EXPECT_EQ(wakes.load(), 1);  // n0 is pending
+  auto first = (*w)->Next(0ms);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->size(), 1u);
+
+  auto rev = store_->Create("/t/n1", store::MakeValue("{}"));
+  ASSERT_TRUE(rev.ok());
+  for (int i = 0; i < 500 && wakes.load() < 2; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(wakes.load(), 2);
+  auto second = (*w)->Next(0ms);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].object->name, "n1");
+  auto none = (*w)->Next(0ms);  // nothing more, and no waiting for it
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+
+  // A watcher on another namespace is not woken by n2.
+  Filter other;
+  other.ns = "elsewhere";
+  auto quiet = cache_->Watch(other, *rev);
+  ASSERT_TRUE(quiet.ok());
+  std::atomic<int> quiet_wakes{0};
+  (*quiet)->SetNotify([&] { ++quiet_wakes; });
+  auto rev2 = store_->Create("/t/n2", store::MakeValue("{}"));
+  ASSERT_TRUE(rev2.ok());
+  ASSERT_NE(Cached("n2", *rev2), nullptr);
+  for (int i = 0; i < 500 && wakes.load() < 3; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(wakes.load(), 3);
+  EXPECT_EQ(quiet_wakes.load(), 0);
+
+  (*w)->Close();
+  EXPECT_EQ(wakes.load(), 4);
+  EXPECT_FALSE((*w)->Next(0ms).ok());
 }
 
 TEST_F(WatchCacheTest, AnUnprimedValueIsParsed) {

@@ -73,6 +73,7 @@ void AgentServer::Handle(const apiserver::HttpRequest& req, apiserver::ResponseW
       !SameSecret(std::string_view(auth).substr(7), token_)) {
     return SendError(w, apiserver::Unauthorized());
   }
+  w.Authenticated();
   api::Pod pod;
   std::string container;
   const bool logs = ParsePodPath(req.path, apiserver::kAgentLogPath, &pod, &container);
