@@ -43,6 +43,7 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
 
 int main(int argc, char** argv) {
   kvol::CloseOnExecAboveStdio();
+  kvol::RaiseDescriptorLimit();
   kvol::ConfigureAllocator();
   CLI::App app{
       "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
