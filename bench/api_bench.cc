@@ -4,9 +4,12 @@
 //   api_bench creates [--objects N] [--writers W] [--etcd] [--transport local|https]
 //       PV creates per second: W threads on the in-process client, then W threads each with its
 //       own keep-alive HTTPS connection; on durable SQLite, or on a fresh real etcd (--etcd).
-//   api_bench watch [--watchers K] [--updates U]
+//   api_bench watch [--watchers K] [--updates U] [--kvol PATH]
 //       K watchers on persistentvolumes (over HTTPS, then in-process); U updates of one PV, one
 //       at a time; the latency from issuing the update to each watcher decoding the event.
+//       With K over 1,000: K watch connections to a real `kvol server` process (API only)
+//       from one client thread; the server's threads and RSS per watcher, and the latency
+//       from issuing an update to each connection receiving its event.
 //   api_bench memory [--objects N] [--kvol PATH] [--api-only]
 //       RSS of a real `kvol server` process, empty and holding N PVs created over HTTPS, and
 //       after a restart that reloads them; per PV beyond the PV's JSON size. --api-only runs
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,10 +28,19 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "base/fd.h"
 #include "base/log.h"
 #include "base/malloc.h"
 #include "client/http.h"
@@ -218,7 +231,10 @@ void WatchLatency(kvol::client::Client& writer_client,
   std::fflush(stdout);
 }
 
+void RunManyWatchers(const Flags& f);
+
 void RunWatch(const Flags& f) {
+  if (f.watchers > 1000) return RunManyWatchers(f);
   auto s = kvol::client::testing::TestServer::Start({.http = true});
   if (!s.ok()) Die(s.status().ToString());
   // Over HTTPS: each watcher its own connection, as separate processes would have.
@@ -292,11 +308,227 @@ struct ServerProcess {
   ~ServerProcess() { Stop(); }
 };
 
-void RunMemory(const Flags& f) {
-  const int n = f.objects > 0 ? f.objects : 100'000;
+// ---- many watchers: a real server process, one client thread ----
+
+std::string KvolBinary(const Flags& f) {
   std::string kvol = f.kvol;
   if (kvol.empty()) kvol = (fs::canonical("/proc/self/exe").parent_path() / ".." / "kvol").string();
   if (!fs::exists(kvol)) Die("no kvol binary at " + kvol + " (use --kvol PATH)");
+  return kvol;
+}
+
+long ThreadsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::atol(line.c_str() + 8);
+  }
+  return -1;
+}
+
+// K raw watch connections driven by one Asio thread: each reads what arrives and looks for the
+// marker of the current round (a label value), remembering when it first saw it.
+class WatchFanout {
+ public:
+  WatchFanout(const kvol::client::HttpConfig& cfg, int k, std::string path)
+      : tls_(boost::asio::ssl::context::tls_client), path_(std::move(path)), token_(cfg.token) {
+    tls_.add_certificate_authority(boost::asio::buffer(cfg.ca_pem));
+    tls_.set_verify_mode(boost::asio::ssl::verify_peer);
+    const std::string hostport = cfg.server.substr(cfg.server.find("://") + 3);
+    const size_t colon = hostport.rfind(':');
+    endpoint_ = {boost::asio::ip::make_address(hostport.substr(0, colon)),
+                 static_cast<unsigned short>(std::atoi(hostport.c_str() + colon + 1))};
+    conns_.resize(k);
+    for (int i = 0; i < k; ++i) conns_[i] = std::make_unique<Conn>(io_, tls_);
+  }
+
+  // Opens every connection (at most 256 in flight), each sending its watch request; returns
+  // once all have their response header.
+  void Open() {
+    thread_ = std::thread([this] { io_.run(); });
+    const int k = static_cast<int>(conns_.size());
+    for (int i = 0; i < k; ++i) {
+      while (started_ - open_.load() >= 256) std::this_thread::sleep_for(1ms);
+      ++started_;
+      boost::asio::post(io_, [this, i] { Connect(i); });
+    }
+    const auto deadline = Clock::now() + 300s;
+    while (open_.load() < k) {
+      if (failed_) Die("a watch connection failed: " + failure_);
+      if (Clock::now() > deadline) Die("watch connections did not open");
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  // The next round: connections look for `"round":"<u>"` from now on.
+  void Expect(int u) {
+    marker_ = "\"round\":\"" + std::to_string(u) + "\"";
+    issued_ = Clock::now();
+    received_ = 0;
+    round_.store(u);
+  }
+  int received() const { return received_.load(); }
+  std::vector<double>& latencies() { return latencies_; }
+
+  void Close() {
+    boost::asio::post(io_, [this] {
+      for (auto& c : conns_) {
+        boost::beast::error_code ec;
+        c->s.next_layer().socket().close(ec);
+      }
+    });
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Conn {
+    Conn(boost::asio::io_context& io, boost::asio::ssl::context& tls) : s(io, tls) {}
+    boost::beast::ssl_stream<boost::beast::tcp_stream> s;
+    std::string req;
+    std::array<char, 4096> buf;
+    std::string tail;
+    bool header_seen = false;
+    int seen_round = -1;
+  };
+
+  void Fail(const std::string& what) {
+    failure_ = what;
+    failed_ = true;
+  }
+
+  void Connect(int i) {
+    auto& c = *conns_[i];
+    c.s.next_layer().async_connect(endpoint_, [this, i](boost::beast::error_code ec) {
+      if (ec) return Fail("connect: " + ec.message());
+      auto& c = *conns_[i];
+      c.s.async_handshake(boost::asio::ssl::stream_base::client, [this, i](boost::beast::error_code ec) {
+        if (ec) return Fail("handshake: " + ec.message());
+        auto& c = *conns_[i];
+        c.req = "GET " + path_ + " HTTP/1.1\r\nHost: kvol\r\nAuthorization: Bearer " + token_ +
+                "\r\nAccept: application/json\r\n\r\n";
+        boost::asio::async_write(c.s, boost::asio::buffer(c.req),
+                                 [this, i](boost::beast::error_code ec, size_t) {
+                                   if (ec) return Fail("write: " + ec.message());
+                                   Read(i);
+                                 });
+      });
+    });
+  }
+
+  void Read(int i) {
+    auto& c = *conns_[i];
+    c.s.async_read_some(boost::asio::buffer(c.buf), [this, i](boost::beast::error_code ec, size_t n) {
+      if (ec) return Fail("read: " + ec.message());
+      auto& c = *conns_[i];
+      std::string data = c.tail;
+      data.append(c.buf.data(), n);
+      if (!c.header_seen && data.find("\r\n\r\n") != std::string::npos) {
+        if (data.rfind("HTTP/1.1 200", 0) != 0) return Fail("answer: " + data.substr(0, 40));
+        c.header_seen = true;
+        ++open_;
+      }
+      const int u = round_.load();
+      if (u >= 0 && c.seen_round < u && !marker_.empty() && data.find(marker_) != std::string::npos) {
+        c.seen_round = u;
+        latencies_.push_back(std::chrono::duration<double, std::milli>(Clock::now() - issued_).count());
+        ++received_;
+      }
+      c.tail = data.size() > 64 ? data.substr(data.size() - 64) : data;
+      Read(i);
+    });
+  }
+
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      io_.get_executor()};
+  boost::asio::ssl::context tls_;
+  boost::asio::ip::tcp::endpoint endpoint_;
+  const std::string path_;
+  const std::string token_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::thread thread_;
+  int started_ = 0;
+  std::atomic<int> open_{0};
+  std::atomic<bool> failed_{false};
+  std::string failure_;
+  // Set by the main thread between rounds, while every connection has the previous one.
+  std::string marker_;
+  Clock::time_point issued_;
+  std::atomic<int> round_{-1};
+  std::atomic<int> received_{0};
+  std::vector<double> latencies_;  // the client thread's
+};
+
+void RunManyWatchers(const Flags& f) {
+  kvol::RaiseDescriptorLimit();
+  const std::string kvol = KvolBinary(f);
+  std::string dir = (fs::temp_directory_path() / "kvol-watch-bench-XXXXXX").string();
+  if (!mkdtemp(dir.data())) Die("mkdtemp");
+  ServerProcess server;
+  server.Start(kvol, dir, /*api_only=*/true);
+  auto& pvs = server.client->resource<PersistentVolume>();
+  auto created = pvs.Create(MakePV(999'997));
+  if (!created.ok()) Die(created.error().message);
+  std::this_thread::sleep_for(1s);
+  const long rss0 = RssKiB(server.pid);
+  const long threads0 = ThreadsOf(server.pid);
+
+  auto cfg = kvol::client::LoadKubeconfig(dir + "/kubeconfig");
+  if (!cfg.ok()) Die(cfg.status().ToString());
+  WatchFanout fan(*cfg, f.watchers,
+                  "/api/v1/persistentvolumes?watch=true&resourceVersion=" +
+                      created->metadata.resource_version);
+  const auto opening = Clock::now();
+  fan.Open();
+  const double open_s = std::chrono::duration<double>(Clock::now() - opening).count();
+  std::this_thread::sleep_for(2s);  // handler threads that served the requests go idle
+  const long rss1 = RssKiB(server.pid);
+  const long threads1 = ThreadsOf(server.pid);
+  std::printf("%d watch connections opened in %.1f s\n", f.watchers, open_s);
+  std::printf("server threads, before the watchers: %ld, with them: %ld\n", threads0, threads1);
+  std::printf("server RSS MiB, before the watchers: %.1f, with them: %.1f\n", rss0 / 1024.0,
+              rss1 / 1024.0);
+  std::printf("server RSS KiB per watcher: %.2f\n",
+              static_cast<double>(rss1 - rss0) / f.watchers);
+
+  PersistentVolume pv = *created;
+  const int updates = std::min(f.updates, 50);
+  for (int u = 0; u < updates; ++u) {
+    pv.metadata.labels["round"] = std::to_string(u);
+    fan.Expect(u);
+    auto r = pvs.Update(pv);
+    if (!r.ok()) Die("update: " + r.error().message);
+    pv = *r;
+    const auto deadline = Clock::now() + 60s;
+    while (fan.received() < f.watchers) {
+      if (Clock::now() > deadline) Die("watchers did not receive update " + std::to_string(u));
+      std::this_thread::sleep_for(100us);
+    }
+  }
+  // Handler threads that served the burst of watch requests exit once idle (30 s).
+  const auto idle_by = Clock::now() + 45s;
+  while (ThreadsOf(server.pid) > threads0 && Clock::now() < idle_by) std::this_thread::sleep_for(1s);
+  const long threads2 = ThreadsOf(server.pid);
+  const long rss2 = RssKiB(server.pid);
+  fan.Close();
+  std::printf("server threads after %d updates, once idle handler threads exited: %ld\n", updates,
+              threads2);
+  std::printf("server RSS KiB per watcher then: %.2f\n",
+              static_cast<double>(rss2 - rss0) / f.watchers);
+  std::printf("watch latency p50 ms (%d watchers, %d updates): %.2f\n", f.watchers, updates,
+              Percentile(fan.latencies(), 0.50));
+  std::printf("watch latency p99 ms (%d watchers, %d updates): %.2f\n", f.watchers, updates,
+              Percentile(fan.latencies(), 0.99));
+  std::fflush(stdout);
+  server.Stop();
+  fs::remove_all(dir);
+}
+
+void RunMemory(const Flags& f) {
+  const int n = f.objects > 0 ? f.objects : 100'000;
+  const std::string kvol = KvolBinary(f);
   std::string dir = (fs::temp_directory_path() / "kvol-mem-bench-XXXXXX").string();
   if (!mkdtemp(dir.data())) Die("mkdtemp");
 
