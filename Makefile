@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure build test unit run clean
+.PHONY: all setup configure build build-kvol test unit run clean
 
 all: build
 
@@ -19,6 +19,10 @@ configure: setup $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The kvol binary alone: what `make run` needs (no tests, benchmarks or fuzz build).
+build-kvol: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target kvol
+
 # Every test: unit tests, integration tests and the bounded fuzz run.
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -28,7 +32,7 @@ unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
 # kvol server on ./data (embedded SQLite store, HTTPS on 127.0.0.1:6443) until Ctrl-C.
-run: build
+run: build-kvol
 	@mkdir -p data
 	@echo "Starting kvol server on ./data. To use it from another shell:"
 	@echo "  export KUBECONFIG=$(CURDIR)/data/kubeconfig"
