@@ -8,7 +8,7 @@
 #include "client/http.h"
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
-#include "controller/manager.h"
+#include "cmd/manager.h"
 
 namespace kvol::cmd {
 
@@ -36,11 +36,11 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
   log::Info("controller-manager: API server " + server);
   log::Info("provisioners: kvol.io/local-path on " + provisioners->node_name +
             ", k8s-sigs.io/nfs-subdir-external-provisioner on " + provisioners->shared_dir);
-  controller::ManagerOptions mo;
+  ManagerOptions mo;
   mo.workers = opts.workers;
   mo.plugins = &plugins;
   mo.identity = Hostname() + "_" + std::to_string(getpid());
-  controller::Manager controllers(**client, mo);
+  Manager controllers(**client, mo);
   controllers.Start();
   log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
   WaitForSignal();

@@ -22,7 +22,7 @@
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
 #include "cmd/node_connection.h"
-#include "controller/manager.h"
+#include "cmd/manager.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -193,16 +193,16 @@ int RunServer(const ServerOptions& opts) {
   if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
   // One informer per kind for the controllers and the agent.
   client::SharedInformers informers(local);
-  std::unique_ptr<controller::Manager> controllers;
+  std::unique_ptr<Manager> controllers;
   if (opts.controllers) {
     log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
               provisioners->node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
               provisioners->shared_dir);
-    controller::ManagerOptions mo;
+    ManagerOptions mo;
     mo.plugins = &plugins;
     mo.informers = &informers;
     mo.identity = Hostname() + "_" + std::to_string(getpid());
-    controllers = std::make_unique<controller::Manager>(local, mo);
+    controllers = std::make_unique<Manager>(local, mo);
     controllers->Start();
     log::Info("controllers: leader election on kube-system/kvol-controller-manager as " +
               mo.identity);

@@ -5,15 +5,15 @@
 
 #include "api/node_selector.h"
 #include "api/well_known.h"
-#include "controller/util/pod_claims.h"
+#include "client/pod_claims.h"
 
 namespace kvol::scheduler {
 namespace {
 
-namespace pv = controller::pv;
+namespace binding = volume::binding;
 
 bool IsDelayBinding(const api::PersistentVolumeClaim& claim, const Cache& cache) {
-  const std::string cls = pv::ClaimClass(claim);
+  const std::string cls = binding::ClaimClass(claim);
   if (cls.empty()) return false;
   ClassPtr c = cache.Class(cls);
   // A class that does not exist binds immediately (and so keeps the pod waiting), as in
@@ -45,7 +45,7 @@ std::vector<api::Taint> EffectiveTaints(const api::Node& node) {
 
 // The class's provisioner could make a volume for the claim on the node.
 bool CanProvision(const api::PersistentVolumeClaim& claim, const api::Node& node, const Cache& cache) {
-  ClassPtr cls = cache.Class(pv::ClaimClass(claim));
+  ClassPtr cls = cache.Class(binding::ClaimClass(claim));
   if (!cls || cls->provisioner.empty() || cls->provisioner == kNoProvisioner) return false;
   if (cls->allowed_topologies.empty()) return true;
   for (const auto& term : cls->allowed_topologies) {
@@ -87,7 +87,7 @@ std::vector<std::string> FilterVolumes(const PodClaims& claims, const api::Node&
       local.provisions.push_back(claim);
       continue;
     }
-    pv::MatchOptions mo{.delay_binding = true, .node = &node, .skip_reserved = true};
+    binding::MatchOptions mo{.delay_binding = true, .node = &node, .skip_reserved = true};
     auto match = cache.volumes().FindBestMatch(*claim, mo);
     if (match.ok() && *match) {
       // Another claim of this pod must not get the same volume.
@@ -131,7 +131,7 @@ bool Tolerates(const api::Toleration& t, const api::Taint& taint) {
 PodClaims ClassifyClaims(const api::Pod& pod, const Cache& cache) {
   PodClaims out;
   bool immediate = false;
-  for (const auto& key : controller::ClaimKeysOfPod(pod)) {
+  for (const auto& key : client::ClaimKeysOfPod(pod)) {
     ClaimPtr claim = cache.Claim(key);
     const std::string name = key.substr(key.find('/') + 1);
     if (!claim) {

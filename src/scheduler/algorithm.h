@@ -7,7 +7,7 @@
 // Volumes (VolumeBinding): a pod with an unbound claim of an Immediate class waits for the PV
 // controller; a bound claim's volume must allow the node (its node affinity); an unbound
 // WaitForFirstConsumer claim needs, on the node, either a free volume that matches it (the
-// rules the PV controller binds by, from controller/pv/matching.h) or a class whose
+// rules the PV controller binds by, from volume/binding/matching.h) or a class whose
 // provisioner can make one there (not kubernetes.io/no-provisioner; allowedTopologies admit
 // the node).
 //

@@ -1,7 +1,7 @@
 #include "scheduler/cache.h"
 
 #include "client/informer.h"
-#include "controller/util/pod_claims.h"
+#include "client/pod_claims.h"
 
 namespace kvol::scheduler {
 
@@ -52,7 +52,7 @@ void Cache::RemoveClass(const std::string& name) {
 
 void Cache::UpsertPod(const api::Pod& pod) {
   const std::string key = KeyOf(pod);
-  const bool counts = !pod.spec.node_name.empty() && !controller::PodIsShutDown(pod);
+  const bool counts = !pod.spec.node_name.empty() && !client::PodIsShutDown(pod);
   std::lock_guard lock(mu_);
   auto it = pod_node_.find(key);
   if (it != pod_node_.end()) {

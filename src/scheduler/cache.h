@@ -12,14 +12,14 @@
 
 #include "api/core.h"
 #include "api/storage.h"
-#include "controller/pv/matching.h"
+#include "volume/binding/matching.h"
 
 namespace kvol::scheduler {
 
 using NodePtr = std::shared_ptr<const api::Node>;
 using ClaimPtr = std::shared_ptr<const api::PersistentVolumeClaim>;
 using ClassPtr = std::shared_ptr<const api::StorageClass>;
-using controller::pv::VolumePtr;
+using volume::binding::VolumePtr;
 
 class Cache {
  public:
@@ -47,8 +47,8 @@ class Cache {
   int PodsOn(const std::string& node) const;
 
   // The volumes, indexed for matching; the scheduler reserves the ones it is choosing.
-  controller::pv::VolumeIndex& volumes() { return volumes_; }
-  const controller::pv::VolumeIndex& volumes() const { return volumes_; }
+  volume::binding::VolumeIndex& volumes() { return volumes_; }
+  const volume::binding::VolumeIndex& volumes() const { return volumes_; }
 
  private:
   mutable std::mutex mu_;
@@ -57,7 +57,7 @@ class Cache {
   std::unordered_map<std::string, ClassPtr> classes_;
   std::unordered_map<std::string, std::string> pod_node_;  // pod key -> node
   std::unordered_map<std::string, int> pods_on_;            // node -> pods
-  controller::pv::VolumeIndex volumes_;
+  volume::binding::VolumeIndex volumes_;
 };
 
 }  // namespace kvol::scheduler

@@ -7,12 +7,12 @@
 #include "api/well_known.h"
 #include "base/thread.h"
 #include "client/event_recorder.h"
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 namespace kvol::scheduler {
 namespace {
 
-using controller::ApiStatus;
+using client::ApiStatus;
 
 // Sets PodScheduled=False, reason Unschedulable, with `message`; false if the pod says so
 // already.
@@ -34,7 +34,7 @@ Scheduler::~Scheduler() { Stop(); }
 bool Scheduler::Wants(const api::Pod& pod) {
   return pod.spec.node_name.empty() && !pod.metadata.deletion_timestamp &&
          (pod.spec.scheduler_name.empty() || pod.spec.scheduler_name == kDefaultSchedulerName) &&
-         !controller::PodIsShutDown(pod);
+         !client::PodIsShutDown(pod);
 }
 
 void Scheduler::Event(const api::Pod& pod, std::string_view type, std::string_view reason,
@@ -188,7 +188,7 @@ Scheduler::Readiness Scheduler::CheckBindings(const api::Pod& pod, const Assumed
     return Readiness::kFailed;
   }
   Readiness out = Readiness::kReady;
-  for (const auto& key : controller::ClaimKeysOfPod(pod)) {
+  for (const auto& key : client::ClaimKeysOfPod(pod)) {
     ClaimPtr claim = cache_.Claim(key);
     const std::string name = key.substr(key.find('/') + 1);
     if (!claim) {
@@ -279,7 +279,7 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
     cache_.UpsertVolume(v);
     if (v->spec.claim_ref) {
-      RequeueUsers(controller::pv::ClaimRefKey(*v));
+      RequeueUsers(volume::binding::ClaimRefKey(*v));
     } else {
       RequeueUnschedulable();  // a free volume may be what a pod waits for
     }
@@ -324,7 +324,7 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   }
   threads_.emplace_back([this] {
     SetThreadName("scheduler");
-    controller::RunWorker(*queue_, [this](const std::string& key) { return SyncPod(key); },
+    client::RunWorker(*queue_, [this](const std::string& key) { return SyncPod(key); },
                           "scheduler");
   });
   threads_.emplace_back([this] {

@@ -35,7 +35,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/workqueue.h"
-#include "controller/util/pod_claims.h"
+#include "client/pod_claims.h"
 #include "os/clock.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/cache.h"
@@ -108,7 +108,7 @@ class Scheduler {
   std::unordered_map<std::string, PodPtr> pending_;  // pods to place, by key
   std::unordered_map<std::string, Assumed> assumed_;
   std::set<std::string> unschedulable_;
-  controller::PodClaimIndex users_;  // which pending pods use which claims
+  client::PodClaimIndex users_;  // which pending pods use which claims
 
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::InformerScope> informers_;

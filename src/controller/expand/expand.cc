@@ -5,9 +5,12 @@
 #include "api/pod_status.h"
 #include "base/log.h"
 #include "base/thread.h"
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 namespace kvol::controller::expand {
+
+using client::ApiStatus;
+using client::RunWorker;
 namespace {
 
 constexpr std::string_view kStorage = "storage";

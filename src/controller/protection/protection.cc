@@ -5,9 +5,14 @@
 #include "api/well_known.h"
 #include "base/thread.h"
 #include "controller/util/meta.h"
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 namespace kvol::controller::protection {
+
+using client::ApiStatus;
+using client::ClaimKeysOfPod;
+using client::PodIsShutDown;
+using client::RunWorker;
 namespace {
 
 // What Kubernetes' protection controllers queue an object for: its finalizer to add, or to

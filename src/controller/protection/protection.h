@@ -15,10 +15,12 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "client/workqueue.h"
-#include "controller/util/pod_claims.h"
+#include "client/pod_claims.h"
 #include "os/clock.h"
 
 namespace kvol::controller::protection {
+
+using client::PodClaimIndex;
 
 struct Options {
   int workers = 2;

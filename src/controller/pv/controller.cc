@@ -6,9 +6,17 @@
 #include "api/well_known.h"
 #include "base/thread.h"
 #include "controller/util/meta.h"
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 namespace kvol::controller::pv {
+
+// The binding rules this controller applies, shared with the scheduler.
+using namespace volume::binding;
+using client::ApiStatus;
+using client::ClaimKeysOfPod;
+using client::PodIsShutDown;
+using client::RunBatchWorker;
+using client::RunWorker;
 namespace {
 
 using api::PersistentVolume;

@@ -34,12 +34,16 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/workqueue.h"
-#include "controller/pv/matching.h"
-#include "controller/util/pod_claims.h"
+#include "volume/binding/matching.h"
+#include "client/pod_claims.h"
 #include "os/clock.h"
 #include "volume/plugin.h"
 
 namespace kvol::controller::pv {
+
+using client::PodClaimIndex;
+using volume::binding::VolumeIndex;
+using volume::binding::VolumePtr;
 
 using client::EventSink;
 

@@ -6,9 +6,11 @@
 
 #include "base/log.h"
 #include "base/thread.h"
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 namespace kvol::controller::workload {
+
+using client::ApiStatus;
 namespace {
 
 // The pods' index of their Deployment or StatefulSet (an informer shared with other controllers

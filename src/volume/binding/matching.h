@@ -17,7 +17,7 @@
 #include "base/flat_hash_map.h"
 #include "base/status.h"
 
-namespace kvol::controller::pv {
+namespace kvol::volume::binding {
 
 using VolumePtr = std::shared_ptr<const api::PersistentVolume>;
 
@@ -147,4 +147,4 @@ class VolumeIndex {
   size_t new_volumes_ = 0;
 };
 
-}  // namespace kvol::controller::pv
+}  // namespace kvol::volume::binding

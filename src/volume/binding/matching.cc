@@ -1,4 +1,4 @@
-#include "controller/pv/matching.h"
+#include "volume/binding/matching.h"
 
 #include <algorithm>
 #include <tuple>
@@ -7,7 +7,7 @@
 #include "api/node_selector.h"
 #include "api/well_known.h"
 
-namespace kvol::controller::pv {
+namespace kvol::volume::binding {
 namespace {
 
 const std::string kStorage = "storage";
@@ -352,4 +352,4 @@ VolumeIndex::Best VolumeIndex::MatchLocked(const api::PersistentVolumeClaim& cla
   return {};
 }
 
-}  // namespace kvol::controller::pv
+}  // namespace kvol::volume::binding

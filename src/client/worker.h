@@ -10,7 +10,7 @@
 #include "base/status.h"
 #include "client/workqueue.h"
 
-namespace kvol::controller {
+namespace kvol::client {
 
 // An API error as the Status a sync returns: a conflict is Aborted (retried quietly), 404
 // NotFound, 409 AlreadyExists, 5xx Unavailable, anything else Unknown.
@@ -29,4 +29,4 @@ void RunBatchWorker(
     const std::function<std::vector<Status>(const std::vector<std::string>&)>& sync,
     std::string_view who);
 
-}  // namespace kvol::controller
+}  // namespace kvol::client

@@ -10,7 +10,7 @@
 
 #include "api/core.h"
 
-namespace kvol::controller {
+namespace kvol::client {
 
 using PodPtr = std::shared_ptr<const api::Pod>;
 
@@ -35,4 +35,4 @@ class PodClaimIndex {
   std::unordered_map<std::string, std::vector<std::string>> claims_of_pod_;
 };
 
-}  // namespace kvol::controller
+}  // namespace kvol::client

@@ -1,8 +1,8 @@
-#include "controller/util/pod_claims.h"
+#include "client/pod_claims.h"
 
 #include <algorithm>
 
-namespace kvol::controller {
+namespace kvol::client {
 
 std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod) {
   std::vector<std::string> out;
@@ -64,4 +64,4 @@ std::vector<PodPtr> PodClaimIndex::PodsUsing(const std::string& claim_key) const
   return out;
 }
 
-}  // namespace kvol::controller
+}  // namespace kvol::client

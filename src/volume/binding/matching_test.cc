@@ -1,10 +1,10 @@
-#include "controller/pv/matching.h"
+#include "volume/binding/matching.h"
 
 #include <gtest/gtest.h>
 
 #include "api/well_known.h"
 
-namespace kvol::controller::pv {
+namespace kvol::volume::binding {
 namespace {
 
 using api::PersistentVolume;
@@ -290,4 +290,4 @@ TEST(ClassTest, BetaAnnotation) {
 }
 
 }  // namespace
-}  // namespace kvol::controller::pv
+}  // namespace kvol::volume::binding

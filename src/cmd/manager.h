@@ -19,7 +19,7 @@
 #include "scheduler/scheduler.h"
 #include "volume/plugin.h"
 
-namespace kvol::controller {
+namespace kvol::cmd {
 
 struct ManagerOptions {
   std::string identity;  // unique per server
@@ -58,12 +58,12 @@ class Manager {
   std::mutex mu_;
   // This term's informers when options_.informers is null; declared first: destroyed last.
   std::unique_ptr<client::SharedInformers> own_informers_;
-  std::unique_ptr<pv::Controller> pv_;
-  std::unique_ptr<protection::Controller> protection_;
-  std::unique_ptr<expand::Controller> expand_;
+  std::unique_ptr<controller::pv::Controller> pv_;
+  std::unique_ptr<controller::protection::Controller> protection_;
+  std::unique_ptr<controller::expand::Controller> expand_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
-  std::unique_ptr<workload::Controller> workload_;
+  std::unique_ptr<controller::workload::Controller> workload_;
   std::thread starter_;
 };
 
-}  // namespace kvol::controller
+}  // namespace kvol::cmd

@@ -1,8 +1,8 @@
-#include "controller/util/worker.h"
+#include "client/worker.h"
 
 #include "base/log.h"
 
-namespace kvol::controller {
+namespace kvol::client {
 
 Status ApiStatus(const api::ApiError& e) {
   StatusCode code = StatusCode::kUnknown;
@@ -53,4 +53,4 @@ void RunBatchWorker(
   }
 }
 
-}  // namespace kvol::controller
+}  // namespace kvol::client

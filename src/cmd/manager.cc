@@ -1,9 +1,9 @@
-#include "controller/manager.h"
+#include "cmd/manager.h"
 
 #include "base/log.h"
 #include "base/thread.h"
 
-namespace kvol::controller {
+namespace kvol::cmd {
 
 Manager::Manager(client::Client& client, ManagerOptions options)
     : client_(client),
@@ -45,28 +45,28 @@ void Manager::Lead() {
       own = std::make_unique<client::SharedInformers>(client_);
       informers = own.get();
     }
-    pv::ControllerOptions po;
+    controller::pv::ControllerOptions po;
     po.workers = options_.workers;
     po.plugins = options_.plugins;
     po.informers = informers;
-    auto ctrl = std::make_unique<pv::Controller>(client_, SinkTo(pv_events_), po);
+    auto ctrl = std::make_unique<controller::pv::Controller>(client_, SinkTo(pv_events_), po);
     Status s = ctrl->Start();
     if (!s.ok()) {
       log::Error("persistentvolume-controller did not start: " + s.message());
       return;
     }
-    auto prot = std::make_unique<protection::Controller>(
-        client_, protection::Options{.informers = informers});
+    auto prot = std::make_unique<controller::protection::Controller>(
+        client_, controller::protection::Options{.informers = informers});
     s = prot->Start();
     if (!s.ok()) {
       log::Error("protection controllers did not start: " + s.message());
       ctrl->Stop();
       return;
     }
-    expand::Options eo;
+    controller::expand::Options eo;
     eo.plugins = options_.plugins;
     eo.informers = informers;
-    auto exp = std::make_unique<expand::Controller>(client_, SinkTo(expand_events_), eo);
+    auto exp = std::make_unique<controller::expand::Controller>(client_, SinkTo(expand_events_), eo);
     s = exp->Start();
     if (!s.ok()) {
       log::Error("expand controller did not start: " + s.message());
@@ -74,9 +74,9 @@ void Manager::Lead() {
       ctrl->Stop();
       return;
     }
-    auto work = std::make_unique<workload::Controller>(
+    auto work = std::make_unique<controller::workload::Controller>(
         client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
-        workload::Options{.informers = informers});
+        controller::workload::Options{.informers = informers});
     s = work->Start();
     if (!s.ok()) {
       log::Error("workload controllers did not start: " + s.message());
@@ -121,11 +121,11 @@ void Manager::Follow() {
   }
   if (starter.joinable()) starter.join();
   std::unique_ptr<client::SharedInformers> informers;  // outlives the controllers
-  std::unique_ptr<pv::Controller> pv;
-  std::unique_ptr<protection::Controller> prot;
-  std::unique_ptr<expand::Controller> exp;
+  std::unique_ptr<controller::pv::Controller> pv;
+  std::unique_ptr<controller::protection::Controller> prot;
+  std::unique_ptr<controller::expand::Controller> exp;
   std::unique_ptr<scheduler::Scheduler> sched;
-  std::unique_ptr<workload::Controller> work;
+  std::unique_ptr<controller::workload::Controller> work;
   {
     std::lock_guard lock(mu_);
     informers = std::move(own_informers_);
@@ -157,4 +157,4 @@ void Manager::Stop() {
   statefulset_events_.Flush(std::chrono::seconds(2));
 }
 
-}  // namespace kvol::controller
+}  // namespace kvol::cmd
