@@ -6,6 +6,16 @@
 
 namespace kvol::api {
 
+// Phases (status.phase) of PersistentVolumes and of claims.
+inline constexpr std::string_view kVolumePending = "Pending";
+inline constexpr std::string_view kVolumeAvailable = "Available";
+inline constexpr std::string_view kVolumeBound = "Bound";
+inline constexpr std::string_view kVolumeReleased = "Released";
+inline constexpr std::string_view kVolumeFailed = "Failed";
+inline constexpr std::string_view kClaimPending = "Pending";
+inline constexpr std::string_view kClaimBound = "Bound";
+inline constexpr std::string_view kClaimLost = "Lost";
+
 // Finalizers.
 inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
 inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";

@@ -258,7 +258,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
     if (c.wait_for_consumer) sc.volume_binding_mode = "WaitForFirstConsumer";
     if (c.is_default) sc.metadata.annotations[std::string(api::kDefaultClassAnnotation)] = "true";
     sc.reclaim_policy = c.reclaim;
-    ctrl.StoreClass(api.fake<api::StorageClass>().Seed(sc));
+    ctrl.StoreClassForTest(api.fake<api::StorageClass>().Seed(sc));
   }
   for (const auto& p : row.pods) {
     api::Pod pod;
@@ -269,10 +269,10 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
     auto& vol = pod.spec.volumes.emplace_back();
     vol.name = "data";
     vol.persistent_volume_claim.emplace().claim_name = p.claim;
-    ctrl.StorePod(pod);
+    ctrl.StorePodForTest(pod);
   }
-  for (const auto& v : row.volumes) ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
-  for (const auto& c : row.claims) ctrl.StoreClaim(api.fake<PersistentVolumeClaim>().Seed(MakeClaim(c)));
+  for (const auto& v : row.volumes) ctrl.StoreVolumeForTest(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
+  for (const auto& c : row.claims) ctrl.StoreClaimForTest(api.fake<PersistentVolumeClaim>().Seed(MakeClaim(c)));
   for (const auto& e : row.errors) {
     api.state().InjectError(e.verb, e.resource,
                             api::ApiError{e.code, e.code == 409 ? "Conflict" : "InternalError",
@@ -286,7 +286,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
       auto objects = api.fake<PersistentVolumeClaim>().Objects();
       auto it = objects.find("default/" + what);
       ASSERT_NE(it, objects.end()) << "no claim " << what;
-      ctrl.StoreClaim(it->second);
+      ctrl.StoreClaimForTest(it->second);
       if (batched) {
         auto results = ctrl.SyncClaims({std::make_shared<const PersistentVolumeClaim>(it->second)});
         ASSERT_EQ(results.size(), 1u);
@@ -298,7 +298,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
       auto objects = api.fake<PersistentVolume>().Objects();
       auto it = objects.find(what);
       ASSERT_NE(it, objects.end()) << "no volume " << what;
-      ctrl.StoreVolume(it->second);
+      ctrl.StoreVolumeForTest(it->second);
       if (batched) {
         auto results = ctrl.SyncVolumes({std::make_shared<const PersistentVolume>(it->second)});
         ASSERT_EQ(results.size(), 1u);
@@ -330,7 +330,7 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
   EXPECT_EQ(got, want) << "claims";
   EXPECT_EQ(events, row.want_events) << "events";
   std::vector<std::string> queued;
-  for (const auto& k : ctrl.TakeQueuedClaims()) queued.push_back(k);
+  for (const auto& k : ctrl.TakeQueuedClaimsForTest()) queued.push_back(k);
   EXPECT_EQ(queued, row.want_queued) << "claims queued";
   EXPECT_EQ(provisioner.calls, row.want_provisioner_calls) << "provisioner calls";
 }
@@ -1006,12 +1006,12 @@ TEST(BinderBatchTest, ClaimsOfABatchBindOnceEachAndFailAlone) {
   });
   for (const V& v :
        {V{.name = "v1"}, V{.name = "v2", .size = "2Gi"}, V{.name = "v3", .size = "3Gi"}}) {
-    ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
+    ctrl.StoreVolumeForTest(api.fake<PersistentVolume>().Seed(MakeVolume(v)));
   }
   std::vector<Controller::ClaimPtr> claims;
   for (const std::string name : {"c1", "c2", "c3", "c4"}) {
     auto stored = api.fake<PersistentVolumeClaim>().Seed(MakeClaim(C{.name = name}));
-    ctrl.StoreClaim(stored);
+    ctrl.StoreClaimForTest(stored);
     claims.push_back(std::make_shared<const PersistentVolumeClaim>(stored));
   }
   claims.push_back(nullptr);  // a key whose claim is gone
@@ -1081,7 +1081,7 @@ TEST(BinderBatchTest, VolumePhasesOfABatchAreWrittenTogetherAndFailAlone) {
   Controller ctrl(api, nullptr);
   auto bound_claim = api.fake<PersistentVolumeClaim>().Seed(
       MakeClaim({.name = "c1", .volume = "bound", .phase = "Bound", .anns = {kCompleted}}));
-  ctrl.StoreClaim(bound_claim);
+  ctrl.StoreClaimForTest(bound_claim);
   std::vector<VolumePtr> volumes;
   for (const V& v : {V{.name = "new1", .phase = "Pending"}, V{.name = "new2", .phase = "Pending"},
                      V{.name = "bound", .claim = "c1/uid-c1", .phase = "Pending"},
@@ -1089,7 +1089,7 @@ TEST(BinderBatchTest, VolumePhasesOfABatchAreWrittenTogetherAndFailAlone) {
                      V{.name = "new3", .phase = "Pending"},
                      V{.name = "free", .phase = "Available"}}) {
     auto stored = api.fake<PersistentVolume>().Seed(MakeVolume(v));
-    ctrl.StoreVolume(stored);
+    ctrl.StoreVolumeForTest(stored);
     volumes.push_back(std::make_shared<const PersistentVolume>(stored));
   }
   volumes.insert(volumes.begin() + 1, nullptr);  // a key whose volume is gone
@@ -1137,14 +1137,14 @@ TEST(ViewTest, EchoesOfBindingsAreNotSyncedAgain) {
   const PersistentVolume bound =
       MakeVolume({.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}});
   auto v5 = at(bound, "5");
-  EXPECT_TRUE(ctrl.StoreVolume(v5));
-  EXPECT_FALSE(ctrl.StoreVolume(v5));            // the same object
-  EXPECT_FALSE(ctrl.StoreVolume(at(bound, "5")));  // the same version, decoded apart
-  EXPECT_FALSE(ctrl.StoreVolume(at(bound, "4")));  // older
-  EXPECT_TRUE(ctrl.StoreVolume(at(bound, "6")));
+  EXPECT_TRUE(ctrl.StoreVolumeForTest(v5));
+  EXPECT_FALSE(ctrl.StoreVolumeForTest(v5));            // the same object
+  EXPECT_FALSE(ctrl.StoreVolumeForTest(at(bound, "5")));  // the same version, decoded apart
+  EXPECT_FALSE(ctrl.StoreVolumeForTest(at(bound, "4")));  // older
+  EXPECT_TRUE(ctrl.StoreVolumeForTest(at(bound, "6")));
   // Objects without a version (as tests make them) always replace each other.
-  EXPECT_TRUE(ctrl.StoreVolume(at(MakeVolume({.name = "v2"}), "")));
-  EXPECT_TRUE(ctrl.StoreVolume(at(MakeVolume({.name = "v2", .size = "2Gi"}), "")));
+  EXPECT_TRUE(ctrl.StoreVolumeForTest(at(MakeVolume({.name = "v2"}), "")));
+  EXPECT_TRUE(ctrl.StoreVolumeForTest(at(MakeVolume({.name = "v2", .size = "2Gi"}), "")));
 
   EXPECT_FALSE(Controller::UpdateNeedsSync(false, bound));
   EXPECT_TRUE(Controller::UpdateNeedsSync(true, bound));
@@ -1160,8 +1160,8 @@ TEST(ViewTest, EchoesOfBindingsAreNotSyncedAgain) {
                                            .anns = {kByController, kCompleted}});
   claim.metadata.resource_version = "7";
   auto c7 = std::make_shared<const PersistentVolumeClaim>(claim);
-  EXPECT_TRUE(ctrl.StoreClaim(c7));
-  EXPECT_FALSE(ctrl.StoreClaim(c7));
+  EXPECT_TRUE(ctrl.StoreClaimForTest(c7));
+  EXPECT_FALSE(ctrl.StoreClaimForTest(c7));
   EXPECT_FALSE(Controller::UpdateNeedsSync(false, claim));
   EXPECT_TRUE(Controller::UpdateNeedsSync(true, claim));
   // Bound by volumeName but not yet marked complete: the claim sync finishes it.
@@ -1177,21 +1177,21 @@ TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
     SCOPED_TRACE(news ? "someone else wrote too" : "echoes only");
     client::testing::FakeClient api;
     Controller ctrl(api, nullptr);
-    ctrl.StoreVolume(api.fake<PersistentVolume>().Seed(MakeVolume({.name = "v1"})));
+    ctrl.StoreVolumeForTest(api.fake<PersistentVolume>().Seed(MakeVolume({.name = "v1"})));
     const PersistentVolumeClaim claim =
         api.fake<PersistentVolumeClaim>().Seed(MakeClaim({.name = "c1", .uid = "uid-c1"}));
-    ctrl.StoreClaim(claim);
+    ctrl.StoreClaimForTest(claim);
     std::vector<bool> sync_now;
     api.fake<PersistentVolume>().OnWritten([&](const PersistentVolume& v) {
-      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolume>(v)));
+      sync_now.push_back(ctrl.OnUpdateForTest(std::make_shared<const PersistentVolume>(v)));
       if (!news) return;
       PersistentVolume later = v;  // a label added right after, still Bound
       later.metadata.labels["tier"] = "gold";
       later.metadata.resource_version = std::to_string(std::stoll(v.metadata.resource_version) + 100);
-      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolume>(later)));
+      sync_now.push_back(ctrl.OnUpdateForTest(std::make_shared<const PersistentVolume>(later)));
     });
     api.fake<PersistentVolumeClaim>().OnWritten([&](const PersistentVolumeClaim& c) {
-      sync_now.push_back(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(c)));
+      sync_now.push_back(ctrl.OnUpdateForTest(std::make_shared<const PersistentVolumeClaim>(c)));
     });
 
     ASSERT_TRUE(ctrl.SyncClaim(claim).ok());
@@ -1202,8 +1202,8 @@ TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
         news ? std::vector<bool>{true, true, false, false, true, false}  // volume ×4, claim ×2
              : std::vector<bool>{true, false, true, false};
     EXPECT_EQ(sync_now, want);
-    EXPECT_EQ(ctrl.TakeQueuedClaims(), std::vector<std::string>{});
-    EXPECT_EQ(ctrl.TakeQueuedVolumes(), news ? std::vector<std::string>{"v1"}
+    EXPECT_EQ(ctrl.TakeQueuedClaimsForTest(), std::vector<std::string>{});
+    EXPECT_EQ(ctrl.TakeQueuedVolumesForTest(), news ? std::vector<std::string>{"v1"}
                                              : std::vector<std::string>{});
     auto claims = api.fake<PersistentVolumeClaim>().Objects();
     EXPECT_EQ(claims.at("default/c1").status.phase, "Bound");
@@ -1212,8 +1212,8 @@ TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
     PersistentVolumeClaim later = claims.at("default/c1");
     later.metadata.labels["tier"] = "gold";
     later.metadata.resource_version = "1000";
-    EXPECT_TRUE(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(later)));
-    EXPECT_FALSE(ctrl.OnUpdate(std::make_shared<const PersistentVolumeClaim>(later)));
+    EXPECT_TRUE(ctrl.OnUpdateForTest(std::make_shared<const PersistentVolumeClaim>(later)));
+    EXPECT_FALSE(ctrl.OnUpdateForTest(std::make_shared<const PersistentVolumeClaim>(later)));
   }
 }
 

@@ -96,7 +96,32 @@ class Controller {
   // waits for one commit per batch, not one per volume.
   std::vector<Status> SyncVolumes(const std::vector<VolumePtr>& volumes);
 
-  // The controller's view, filled by the informers once started; tests fill it directly.
+  // Whether an informer's update, which the view took as news or not (`stored`), needs a sync.
+  // Unlike Kubernetes, the echo of the controller's own write is not synced when it leaves the
+  // object Bound: while claims bind, that is half of all syncs, each finding nothing to do.
+  // Whatever changes the object later brings a new version, and with it a sync.
+  static bool UpdateNeedsSync(bool stored, const api::PersistentVolume& volume);
+  static bool UpdateNeedsSync(bool stored, const api::PersistentVolumeClaim& claim);
+
+  // For tests, which fill the view and run syncs without informers or queues (see the view's
+  // methods below).
+  void StoreVolumeForTest(const api::PersistentVolume& v) { StoreVolume(v); }
+  bool StoreVolumeForTest(std::shared_ptr<const api::PersistentVolume> v) {
+    return StoreVolume(std::move(v));
+  }
+  void StoreClaimForTest(const api::PersistentVolumeClaim& c) { StoreClaim(c); }
+  bool StoreClaimForTest(ClaimPtr c) { return StoreClaim(std::move(c)); }
+  void StoreClassForTest(const api::StorageClass& cls) { StoreClass(cls); }
+  void StorePodForTest(const api::Pod& pod) { StorePod(pod); }
+  bool OnUpdateForTest(std::shared_ptr<const api::PersistentVolume> v) {
+    return OnUpdate(std::move(v));
+  }
+  bool OnUpdateForTest(ClaimPtr c) { return OnUpdate(std::move(c)); }
+  std::vector<std::string> TakeQueuedClaimsForTest() { return TakeQueuedClaims(); }
+  std::vector<std::string> TakeQueuedVolumesForTest() { return TakeQueuedVolumes(); }
+
+ private:
+  // The controller's view, filled by the informers once started (tests: the ForTest methods).
   void StoreVolume(const api::PersistentVolume& volume);
   void StoreClaim(const api::PersistentVolumeClaim& claim);
   // The informers' objects, shared rather than copied (they never change). True when the view
@@ -104,12 +129,6 @@ class Controller {
   // controller's own write) or a newer one.
   bool StoreVolume(std::shared_ptr<const api::PersistentVolume> volume);
   bool StoreClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim);
-  // Whether an informer's update, which the view took as news or not (`stored`), needs a sync.
-  // Unlike Kubernetes, the echo of the controller's own write is not synced when it leaves the
-  // object Bound: while claims bind, that is half of all syncs, each finding nothing to do.
-  // Whatever changes the object later brings a new version, and with it a sync.
-  static bool UpdateNeedsSync(bool stored, const api::PersistentVolume& volume);
-  static bool UpdateNeedsSync(bool stored, const api::PersistentVolumeClaim& claim);
   // What the informers' update handlers do: store the object in the view and say whether to
   // sync it now. An update that needs a sync only because it is news, of an object this
   // controller is writing, waits for the write's answer (see InFlight below).
@@ -125,7 +144,6 @@ class Controller {
   // Volumes queued for a volume sync by the end of a write (when no queue runs: tests).
   std::vector<std::string> TakeQueuedVolumes();
 
- private:
   // A binding a batch of claim syncs decided on, written at the end of the batch.
   struct PendingBind {
     VolumePtr volume;

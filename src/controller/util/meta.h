@@ -2,6 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "api/meta.h"
@@ -10,6 +13,18 @@ namespace kvol::controller {
 
 inline bool HasFinalizer(const api::ObjectMeta& m, std::string_view name) {
   return std::find(m.finalizers.begin(), m.finalizers.end(), name) != m.finalizers.end();
+}
+
+inline bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
+  return m.annotations.count(std::string(key)) > 0;
+}
+
+// An object's resourceVersion as the store's revision it is (a decimal integer); 0 if unset.
+inline int64_t Version(const api::ObjectMeta& m) {
+  int64_t v = 0;
+  const auto& s = m.resource_version;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
 }
 
 }  // namespace kvol::controller
