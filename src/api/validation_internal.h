@@ -46,4 +46,22 @@ void ValidateCSIDriverName(FieldErrors& errs, std::string_view driver, const Pat
 void ValidateNodeSelectorTerm(FieldErrors& errs, const NodeSelectorTerm& t, const Path& path,
                               bool allow_invalid_values = false);
 
+inline bool IsAbsolute(std::string_view p) { return !p.empty() && p[0] == '/'; }
+
+// Volume sources (validation_volume.cc). A pod volume's one source, with its errors:
+FieldErrors ValidateVolumeSource(const Volume& v, const Path& path);
+// ...and the sources a PersistentVolume shares with pods.
+void ValidateHostPath(FieldErrors& errs, const HostPathVolumeSource& hp, const Path& path);
+void ValidateNFS(FieldErrors& errs, const NFSVolumeSource& nfs, const Path& path);
+void ValidateFlexOptions(FieldErrors& errs, const StringMap& options, const Path& path);
+void ValidateSecretReference(FieldErrors& errs, const SecretReference& ref, const Path& path);
+void ValidateCSIPersistentVolume(FieldErrors& errs, const CSIPersistentVolumeSource& csi,
+                                 const Path& path);
+// The downward API's selectors, for volumes and environment variables: `allowed` field paths;
+// a resource selector of a volume (`volume`) must name its container.
+void ValidateObjectFieldSelector(FieldErrors& errs, const ObjectFieldSelector& fs,
+                                 const std::vector<std::string_view>& allowed, const Path& path);
+void ValidateResourceFieldSelector(FieldErrors& errs, const ResourceFieldSelector& fs,
+                                   bool volume, const Path& path);
+
 }  // namespace kvol::api::validation_internal
