@@ -39,8 +39,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/flat_hash_map.h"
 #include "base/log.h"
+#include "base/string_map.h"
 #include "base/thread.h"
 #include "client/client.h"
 #include "os/clock.h"

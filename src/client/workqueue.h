@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/flat_hash_map.h"
+#include "base/string_map.h"
 #include "os/clock.h"
 
 namespace kvol::client {

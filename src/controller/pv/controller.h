@@ -29,7 +29,7 @@
 
 #include "api/core.h"
 #include "api/storage.h"
-#include "base/flat_hash_map.h"
+#include "base/string_map.h"
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"

@@ -14,7 +14,7 @@
 
 #include "api/core.h"
 #include "api/labels.h"
-#include "base/flat_hash_map.h"
+#include "base/string_map.h"
 #include "base/status.h"
 
 namespace kvol::volume::binding {
