@@ -1073,6 +1073,33 @@ TEST(BinderBatchTest, ClaimsOfABatchBindOnceEachAndFailAlone) {
   EXPECT_EQ(api.fake<PersistentVolume>().Objects()["v1"].spec.claim_ref->name, "c1");
 }
 
+// A claim deleted while the controller's write of its binding is in flight: the write's late
+// answer must not put it back in the view, or its volume would stay Bound to a claim that is
+// gone, for good (pv-protection then holds the volume once it is deleted).
+TEST(BinderViewTest, AWriteAnsweredAfterTheClaimsDeletionDoesNotBringItBack) {
+  client::testing::FakeClient api;
+  Controller ctrl(api, nullptr);
+  const auto claim = MakeClaim({.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth});
+  auto volume = api.fake<PersistentVolume>().Seed(
+      MakeVolume({.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}));
+  ctrl.StoreVolumeForTest(volume);
+  ctrl.ForgetClaimForTest(claim);  // the informer's delete, before the write's answer
+  ctrl.RememberForTest(std::make_shared<const PersistentVolumeClaim>(claim));
+  ASSERT_TRUE(ctrl.SyncVolume(volume).ok());
+  EXPECT_EQ(api.fake<PersistentVolume>().Objects()["v1"].status.phase, "Released");
+
+  // A claim made again under the same name is another object: its answers are remembered.
+  auto again = MakeClaim({.name = "c1", .volume = "v1", .phase = "Bound", .anns = kBoth});
+  again.metadata.uid = "uid-c1-again";
+  api.fake<PersistentVolumeClaim>().Seed(again);
+  ctrl.RememberForTest(std::make_shared<const PersistentVolumeClaim>(again));
+  auto v2 = api.fake<PersistentVolume>().Seed(MakeVolume(
+      {.name = "v2", .claim = "c1/uid-c1-again", .phase = "Bound", .anns = {kByController}}));
+  ctrl.StoreVolumeForTest(v2);
+  ASSERT_TRUE(ctrl.SyncVolume(v2).ok());
+  EXPECT_NE(api.fake<PersistentVolume>().Objects()["v2"].status.phase, "Released");
+}
+
 // A batch of volume syncs: the phases set without an event are written at the end, each
 // answered alone; a sync that does more (a volume whose claim is gone is Released) writes as it
 // goes, and a failed write fails only its own volume.

@@ -119,6 +119,9 @@ class Controller {
   bool OnUpdateForTest(ClaimPtr c) { return OnUpdate(std::move(c)); }
   std::vector<std::string> TakeQueuedClaimsForTest() { return TakeQueuedClaims(); }
   std::vector<std::string> TakeQueuedVolumesForTest() { return TakeQueuedVolumes(); }
+  void ForgetClaimForTest(const api::PersistentVolumeClaim& c) { ForgetClaim(c); }
+  // What the answer of one of the controller's own writes does to the view.
+  void RememberForTest(ClaimPtr c) { Remember(std::move(c)); }
 
  private:
   // The controller's view, filled by the informers once started (tests: the ForTest methods).
@@ -136,8 +139,15 @@ class Controller {
   bool OnUpdate(ClaimPtr claim);
   void StoreClass(const api::StorageClass& cls);
   void StorePod(const api::Pod& pod);
-  void ForgetVolume(const std::string& name);
-  void ForgetClaim(const std::string& key);
+  // What the informers' delete handlers do: the object leaves the view, and a tombstone (its
+  // uid) keeps a late answer to one of the controller's own writes of it from putting it back
+  // (Remember). Tombstones last one to two resync periods.
+  void ForgetVolume(const api::PersistentVolume& volume);
+  void ForgetClaim(const api::PersistentVolumeClaim& claim);
+  // Drops claims the claim informer no longer has and no write of this controller is in
+  // flight for, should any be left: the controller never creates claims, so such an entry can
+  // only be one a late write answer put back. Run by the resync before it queues everything.
+  void PruneClaims();
 
   // Keys queued for a claim sync by the volume sync (e.g. a volume pre-bound to a claim).
   std::vector<std::string> TakeQueuedClaims();
@@ -255,8 +265,18 @@ class Controller {
   template <class T>
   std::vector<StatusOr<std::shared_ptr<const T>>> Remembered(
       const std::vector<std::string>& keys, std::vector<api::ApiOr<std::shared_ptr<const T>>> written);
+  // The answer of one of the controller's own writes, into the view unless its object was
+  // deleted meanwhile (tombstoned).
   void Remember(std::shared_ptr<const api::PersistentVolume> v);
   void Remember(ClaimPtr c);
+  // Tombstones: uid by view key, this period's and the last one's.
+  struct Tombstones {
+    FlatStringMap<std::string> current, previous;
+    bool Has(const std::string& key, const std::string& uid) const;
+  };
+  bool Tombstoned(const Tombstones& t, const std::string& key, const std::string& uid);
+  void Bury(Tombstones& t, std::string key, std::string uid);
+  void AgeTombstones();
 
   // The controller's writes in flight, by view key (a volume's name, a claim's
   // namespace/name). In process the event of a write (its echo) often reaches the informer
@@ -301,6 +321,8 @@ class Controller {
   PodClaimIndex pods_;
   std::vector<std::string> queued_claims_;   // when no queue runs (tests)
   std::vector<std::string> queued_volumes_;  // the same
+  std::mutex tombstones_mu_;
+  Tombstones volume_tombstones_, claim_tombstones_;
   std::mutex in_flight_mu_;
   FlatStringMap<InFlight> volumes_in_flight_, claims_in_flight_;
 

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "api/well_known.h"
+#include "base/log.h"
 #include "base/thread.h"
 #include "client/worker.h"
 #include "controller/pv/controller.h"
@@ -52,8 +53,42 @@ void Controller::Event(const T& obj, std::string_view type, std::string_view rea
 
 // ---- the view ------------------------------------------------------------------------------
 
-void Controller::Remember(std::shared_ptr<const PersistentVolume> v) { StoreVolume(std::move(v)); }
-void Controller::Remember(ClaimPtr c) { StoreClaim(std::move(c)); }
+void Controller::Remember(std::shared_ptr<const PersistentVolume> v) {
+  if (Tombstoned(volume_tombstones_, ViewKey(*v), v->metadata.uid)) return;
+  StoreVolume(std::move(v));
+}
+
+void Controller::Remember(ClaimPtr c) {
+  if (Tombstoned(claim_tombstones_, ViewKey(*c), c->metadata.uid)) return;
+  StoreClaim(std::move(c));
+}
+
+bool Controller::Tombstones::Has(const std::string& key, const std::string& uid) const {
+  for (const auto* m : {&current, &previous}) {
+    auto it = m->find(key);
+    if (it != m->end() && it->second == uid) return true;
+  }
+  return false;
+}
+
+bool Controller::Tombstoned(const Tombstones& t, const std::string& key, const std::string& uid) {
+  std::lock_guard lock(tombstones_mu_);
+  return !uid.empty() && t.Has(key, uid);
+}
+
+void Controller::Bury(Tombstones& t, std::string key, std::string uid) {
+  if (uid.empty()) return;
+  std::lock_guard lock(tombstones_mu_);
+  t.current[std::move(key)] = std::move(uid);
+}
+
+void Controller::AgeTombstones() {
+  std::lock_guard lock(tombstones_mu_);
+  for (auto* t : {&volume_tombstones_, &claim_tombstones_}) {
+    t->previous = std::move(t->current);
+    t->current.clear();
+  }
+}
 
 template <class T>
 StatusOr<T> Controller::Write(T next, bool status) {
@@ -261,11 +296,38 @@ void Controller::StorePod(const api::Pod& pod) {
   }
 }
 
-void Controller::ForgetVolume(const std::string& name) { volumes_.Remove(name); }
+void Controller::ForgetVolume(const PersistentVolume& volume) {
+  Bury(volume_tombstones_, ViewKey(volume), volume.metadata.uid);
+  volumes_.Remove(volume.metadata.name);
+}
 
-void Controller::ForgetClaim(const std::string& key) {
+void Controller::ForgetClaim(const PersistentVolumeClaim& claim) {
+  std::string key = ViewKey(claim);
+  Bury(claim_tombstones_, key, claim.metadata.uid);
   std::lock_guard lock(mu_);
   claims_.erase(key);
+}
+
+void Controller::PruneClaims() {
+  if (!claim_informer_) return;
+  std::vector<std::string> keys;
+  {
+    std::lock_guard lock(mu_);
+    keys.reserve(claims_.size());
+    for (const auto& [key, claim] : claims_) keys.push_back(key);
+  }
+  for (const auto& key : keys) {
+    if (claim_informer_->GetByKey(key)) continue;
+    {
+      std::lock_guard lock(in_flight_mu_);
+      auto it = claims_in_flight_.find(key);
+      if (it != claims_in_flight_.end() && it->second.writes > 0) continue;
+    }
+    log::Warn("persistentvolume-controller: claim " + key +
+              " is gone from the informer's cache; dropped from the view");
+    std::lock_guard lock(mu_);
+    claims_.erase(key);
+  }
 }
 
 Controller::ClaimPtr Controller::GetClaim(const std::string& key) const {
@@ -432,7 +494,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
                                                  },
                                              .on_delete =
                                                  [this](const auto& v) {
-                                                   ForgetVolume(v->metadata.name);
+                                                   ForgetVolume(*v);
                                                    // Its claim, if any, now has a missing volume.
                                                    if (v->spec.claim_ref)
                                                      claim_queue_->Add(ClaimRefKey(*v));
@@ -450,7 +512,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
                                                       },
                                                   .on_delete =
                                                       [this](const auto& c) {
-                                                        ForgetClaim(client::KeyOf(*c));
+                                                        ForgetClaim(*c);
                                                         // Its volume is released.
                                                         if (!c->spec.volume_name.empty())
                                                           volume_queue_->Add(c->spec.volume_name);
@@ -509,6 +571,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     while (!stopping_) {
       options_.clock->WaitFor(stop_cv_, lock, options_.resync);
       if (stopping_) break;
+      AgeTombstones();
+      PruneClaims();
       std::vector<std::pair<client::WorkQueue*, std::string>> keys;
       for (const auto& c : claim_informer_->List())
         keys.emplace_back(claim_queue_.get(), client::KeyOf(*c));
