@@ -209,7 +209,8 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     return;
   }
   const std::string auth = req.Header("authorization");
-  if (auth != "Bearer " + opts_.token) {
+  if (opts_.token.empty() || auth.rfind("Bearer ", 0) != 0 ||
+      !SameSecret(std::string_view(auth).substr(7), opts_.token)) {
     SendError(w, Unauthorized());
     return;
   }

@@ -172,4 +172,11 @@ std::optional<std::string> Base64Decode(std::string_view in, size_t* bad_offset)
   return out;
 }
 
+bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace kvol

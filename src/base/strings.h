@@ -35,4 +35,8 @@ std::string Base64Encode(std::string_view data);
 // On error returns nullopt and, if `bad_offset` is given, the input offset Go would report.
 std::optional<std::string> Base64Decode(std::string_view in, size_t* bad_offset = nullptr);
 
+// Whether two secrets (bearer tokens) are equal, compared without stopping at the first
+// difference, so that the time taken does not tell how much of a guess was right.
+bool SameSecret(std::string_view a, std::string_view b);
+
 }  // namespace kvol

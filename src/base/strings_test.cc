@@ -29,6 +29,22 @@ TEST(StringsTest, Utf8) {
   EXPECT_EQ(FirstInvalidUtf8("\xE6\xA6"), 0u);                // truncated
 }
 
+TEST(StringsTest, SameSecret) {
+  struct Case {
+    std::string_view a, b;
+    bool same;
+  };
+  const Case cases[] = {
+      {.a = "token", .b = "token", .same = true},
+      {.a = "", .b = "", .same = true},
+      {.a = "token", .b = "tokem", .same = false},
+      {.a = "token", .b = "Token", .same = false},
+      {.a = "token", .b = "token2", .same = false},
+      {.a = "token", .b = "", .same = false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(SameSecret(c.a, c.b), c.same) << c.a << " / " << c.b;
+}
+
 TEST(StringsTest, TrimRight) {
   EXPECT_EQ(TrimRight("mke2fs failed\r\n \t"), "mke2fs failed");
   EXPECT_EQ(TrimRight(" keeps leading"), " keeps leading");

@@ -3,17 +3,10 @@
 #include "apiserver/node_client.h"
 #include "apiserver/streaming.h"
 #include "apiserver/tls.h"
+#include "base/strings.h"
 
 namespace kvol::cmd {
 namespace {
-
-// Compares without stopping at the first difference.
-bool SameSecret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 // NAMESPACE/POD/POD-UID/CONTAINER after `prefix`, or false.
 bool ParsePodPath(std::string_view path, std::string_view prefix, api::Pod* pod,
