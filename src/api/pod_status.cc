@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "api/well_known.h"
+
 namespace kvol::api {
 
 bool UpdatePodCondition(PodStatus& status, PodCondition condition, const Time& now) {
@@ -25,6 +27,17 @@ bool UpdatePodCondition(PodStatus& status, PodCondition condition, const Time& n
 bool HasClaimCondition(const PersistentVolumeClaimStatus& status, std::string_view type) {
   return std::any_of(status.conditions.begin(), status.conditions.end(),
                      [&](const auto& c) { return c.type == type && c.status == "True"; });
+}
+
+void MarkClaimResizeFinished(PersistentVolumeClaimStatus& status, const Quantity& size) {
+  auto& c = status.conditions;
+  c.erase(std::remove_if(c.begin(), c.end(),
+                         [](const auto& x) {
+                           return x.type == kClaimResizing || x.type == kClaimFileSystemResizePending;
+                         }),
+          c.end());
+  status.capacity["storage"] = size;
+  status.allocated_resource_statuses.erase("storage");
 }
 
 }  // namespace kvol::api

@@ -1,5 +1,5 @@
 // Status conditions: a pod's written as Kubernetes' podutil.UpdatePodCondition does, and a
-// claim's looked up.
+// claim's looked up and its resize finished.
 #pragma once
 
 #include "api/core.h"
@@ -13,5 +13,11 @@ bool UpdatePodCondition(PodStatus& status, PodCondition condition, const Time& n
 
 // Whether the claim has a condition of `type` with status True.
 bool HasClaimCondition(const PersistentVolumeClaimStatus& status, std::string_view type);
+
+// A claim whose storage has grown to `size`, as Kubernetes' MarkResizeFinished and
+// MarkFSResizeFinished leave it: capacity `size`, no resize condition (Resizing,
+// FileSystemResizePending) and no resize status for storage. Written by the expand controller
+// when nothing is left to do on a node, and by the node agent once it has grown the filesystem.
+void MarkClaimResizeFinished(PersistentVolumeClaimStatus& status, const Quantity& size);
 
 }  // namespace kvol::api

@@ -16,6 +16,10 @@ inline constexpr std::string_view kClaimPending = "Pending";
 inline constexpr std::string_view kClaimBound = "Bound";
 inline constexpr std::string_view kClaimLost = "Lost";
 
+// kvol's pod condition: True once every volume of the pod is set up and every volumeMount's
+// subPath resolves inside its volume (the node agent's pod runtime starts containers then).
+inline constexpr std::string_view kPodVolumesReady = "kvol.io/VolumesReady";
+
 // Finalizers.
 inline constexpr std::string_view kPVCProtectionFinalizer = "kubernetes.io/pvc-protection";
 inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-protection";

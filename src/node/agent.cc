@@ -127,10 +127,15 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     auto s = secrets_->Get(ns, name);
     return s ? s->metadata.resource_version : std::string();
   };
+  volume_status_ = std::make_unique<VolumeStatusWriter>(
+      client_, client::SinkTo(*recorder_), clock_, VolumeStatusOptions{.host_ip = machine_.address});
   volumemanager::Options vo;
   vo.root_dir = options_.root_dir;
-  vo.host_ip = machine_.address;
   vo.resync = options_.resync;
+  vo.on_reconciled = [this] { return volume_status_->Report(volume_manager_->PodStates()); };
+  vo.finish_resize = [this](const volumemanager::DesiredVolume::FsResize& r) {
+    return volume_status_->FinishClaimResize(r);
+  };
   vo.on_volumes_in_use = [this](std::vector<std::string> names) {
     status_->SetVolumesInUse(std::move(names));
   };
@@ -142,7 +147,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     return runtime_->ContainersAlive(uid);
   };
   volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
-      client_, *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
+      *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
 
   runtime::PodRuntimeSources rs;
   rs.pods = [this] { return pods_->List(); };

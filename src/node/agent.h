@@ -1,6 +1,8 @@
 // The node agent: registers this machine's Node and keeps it Ready, watches the pods bound to
 // it and the objects their volumes name, runs the volume manager over the plugins the caller
-// registers, and the pod runtime that starts the pods' containers once their volumes are ready. Runs inside `kvol server` (in-process client) or as `kvol agent` (HTTPS).
+// registers (with the status writer that reports it on the pods), and the pod runtime that
+// starts the pods' containers once their volumes are ready. Runs inside `kvol server`
+// (in-process client) or as `kvol agent` (HTTPS).
 //
 //   node::Agent agent(client, {.node_name = "n1", .root_dir = "/var/lib/kvol/agent"}, mounter);
 //   for (auto& p : volume::plugins::InTreePlugins(agent.host()))
@@ -18,6 +20,7 @@
 #include "client/informer.h"
 #include "node/node_status.h"
 #include "node/runtime/pod_runtime.h"
+#include "node/volume_status.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/clock.h"
 #include "os/exec.h"
@@ -96,6 +99,7 @@ class Agent {
   client::Informer<api::ConfigMap>* config_maps_ = nullptr;
   client::Informer<api::Secret>* secrets_ = nullptr;
   std::unique_ptr<NodeStatusManager> status_;
+  std::unique_ptr<VolumeStatusWriter> volume_status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
   std::unique_ptr<runtime::PodRuntime> runtime_;
 };

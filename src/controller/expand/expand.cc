@@ -188,9 +188,7 @@ Status Controller::Finish(const api::PersistentVolumeClaim& claim, const api::Qu
       claim.metadata.name,
       [&](api::PersistentVolumeClaim& c) {
         if (c.metadata.uid != claim.metadata.uid) return false;
-        SetResizeCondition(c.status, "", api::Time());
-        c.status.capacity[std::string(kStorage)] = size;
-        c.status.allocated_resource_statuses.erase(std::string(kStorage));
+        api::MarkClaimResizeFinished(c.status, size);
         return true;
       },
       /*status=*/true);

@@ -16,10 +16,10 @@
 #include "api/api_error.h"
 #include "api/codec.h"
 #include "api/pod_status.h"
+#include "api/well_known.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "node/runtime/security.h"
-#include "node/volumemanager/volume_manager.h"
 #include "os/exec.h"
 #include "volume/plugin.h"
 
@@ -78,7 +78,7 @@ std::map<std::string, pid_t> RunningInits(const std::string& containers_dir,
 
 bool VolumesReady(const api::Pod& pod) {
   for (const auto& c : pod.status.conditions) {
-    if (c.type == volumemanager::kVolumesReady) return c.status == "True";
+    if (c.type == api::kPodVolumesReady) return c.status == "True";
   }
   return false;
 }

@@ -7,18 +7,6 @@
 
 namespace kvol::node::volumemanager {
 
-std::string VolumeKey(std::string_view pod_uid, std::string_view plugin,
-                      std::string_view dir_name) {
-  std::string k;
-  k.reserve(pod_uid.size() + plugin.size() + dir_name.size() + 2);
-  k.append(pod_uid).append("/").append(plugin).append("/").append(dir_name);
-  return k;
-}
-
-std::string UniqueVolumeName(std::string_view plugin, std::string_view dir_name) {
-  return std::string(plugin) + "/" + std::string(dir_name);
-}
-
 bool PodNeedsVolumes(const api::Pod& pod) {
   if (pod.metadata.deletion_timestamp) return false;
   return pod.status.phase != "Succeeded" && pod.status.phase != "Failed";

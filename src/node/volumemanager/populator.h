@@ -9,7 +9,7 @@
 #include <string>
 
 #include "api/core.h"
-#include "node/volumemanager/state.h"
+#include "node/volumemanager/desired_state_of_world.h"
 #include "volume/plugin.h"
 
 namespace kvol::node::volumemanager {

@@ -1,6 +1,7 @@
 // Reconstruction, as kubelet's reconstruct.go: after a restart the actual state of the world is
-// rebuilt from the pods' directories on disk (Reconstruct), and directories of pods this node no
-// longer runs are removed once nothing of theirs is mounted or recorded (the orphan sweep).
+// rebuilt from the pods' directories on disk, the device mounts and the attachment records
+// (Reconstruct), each found item marked uncertain; and directories of pods this node no longer
+// runs are removed once nothing of theirs is mounted or recorded (the orphan sweep).
 #include <algorithm>
 #include <filesystem>
 
@@ -12,7 +13,7 @@
 namespace kvol::node::volumemanager {
 namespace fs = std::filesystem;
 
-void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod>& desired) {
+void VolumeManager::RemoveOrphanedPodDirs(const DesiredPods& desired) {
   std::vector<std::string> gone;
   {
     std::lock_guard lock(mu_);
@@ -21,9 +22,8 @@ void VolumeManager::RemoveOrphanedPodDirs(const std::map<std::string, DesiredPod
       // may be nothing left to tear down that would name it again.
       if (desired.count(uid)) continue;
       // Nothing of the pod's may still be recorded or in flight (a set-up still mounting).
-      const bool busy = std::any_of(actual_.begin(), actual_.end(),
-                                    [&](const auto& kv) { return kv.second.pod_uid == uid; }) ||
-                        executor_->AnyPending(uid + "/") || ContainersAlive(uid);
+      const bool busy =
+          actual_.PodHasVolumes(uid) || executor_->AnyPending(uid + "/") || ContainersAlive(uid);
       if (!busy) gone.push_back(uid);
     }
   }
@@ -57,7 +57,6 @@ void VolumeManager::Reconstruct() {
   std::error_code ec;
   const fs::path pods = fs::path(options_.root_dir) / "pods";
   int found = 0;
-  std::lock_guard lock(mu_);
   // <pod>/<subdir>/<escaped plugin>/<volume>: one uncertain volume each, set up again if
   // wanted (idempotent) or torn down.
   auto scan = [&](const std::string& uid, const fs::path& subdir, bool block) {
@@ -75,10 +74,10 @@ void VolumeManager::Reconstruct() {
         a.pod_uid = uid;
         a.plugin_name = plugin_name;
         a.dir_name = v->path().filename().string();
-        a.state = MountState::kUncertain;
         a.reconstructed = true;
         a.block = block;
-        actual_[VolumeKey(uid, plugin_name, a.dir_name)] = a;
+        const std::string key = VolumeKey(uid, plugin_name, a.dir_name);
+        actual_.MarkVolumeUncertain(key, std::move(a));
         ++found;
       }
     }
@@ -95,11 +94,9 @@ void VolumeManager::Reconstruct() {
     if (!plugins_.FindByName(name)->AsDeviceMountable()) continue;
     const fs::path mounts = fs::path(host_.PluginDir(name)) / "mounts";
     for (fs::directory_iterator m(mounts, ec), end; !ec && m != end; m.increment(ec)) {
-      ActualDevice d;
-      d.plugin_name = name;
-      d.mount_path = m->path().string();
-      d.state = MountState::kUncertain;  // mounted again if wanted (idempotent), else unmounted
-      devices_[UniqueVolumeName(name, m->path().filename().string())] = d;
+      // Mounted again if wanted (idempotent), else unmounted.
+      actual_.MarkDeviceUncertain(UniqueVolumeName(name, m->path().filename().string()), name,
+                                  m->path().string());
       ++found;
     }
     ec.clear();
@@ -110,12 +107,11 @@ void VolumeManager::Reconstruct() {
     const fs::path records = fs::path(host_.PluginDir(name)) / "attachments";
     for (fs::directory_iterator r(records, ec), end; !ec && r != end; r.increment(ec)) {
       if (r->path().extension() == ".tmp") continue;
-      ActualAttachment a;
-      a.plugin_name = name;
-      a.volume_name = r->path().filename().string();
-      (void)os::ReadFile(r->path(), &a.device_path);  // gone meanwhile: no device known
-      a.certain = false;  // attached again if wanted (idempotent), else detached
-      attachments_[UniqueVolumeName(name, a.volume_name)] = a;
+      const std::string volume_name = r->path().filename().string();
+      std::string device;
+      (void)os::ReadFile(r->path(), &device);  // gone meanwhile: no device known
+      // Attached again if wanted (idempotent), else detached.
+      actual_.MarkAttachUncertain(UniqueVolumeName(name, volume_name), name, volume_name, device);
       ++found;
     }
     ec.clear();
