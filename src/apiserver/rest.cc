@@ -215,51 +215,61 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     return;
   }
   w.Authenticated();
-  auto parts = Split(path);
-  if (req.method == "GET") {
-    if (parts.size() == 1 && parts[0] == "api") {
-      SendJson(w, 200, api::DumpJson(ApiVersions(opts_.server_address)));
-      return;
-    }
-    if (parts.size() == 1 && parts[0] == "apis") {
-      SendJson(w, 200, api::DumpJson(ApiGroupList()));
-      return;
-    }
-    if (parts.size() == 2 && parts[0] == "apis") {
-      if (auto g = ApiGroup(parts[1])) {
-        SendJson(w, 200, api::DumpJson(*g));
-        return;
-      }
-    }
-    if ((parts.size() == 2 && parts[0] == "api") || (parts.size() == 3 && parts[0] == "apis")) {
-      auto list = parts[0] == "api" ? ApiResourceList("", parts[1])
-                                    : ApiResourceList(parts[1], parts[2]);
-      if (list) {
-        SendJson(w, 200, api::DumpJson(*list));
-        return;
-      }
-    }
-    if (!parts.empty() && parts[0] == "openapi") {
-      std::string rest = path.substr(std::string("/openapi").size());
-      const std::string accept = req.Header("accept");
-      if ((rest == "/v2" || rest == "/v2/") && !accept.empty() &&
-          accept.find("json") == std::string::npos && accept.find("*/*") == std::string::npos) {
-        if (accept.find(kOpenApiV2ProtobufAsked) == std::string::npos &&
-            accept.find(kOpenApiV2Protobuf) == std::string::npos) {
-          return SendError(w, NotAcceptable("/openapi/v2 is served as application/json and " +
-                                            std::string(kOpenApiV2Protobuf)));
-        }
-        w.Send(200, kOpenApiV2Protobuf, OpenApiV2Protobuf(), {});
-        return;
-      }
-      auto doc = OpenApiDocument(rest);
-      if (doc) {
-        SendJson(w, 200, *doc);
-        return;
-      }
+  const std::vector<std::string> parts = Split(path);
+  if (req.method == "GET" && ServeDiscovery(req, w, parts)) return;
+  HandlePath(req, w, parts);
+}
+
+bool RestHandler::ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
+                                 const std::vector<std::string>& parts) {
+  const std::string& path = req.path;
+  if (parts.size() == 1 && parts[0] == "api") {
+    SendJson(w, 200, api::DumpJson(ApiVersions(opts_.server_address)));
+    return true;
+  }
+  if (parts.size() == 1 && parts[0] == "apis") {
+    SendJson(w, 200, api::DumpJson(ApiGroupList()));
+    return true;
+  }
+  if (parts.size() == 2 && parts[0] == "apis") {
+    if (auto g = ApiGroup(parts[1])) {
+      SendJson(w, 200, api::DumpJson(*g));
+      return true;
     }
   }
+  if ((parts.size() == 2 && parts[0] == "api") || (parts.size() == 3 && parts[0] == "apis")) {
+    auto list = parts[0] == "api" ? ApiResourceList("", parts[1])
+                                  : ApiResourceList(parts[1], parts[2]);
+    if (list) {
+      SendJson(w, 200, api::DumpJson(*list));
+      return true;
+    }
+  }
+  if (!parts.empty() && parts[0] == "openapi") {
+    std::string rest = path.substr(std::string("/openapi").size());
+    const std::string accept = req.Header("accept");
+    if ((rest == "/v2" || rest == "/v2/") && !accept.empty() &&
+        accept.find("json") == std::string::npos && accept.find("*/*") == std::string::npos) {
+      if (accept.find(kOpenApiV2ProtobufAsked) == std::string::npos &&
+          accept.find(kOpenApiV2Protobuf) == std::string::npos) {
+        SendError(w, NotAcceptable("/openapi/v2 is served as application/json and " +
+                                   std::string(kOpenApiV2Protobuf)));
+        return true;
+      }
+      w.Send(200, kOpenApiV2Protobuf, OpenApiV2Protobuf(), {});
+      return true;
+    }
+    auto doc = OpenApiDocument(rest);
+    if (doc) {
+      SendJson(w, 200, *doc);
+      return true;
+    }
+  }
+  return false;
+}
 
+void RestHandler::HandlePath(const HttpRequest& req, ResponseWriter& w,
+                             const std::vector<std::string>& parts) {
   // Resource paths: /api/v1/... or /apis/<group>/<version>/...
   std::string group, version;
   size_t i = 0;

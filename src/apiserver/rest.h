@@ -33,6 +33,11 @@ class RestHandler {
   void Shutdown();
 
  private:
+  // Discovery and OpenAPI documents; false when `parts` names none.
+  bool ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
+                      const std::vector<std::string>& parts);
+  // A resource path: /api/v1/... or /apis/<group>/<version>/...
+  void HandlePath(const HttpRequest& req, ResponseWriter& w, const std::vector<std::string>& parts);
   void HandleResource(const HttpRequest& req, ResponseWriter& w, Resource& res,
                       const std::string& ns, const std::string& name,
                       const std::string& subresource, bool cluster_list);

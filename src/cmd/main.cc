@@ -39,30 +39,7 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
       ->capture_default_str();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  kvol::CloseOnExecAboveStdio();
-  kvol::RaiseDescriptorLimit();
-  kvol::ConfigureAllocator();
-  CLI::App app{
-      "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
-      "as one standalone program that unmodified kubectl can drive."};
-  app.require_subcommand(0, 1);
-  app.set_version_flag("--version", kvol::cmd::kVersion);
-
-  kvol::cmd::ValidateOptions validate;
-  CLI::App* v = app.add_subcommand(
-      "validate",
-      "Check manifests offline, as the API server would on create: decoding, defaults and "
-      "validation with Kubernetes' field paths and messages. Prints `Kind/name: valid` or one "
-      "line per problem; exits 0 only if every object is valid.");
-  v->add_option("-f,--filename", validate.files,
-                "A YAML or JSON file (several documents allowed), a directory of .yaml/.yml/.json "
-                "files, or - for standard input. May be repeated.")
-      ->required();
-
-  kvol::cmd::ServerOptions server;
+CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
   CLI::App* s = app.add_subcommand(
       "server",
       "Run the API server, the controllers, the scheduler and the node agent for this machine, "
@@ -83,8 +60,10 @@ int main(int argc, char** argv) {
               "Do not run the node agent for this machine here (no Node is registered and no "
               "volumes are mounted by this process).");
   AddNodeAgentOptions(s, server.node);
+  return s;
+}
 
-  kvol::cmd::ControllerManagerOptions cm;
+CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManagerOptions& cm) {
   CLI::App* c = app.add_subcommand(
       "controller-manager",
       "Run the controllers (binding, provisioning, reclaiming, protection) and the scheduler "
@@ -96,8 +75,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
   AddProvisionerOptions(c, cm.provisioners);
+  return c;
+}
 
-  kvol::cmd::AgentCommandOptions agent;
+CLI::App* AddAgentCommand(CLI::App& app, kvol::cmd::AgentCommandOptions& agent) {
   CLI::App* a = app.add_subcommand(
       "agent",
       "Run the node agent on this machine against an API server reached over HTTPS: register "
@@ -122,6 +103,38 @@ int main(int argc, char** argv) {
   a->add_option("--port", agent.port,
                 "The port to serve them on (0: any free port; the Node publishes it).")
       ->capture_default_str();
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kvol::CloseOnExecAboveStdio();
+  kvol::RaiseDescriptorLimit();
+  kvol::ConfigureAllocator();
+  CLI::App app{
+      "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
+      "as one standalone program that unmodified kubectl can drive."};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", kvol::cmd::kVersion);
+
+  kvol::cmd::ValidateOptions validate;
+  CLI::App* v = app.add_subcommand(
+      "validate",
+      "Check manifests offline, as the API server would on create: decoding, defaults and "
+      "validation with Kubernetes' field paths and messages. Prints `Kind/name: valid` or one "
+      "line per problem; exits 0 only if every object is valid.");
+  v->add_option("-f,--filename", validate.files,
+                "A YAML or JSON file (several documents allowed), a directory of .yaml/.yml/.json "
+                "files, or - for standard input. May be repeated.")
+      ->required();
+
+  kvol::cmd::ServerOptions server;
+  CLI::App* s = AddServerCommand(app, server);
+  kvol::cmd::ControllerManagerOptions cm;
+  CLI::App* c = AddControllerManagerCommand(app, cm);
+  kvol::cmd::AgentCommandOptions agent;
+  CLI::App* a = AddAgentCommand(app, agent);
 
   // Internal: the first process of a container, started by the node agent (not for users).
   std::string container_spec;

@@ -21,8 +21,8 @@
 #include "client/local/local_client.h"
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
-#include "cmd/node_connection.h"
 #include "cmd/manager.h"
+#include "cmd/node_connection.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -111,6 +111,41 @@ int Fail(const Status& s) {
   return 1;
 }
 
+// The embedded SQLite store in the data directory ("" or "sqlite"), or etcd at `store`'s URL.
+StatusOr<std::unique_ptr<store::Store>> OpenStore(const std::string& url, const std::string& dir) {
+  if (url.empty() || url == "sqlite") {
+    store::SqliteOptions so;
+    so.path = dir + "/kvol.db";
+    KVOL_ASSIGN_OR_RETURN(auto opened, store::OpenSqliteStore(so));
+    log::Info("store: sqlite " + so.path + " at revision " +
+              std::to_string(opened->CurrentRevision().value()));
+    return std::unique_ptr<store::Store>(std::move(opened));
+  }
+  KVOL_ASSIGN_OR_RETURN(auto eo, store::ParseEtcdUrl(url));
+  KVOL_ASSIGN_OR_RETURN(auto opened, store::OpenEtcdStore(eo));
+  auto rev = opened->CurrentRevision();
+  if (!rev.ok()) return rev.status().Annotate("cannot reach etcd at " + url);
+  log::Info("store: etcd " + url + " at revision " + std::to_string(*rev));
+  return std::unique_ptr<store::Store>(std::move(opened));
+}
+
+// The names the serving certificate is for: loopback, the machine's name, and the address
+// listened on.
+std::vector<std::string> ServingNames(const std::string& host) {
+  std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
+  if (const std::string h = Hostname(); h != "kvol") names.push_back(h);
+  if (host != "0.0.0.0" && host != "::" && host != "127.0.0.1") names.push_back(host);
+  return names;
+}
+
+// The URL clients on this machine reach the server at.
+std::string ClientUrl(const std::string& host, int port) {
+  const std::string client_host = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host;
+  return "https://" +
+         (client_host.find(':') != std::string::npos ? "[" + client_host + "]" : client_host) +
+         ":" + std::to_string(port);
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& opts) {
@@ -125,25 +160,9 @@ int RunServer(const ServerOptions& opts) {
   if (Status s = LockDataDir(dir, &lock_fd); !s.ok()) return Fail(s);
   log::Info("data directory " + dir);
 
-  std::unique_ptr<store::Store> store;
-  if (opts.store.empty() || opts.store == "sqlite") {
-    store::SqliteOptions so;
-    so.path = dir + "/kvol.db";
-    auto s = store::OpenSqliteStore(so);
-    if (!s.ok()) return Fail(s.status());
-    store = std::move(*s);
-    log::Info("store: sqlite " + so.path + " at revision " +
-              std::to_string(store->CurrentRevision().value()));
-  } else {
-    auto eo = store::ParseEtcdUrl(opts.store);
-    if (!eo.ok()) return Fail(eo.status());
-    auto s = store::OpenEtcdStore(*eo);
-    if (!s.ok()) return Fail(s.status());
-    store = std::move(*s);
-    auto rev = store->CurrentRevision();
-    if (!rev.ok()) return Fail(rev.status().Annotate("cannot reach etcd at " + opts.store));
-    log::Info("store: etcd " + opts.store + " at revision " + std::to_string(*rev));
-  }
+  auto opened = OpenStore(opts.store, dir);
+  if (!opened.ok()) return Fail(opened.status());
+  std::unique_ptr<store::Store> store = *std::move(opened);
 
   apiserver::Api api(*store, os::RealClock());
   if (Status s = api.Start(); !s.ok()) return Fail(s.Annotate("starting the API"));
@@ -151,10 +170,7 @@ int RunServer(const ServerOptions& opts) {
       "api: watch caches filled, namespaces default, kube-system, kube-public, kube-node-lease");
 
   const auto& [host, port] = *listen;
-  std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
-  if (const std::string h = Hostname(); h != "kvol") names.push_back(h);
-  if (host != "0.0.0.0" && host != "::" && host != "127.0.0.1") names.push_back(host);
-  auto tls = apiserver::EnsureTls(dir, names);
+  auto tls = apiserver::EnsureTls(dir, ServingNames(host));
   if (!tls.ok()) return Fail(tls.status());
   auto token = apiserver::EnsureAdminToken(dir);
   if (!token.ok()) return Fail(token.status());
@@ -173,12 +189,7 @@ int RunServer(const ServerOptions& opts) {
   apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req,
                                      apiserver::ResponseWriter& w) { rest.Handle(req, w); });
   if (Status s = http.Start(); !s.ok()) return Fail(s);
-  const std::string client_host = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host;
-  const std::string url =
-      "https://" +
-      (client_host.find(':') != std::string::npos ? "[" + client_host + "]" : client_host) + ":" +
-      std::to_string(http.port());
-  // RestOptions.server_address is informational; set after the port is known.
+  const std::string url = ClientUrl(host, http.port());
   if (Status s = apiserver::WriteKubeconfig(dir, url, tls->ca_cert_pem, *token); !s.ok()) {
     return Fail(s);
   }

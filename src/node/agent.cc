@@ -88,6 +88,70 @@ Agent::~Agent() { Stop(); }
 
 volume::Host& Agent::host() { return *host_; }
 
+void Agent::MakeVolumeManager() {
+  volumemanager::Sources sources;
+  sources.pods = [this] { return pods_->List(); };
+  sources.lookups.claim = [this](const std::string& ns, const std::string& name) {
+    return claims_->Get(ns, name);
+  };
+  sources.lookups.volume = [this](const std::string& name) { return volumes_->Get("", name); };
+  sources.lookups.config_map_version = [this](const std::string& ns, const std::string& name) {
+    auto cm = config_maps_->Get(ns, name);
+    return cm ? cm->metadata.resource_version : std::string();
+  };
+  sources.lookups.secret_version = [this](const std::string& ns, const std::string& name) {
+    auto s = secrets_->Get(ns, name);
+    return s ? s->metadata.resource_version : std::string();
+  };
+  volume_status_ = std::make_unique<VolumeStatusWriter>(
+      client_, [this](const std::string& uid) { return volume_manager_->PodVolumes(uid); },
+      client::SinkTo(*recorder_), clock_, VolumeStatusOptions{.host_ip = machine_.address});
+  volumemanager::Options vo;
+  vo.root_dir = options_.root_dir;
+  vo.resync = options_.resync;
+  vo.on_reconciled = [this](const std::vector<volumemanager::PodVolumesState>& pods) {
+    return volume_status_->Report(pods);
+  };
+  vo.finish_resize = [this](const volumemanager::DesiredVolume::FsResize& r) {
+    return volume_status_->FinishClaimResize(r);
+  };
+  vo.on_volumes_in_use = [this](std::vector<std::string> names) {
+    status_->SetVolumesInUse(std::move(names));
+  };
+  vo.on_volumes_attached = [this](std::vector<api::AttachedVolume> volumes) {
+    status_->SetVolumesAttached(std::move(volumes));
+  };
+  vo.on_pod_cleaned_up = [this] { runtime_->Kick(); };
+  sources.containers_alive = [this](const std::string& uid) {
+    return runtime_->ContainersAlive(uid);
+  };
+  volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
+      *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
+}
+
+void Agent::MakePodRuntime() {
+  runtime::PodRuntimeSources rs;
+  rs.pods = [this] { return pods_->List(); };
+  rs.volumes = [this](const std::string& uid) {
+    std::map<std::string, runtime::MountedVolume> out;
+    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block, v.read_only};
+    return out;
+  };
+  rs.volumes_torn_down = [this](const std::string& uid) {
+    return volume_manager_->PodVolumesTornDown(uid);
+  };
+  rs.containers_stopped = [this] { volume_manager_->Kick(); };
+  runtime::PodRuntimeOptions rto;
+  rto.root_dir = options_.root_dir;
+  rto.init_binary = options_.init_binary;
+  rto.host_ip = machine_.address;
+  rto.hidden_paths = options_.hidden_paths;
+  rto.hidden_paths.push_back(options_.root_dir);
+  for (auto& p : runtime::NodeSecretPaths()) rto.hidden_paths.push_back(std::move(p));
+  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(rs),
+                                                   client::SinkTo(*recorder_), clock_, rto);
+}
+
 Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   client::EventRecorderOptions ro;
   ro.component = "kubelet";
@@ -113,62 +177,8 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   config_maps_ = &informers_->Get<api::ConfigMap>();
   secrets_ = &informers_->Get<api::Secret>();
 
-  volumemanager::Sources sources;
-  sources.pods = [this] { return pods_->List(); };
-  sources.lookups.claim = [this](const std::string& ns, const std::string& name) {
-    return claims_->Get(ns, name);
-  };
-  sources.lookups.volume = [this](const std::string& name) { return volumes_->Get("", name); };
-  sources.lookups.config_map_version = [this](const std::string& ns, const std::string& name) {
-    auto cm = config_maps_->Get(ns, name);
-    return cm ? cm->metadata.resource_version : std::string();
-  };
-  sources.lookups.secret_version = [this](const std::string& ns, const std::string& name) {
-    auto s = secrets_->Get(ns, name);
-    return s ? s->metadata.resource_version : std::string();
-  };
-  volume_status_ = std::make_unique<VolumeStatusWriter>(
-      client_, client::SinkTo(*recorder_), clock_, VolumeStatusOptions{.host_ip = machine_.address});
-  volumemanager::Options vo;
-  vo.root_dir = options_.root_dir;
-  vo.resync = options_.resync;
-  vo.on_reconciled = [this] { return volume_status_->Report(volume_manager_->PodStates()); };
-  vo.finish_resize = [this](const volumemanager::DesiredVolume::FsResize& r) {
-    return volume_status_->FinishClaimResize(r);
-  };
-  vo.on_volumes_in_use = [this](std::vector<std::string> names) {
-    status_->SetVolumesInUse(std::move(names));
-  };
-  vo.on_volumes_attached = [this](std::vector<api::AttachedVolume> volumes) {
-    status_->SetVolumesAttached(std::move(volumes));
-  };
-  vo.on_pod_cleaned_up = [this] { runtime_->Kick(); };
-  sources.containers_alive = [this](const std::string& uid) {
-    return runtime_->ContainersAlive(uid);
-  };
-  volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
-      *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
-
-  runtime::PodRuntimeSources rs;
-  rs.pods = [this] { return pods_->List(); };
-  rs.volumes = [this](const std::string& uid) {
-    std::map<std::string, runtime::MountedVolume> out;
-    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block, v.read_only};
-    return out;
-  };
-  rs.volumes_torn_down = [this](const std::string& uid) {
-    return volume_manager_->PodVolumesTornDown(uid);
-  };
-  rs.containers_stopped = [this] { volume_manager_->Kick(); };
-  runtime::PodRuntimeOptions rto;
-  rto.root_dir = options_.root_dir;
-  rto.init_binary = options_.init_binary;
-  rto.host_ip = machine_.address;
-  rto.hidden_paths = options_.hidden_paths;
-  rto.hidden_paths.push_back(options_.root_dir);
-  for (auto& p : runtime::NodeSecretPaths()) rto.hidden_paths.push_back(std::move(p));
-  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(rs),
-                                                   client::SinkTo(*recorder_), clock_, rto);
+  MakeVolumeManager();
+  MakePodRuntime();
 
   // Every change to what a pod's volumes are made of wakes the reconciler and the runtime
   // (a container waiting for a ConfigMap key may start now).

@@ -82,6 +82,10 @@ class Agent {
   std::shared_ptr<const api::Pod> FindPod(std::string_view ns, std::string_view name) const;
 
  private:
+  // The volume manager with its status writer, and the pod runtime, over the caches; Start
+  // starts them once the caches are synced.
+  void MakeVolumeManager();
+  void MakePodRuntime();
   class AgentHost;
 
   client::Client& client_;

@@ -25,9 +25,14 @@ std::string PodKey(const api::Pod& pod) {
 
 }  // namespace
 
-VolumeStatusWriter::VolumeStatusWriter(client::Client& client, client::EventSink events,
-                                       const os::Clock& clock, VolumeStatusOptions options)
-    : client_(client), events_(std::move(events)), clock_(clock), options_(std::move(options)) {}
+VolumeStatusWriter::VolumeStatusWriter(client::Client& client, PodVolumes volumes,
+                                       client::EventSink events, const os::Clock& clock,
+                                       VolumeStatusOptions options)
+    : client_(client),
+      volumes_(std::move(volumes)),
+      events_(std::move(events)),
+      clock_(clock),
+      options_(std::move(options)) {}
 
 std::optional<os::MonoTime> VolumeStatusWriter::Report(
     const std::vector<volumemanager::PodVolumesState>& pods) {
@@ -59,7 +64,7 @@ void VolumeStatusWriter::ReportPod(const volumemanager::PodVolumesState& state, 
   // Every volume is there: the containers' subPaths must resolve inside their volumes.
   std::string subpath_error;
   if (ready && !r.ready_written) {
-    subpath_error = PrepareSubPaths(state);
+    subpath_error = PrepareSubPaths(pod);
     if (!subpath_error.empty()) {
       ready = false;
       if (subpath_error != r.subpath_reported) {
@@ -105,15 +110,23 @@ void VolumeStatusWriter::ReportPod(const volumemanager::PodVolumesState& state, 
   r.message_written = subpath_error;
 }
 
-std::string VolumeStatusWriter::PrepareSubPaths(const volumemanager::PodVolumesState& state) {
+std::string VolumeStatusWriter::PrepareSubPaths(const api::Pod& pod) {
   std::vector<const api::Container*> containers;
-  for (const auto& c : state.pod->spec.init_containers) containers.push_back(&c);
-  for (const auto& c : state.pod->spec.containers) containers.push_back(&c);
+  for (const auto& c : pod.spec.init_containers) containers.push_back(&c);
+  for (const auto& c : pod.spec.containers) containers.push_back(&c);
+  if (std::none_of(containers.begin(), containers.end(), [](const api::Container* c) {
+        return std::any_of(c->volume_mounts.begin(), c->volume_mounts.end(),
+                           [](const auto& m) { return !m.sub_path.empty(); });
+      })) {
+    return "";
+  }
+  const auto volumes = volumes_ ? volumes_(pod.metadata.uid)
+                                : std::map<std::string, volumemanager::PodVolume>{};
   for (const api::Container* c : containers) {
     for (const auto& m : c->volume_mounts) {
       if (m.sub_path.empty()) continue;
-      auto v = state.volumes.find(m.name);
-      if (v == state.volumes.end()) continue;  // not a volume of this pod: validation's concern
+      auto v = volumes.find(m.name);
+      if (v == volumes.end()) continue;  // not a volume of this pod: validation's concern
       auto resolved = volume::util::PrepareSubPath(v->second.path, m.sub_path);
       if (!resolved.ok()) {
         return "Error: failed to prepare subPath for volumeMount \"" + m.name +

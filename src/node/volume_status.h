@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,8 +32,12 @@ struct VolumeStatusOptions {
 
 class VolumeStatusWriter {
  public:
-  VolumeStatusWriter(client::Client& client, client::EventSink events, const os::Clock& clock,
-                     VolumeStatusOptions options);
+  // `volumes(uid)`: the pod's volumes that are set up (VolumeManager::PodVolumes), read once
+  // they all are, to resolve subPaths.
+  using PodVolumes =
+      std::function<std::map<std::string, volumemanager::PodVolume>(const std::string& uid)>;
+  VolumeStatusWriter(client::Client& client, PodVolumes volumes, client::EventSink events,
+                     const os::Clock& clock, VolumeStatusOptions options);
 
   // Writes what changed for `pods` (every pod the volume manager serves; a pod not among them
   // is forgotten) and gives their events. Returns when it is next due with nothing changing:
@@ -56,12 +61,13 @@ class VolumeStatusWriter {
   void ReportPod(const volumemanager::PodVolumesState& state, PodReport& r, os::MonoTime now);
   // Resolves (and creates) every container's volumeMount subPath inside its volume; what is
   // wrong, in kubelet's words, or "" when all are fine.
-  static std::string PrepareSubPaths(const volumemanager::PodVolumesState& state);
+  std::string PrepareSubPaths(const api::Pod& pod);
   Status WritePodStatus(const api::Pod& pod, bool ready, const std::string& message);
   void PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,
                 std::string message);
 
   client::Client& client_;
+  const PodVolumes volumes_;
   const client::EventSink events_;
   const os::Clock& clock_;
   const VolumeStatusOptions options_;

@@ -163,7 +163,21 @@ class SqliteStore final : public Store {
   // queueing nothing, when the store is shutting down.
   bool Enqueue(std::span<PendingWrite> writes);
   void CommitLoop();
+  // A slice of background compaction, after a commit; true when it is behind (more to do).
+  bool CompactInBackground();
   void CommitBatch(std::deque<PendingWrite*>& batch);
+  // A write of a batch decided against the state as it will be after the writes before it.
+  struct Planned {
+    PendingWrite* w;
+    Revision rev;
+    Revision create;
+    std::optional<MvccIndex::Entry> entry;  // the key's, found while planning
+  };
+  // Decides each write of `batch`: the ones to make, with their revisions; the others are
+  // answered.
+  std::vector<Planned> PlanBatch(std::deque<PendingWrite*>& batch);
+  // The planned rows in one transaction, with (`with_deletes`) the rows compaction queued.
+  Status WriteRows(const std::vector<Planned>& planned, bool with_deletes);
   // Marks every write of batch `n` done (their results filled) and wakes its writers; clears
   // `batch`. A writer may return (and free its PendingWrite) as soon as it sees `done`.
   void AnswerBatch(std::deque<PendingWrite*>& batch, uint32_t n);
@@ -476,27 +490,31 @@ void SqliteStore::CommitLoop() {
       ++compactions_done_;
       done_cv_.notify_all();
     }
-    // Background compaction keeps history (and the file) bounded under steady writes. It runs
-    // after the batch's writers have their answer, a slice at a time, so that no write waits
-    // for more than one slice of it; with no writes, slice follows slice after a short pause.
-    Revision current, compacted_to;
-    {
-      std::shared_lock lock(state_mu_);
-      current = index_.current();
-      compacted_to = index_.compacted();
-    }
-    if (current - last_auto_compact_ >= opts_.compact_every &&
-        current - opts_.retain_revisions > 0) {
-      last_auto_compact_ = current;
-      auto_compact_target_ = current - opts_.retain_revisions;
-    }
-    compaction_behind = false;
-    if (auto_compact_target_ > compacted_to && queued_deletes_.size() < kCompactSlice) {
-      // In memory now; its rows go with the next write (or the next idle moment).
-      const Revision to = std::min(auto_compact_target_, compacted_to + kCompactSlice);
-      compaction_behind = CompactIndex(to).ok() && auto_compact_target_ > to;
-    }
+    compaction_behind = CompactInBackground();
   }
+}
+
+bool SqliteStore::CompactInBackground() {
+  // Background compaction keeps history (and the file) bounded under steady writes. It runs
+  // after the batch's writers have their answer, a slice at a time, so that no write waits
+  // for more than one slice of it; with no writes, slice follows slice after a short pause.
+  Revision current, compacted_to;
+  {
+    std::shared_lock lock(state_mu_);
+    current = index_.current();
+    compacted_to = index_.compacted();
+  }
+  if (current - last_auto_compact_ >= opts_.compact_every &&
+      current - opts_.retain_revisions > 0) {
+    last_auto_compact_ = current;
+    auto_compact_target_ = current - opts_.retain_revisions;
+  }
+  if (auto_compact_target_ > compacted_to && queued_deletes_.size() < kCompactSlice) {
+    // In memory now; its rows go with the next write (or the next idle moment).
+    const Revision to = std::min(auto_compact_target_, compacted_to + kCompactSlice);
+    return CompactIndex(to).ok() && auto_compact_target_ > to;
+  }
+  return false;
 }
 
 void SqliteStore::AnswerBatch(std::deque<PendingWrite*>& batch, uint32_t n) {
@@ -505,122 +523,114 @@ void SqliteStore::AnswerBatch(std::deque<PendingWrite*>& batch, uint32_t n) {
   answers_.Answer(n);
 }
 
-void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
-  // Decide each write against the state as it will be after the writes before it.
-  struct Planned {
-    PendingWrite* w;
-    Revision rev;
-    Revision create;
-    std::optional<MvccIndex::Entry> entry;  // the key's, found while planning
-  };
+std::vector<SqliteStore::Planned> SqliteStore::PlanBatch(std::deque<PendingWrite*>& batch) {
   std::vector<Planned> planned;
   std::unordered_map<std::string_view, std::pair<Revision, Revision>> overlay;  // mod, create
-  Revision next;
-  {
-    std::shared_lock lock(state_mu_);
-    next = index_.current();
-    for (PendingWrite* w : batch) {
-      if (w->answered) continue;
-      // The write it follows is in this transaction, or was committed by an earlier one.
-      if (w->follows && !w->follows->made) {
-        w->result = NotMade(*w, w->follows->result.status());
-        continue;
-      }
-      Revision mod = 0, create = 0;  // 0: absent
-      std::optional<MvccIndex::Entry> entry;
-      if (auto it = overlay.find(w->key); it != overlay.end()) {
-        std::tie(mod, create) = it->second;
-      } else if (const auto* v = index_.Latest(w->key, &entry)) {
-        mod = v->mod;
-        create = v->create;
-      }
-      switch (w->kind) {
-        case Write::Kind::kCreate:
-          if (mod != 0) {
-            w->result = AlreadyExistsError("key \"" + w->key + "\" already exists");
-            continue;
-          }
-          break;
-        case Write::Kind::kUpdate:
-        case Write::Kind::kDelete:
-          if (mod == 0) {
-            w->result = NotFoundError("key \"" + w->key + "\" not found");
-            continue;
-          }
-          if (w->expected != 0 && w->expected != mod) {
-            w->result = AbortedError("key \"" + w->key + "\" was modified: expected revision " +
-                                     std::to_string(w->expected) + ", found " +
-                                     std::to_string(mod));
-            continue;
-          }
-          break;
-      }
-      const Revision rev = ++next;
-      const bool is_delete = w->kind == Write::Kind::kDelete;
-      const Revision new_create = w->kind == Write::Kind::kCreate ? rev : create;
-      overlay[w->key] = is_delete ? std::make_pair(Revision{0}, Revision{0})
-                                  : std::make_pair(rev, new_create);
-      planned.push_back({w, rev, new_create, entry});
-      w->made = true;
+  std::shared_lock lock(state_mu_);
+  Revision next = index_.current();
+  for (PendingWrite* w : batch) {
+    if (w->answered) continue;
+    // The write it follows is in this transaction, or was committed by an earlier one.
+    if (w->follows && !w->follows->made) {
+      w->result = NotMade(*w, w->follows->result.status());
+      continue;
     }
+    Revision mod = 0, create = 0;  // 0: absent
+    std::optional<MvccIndex::Entry> entry;
+    if (auto it = overlay.find(w->key); it != overlay.end()) {
+      std::tie(mod, create) = it->second;
+    } else if (const auto* v = index_.Latest(w->key, &entry)) {
+      mod = v->mod;
+      create = v->create;
+    }
+    switch (w->kind) {
+      case Write::Kind::kCreate:
+        if (mod != 0) {
+          w->result = AlreadyExistsError("key \"" + w->key + "\" already exists");
+          continue;
+        }
+        break;
+      case Write::Kind::kUpdate:
+      case Write::Kind::kDelete:
+        if (mod == 0) {
+          w->result = NotFoundError("key \"" + w->key + "\" not found");
+          continue;
+        }
+        if (w->expected != 0 && w->expected != mod) {
+          w->result = AbortedError("key \"" + w->key + "\" was modified: expected revision " +
+                                   std::to_string(w->expected) + ", found " +
+                                   std::to_string(mod));
+          continue;
+        }
+        break;
+    }
+    const Revision rev = ++next;
+    const bool is_delete = w->kind == Write::Kind::kDelete;
+    const Revision new_create = w->kind == Write::Kind::kCreate ? rev : create;
+    overlay[w->key] =
+        is_delete ? std::make_pair(Revision{0}, Revision{0}) : std::make_pair(rev, new_create);
+    planned.push_back({w, rev, new_create, entry});
+    w->made = true;
   }
+  return planned;
+}
+
+Status SqliteStore::WriteRows(const std::vector<Planned>& planned, bool with_deletes) {
+  KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
+  for (const auto& p : planned) {
+    sqlite3_stmt* st = insert_.get();
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, p.rev);
+    sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, p.w->kind == Write::Kind::kDelete ? 0 : p.create);
+    if (p.w->value) {
+      sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
+                        SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(st, 4);
+    }
+    if (sqlite3_step(st) != SQLITE_DONE) return SqliteError(db_, "write");
+  }
+  if (with_deletes) KVOL_RETURN_IF_ERROR(DeleteQueuedRows());
+  // The current revision is the newest row's (or the compaction point's): no meta row is
+  // written per commit, which would add a page to every commit's share of the log.
+  return Exec("COMMIT");
+}
+
+void SqliteStore::CommitBatch(std::deque<PendingWrite*>& batch) {
+  std::vector<Planned> planned = PlanBatch(batch);
   if (planned.empty()) return;
 
-  auto fail_all = [&](const Status& s) {
-    Exec("ROLLBACK").ok();
-    for (auto& p : planned) {
-      p.w->result = s;
-      p.w->made = false;
-    }
-  };
-  // The batch's rows, and with them (`with_deletes`) the rows compaction has queued.
-  auto write = [&](bool with_deletes) -> Status {
-    KVOL_RETURN_IF_ERROR(Exec("BEGIN"));
-    for (auto& p : planned) {
-      sqlite3_stmt* st = insert_.get();
-      sqlite3_reset(st);
-      sqlite3_bind_int64(st, 1, p.rev);
-      sqlite3_bind_blob(st, 2, p.w->key.data(), static_cast<int>(p.w->key.size()),
-                        SQLITE_STATIC);
-      sqlite3_bind_int64(st, 3, p.w->kind == Write::Kind::kDelete ? 0 : p.create);
-      if (p.w->value) {
-        sqlite3_bind_blob(st, 4, p.w->value->data(), static_cast<int>(p.w->value->size()),
-                          SQLITE_STATIC);
-      } else {
-        sqlite3_bind_null(st, 4);
-      }
-      if (sqlite3_step(st) != SQLITE_DONE) return SqliteError(db_, "write");
-    }
-    if (with_deletes) KVOL_RETURN_IF_ERROR(DeleteQueuedRows());
-    // The current revision is the newest row's (or the compaction point's): no meta row is
-    // written per commit, which would add a page to every commit's share of the log.
-    return Exec("COMMIT");
-  };
   const bool with_deletes = queued_compacted_ != 0;
-  Status written = write(with_deletes);
+  Status written = WriteRows(planned, with_deletes);
   if (!written.ok() && with_deletes) {
     // The writes do not fail for the compaction's sake: again without its rows, which wait.
     Exec("ROLLBACK").ok();
-    written = write(false);
+    written = WriteRows(planned, false);
   } else if (written.ok() && with_deletes) {
     queued_deletes_.clear();
     queued_compacted_ = 0;
   }
-  if (!written.ok()) return fail_all(written);
+  if (!written.ok()) {
+    Exec("ROLLBACK").ok();
+    for (auto& p : planned) {
+      p.w->result = written;
+      p.w->made = false;
+    }
+    return;
+  }
 
   // Durable: apply to memory, tell watchers, then acknowledge.
   std::vector<Event> events;
   events.reserve(planned.size());
-  {
-    std::unique_lock lock(state_mu_);
-    // Only this thread changes the index, so the entries found while planning are still its.
-    for (auto& p : planned) {
-      events.push_back(p.entry ? index_.Apply(*p.entry, p.w->value)
-                               : index_.Apply(p.w->key, p.w->value));
-      p.w->result = p.rev;
-    }
-    hub_.Publish(std::move(events), index_.current());
+  std::unique_lock lock(state_mu_);
+  // Only this thread changes the index, so the entries found while planning are still its.
+  for (auto& p : planned) {
+    events.push_back(p.entry ? index_.Apply(*p.entry, p.w->value)
+                             : index_.Apply(p.w->key, p.w->value));
+    p.w->result = p.rev;
   }
+  hub_.Publish(std::move(events), index_.current());
 }
 
 void SqliteStore::ReleaseLoop() {

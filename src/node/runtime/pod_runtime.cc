@@ -622,103 +622,36 @@ void PodRuntime::SyncContainers(PodRecord& rec, const api::Pod& pod) {
 
 // ---- status ------------------------------------------------------------------------------------
 
-void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
-  const os::MonoTime mono = clock_.Monotonic();
-  if (rec.retry_status_at && mono < *rec.retry_status_at) return;
-  if (!rec.seen_spec) return;  // nothing started yet: the volume manager's status stands
-  const std::string policy = pod.spec.restart_policy.empty() ? "Always" : pod.spec.restart_policy;
-  const size_t n_init = pod.spec.init_containers.size();
+namespace {
 
-  auto status_of = [&](const ContainerRecord& c) {
-    api::ContainerStatus cs;
-    cs.name = c.name;
-    cs.image = c.image;
-    cs.image_id = std::string(kImageId);
-    cs.restart_count = std::max(c.runs - 1, 0);
-    const bool restarts =
-        c.last &&
-        (c.init ? c.last->exit_code != 0 && policy != "Never"
-                : policy == "Always" || (policy == "OnFailure" && c.last->exit_code != 0));
-    if (c.run) {
-      cs.state.running.emplace().started_at = c.run->started_at;
-      cs.ready = !c.init;
-      cs.started = true;
-      cs.container_id = c.run->id;
-      if (c.last) cs.last_state.terminated = c.last;
-    } else if (c.last && (!restarts || rec.stopping)) {
-      cs.state.terminated = c.last;
-      if (c.before_last) cs.last_state.terminated = c.before_last;
-      cs.container_id = c.last->container_id;
-      cs.started = false;
+// The phase, as kubelet's getPhase decides it: from the init containers (any incomplete, or
+// one failed for good) and then the app containers' statuses.
+std::string PodPhase(const std::vector<api::ContainerStatus>& statuses, bool init_incomplete,
+                     bool init_failed, std::string_view policy) {
+  if (init_incomplete) return init_failed ? "Failed" : "Pending";
+  int waiting = 0, running = 0, stopped = 0, succeeded = 0;
+  for (const auto& cs : statuses) {
+    if (cs.state.running) {
+      ++running;
+    } else if (cs.state.terminated) {
+      ++stopped;
+      if (cs.state.terminated->exit_code == 0) ++succeeded;
+    } else if (cs.last_state.terminated) {
+      ++stopped;
     } else {
-      cs.state.waiting = c.waiting;
-      if (c.waiting.reason == "CrashLoopBackOff" && c.delay.count() > 0) {
-        cs.state.waiting->message = "back-off " + Seconds(c.delay) +
-                                    " restarting failed container=" + c.name +
-                                    " pod=" + PodRef(pod);
-      }
-      if (c.last) {
-        cs.last_state.terminated = c.last;
-        cs.container_id = c.last->container_id;
-      }
-      cs.started = false;
+      ++waiting;
     }
-    return cs;
-  };
+  }
+  if (waiting > 0) return "Pending";
+  if (running > 0 || policy == "Always") return "Running";
+  if (stopped == succeeded) return "Succeeded";
+  return policy == "Never" ? "Failed" : "Running";
+}
 
-  std::vector<api::ContainerStatus> init_statuses, statuses;
-  std::vector<std::string> incomplete, unready;
-  bool init_failed = false;
-  for (size_t i = 0; i < rec.containers.size(); ++i) {
-    const ContainerRecord& c = rec.containers[i];
-    if (i < n_init) {
-      init_statuses.push_back(status_of(c));
-      if (!(c.last && c.last->exit_code == 0 && !c.run)) incomplete.push_back(c.name);
-      if (c.last && c.last->exit_code != 0 && !c.run && policy == "Never") init_failed = true;
-    } else {
-      statuses.push_back(status_of(c));
-      if (!c.run) unready.push_back(c.name);
-    }
-  }
-  // The phase, as kubelet's getPhase decides it.
-  std::string phase;
-  if (!incomplete.empty()) {
-    phase = init_failed ? "Failed" : "Pending";
-  } else {
-    int waiting = 0, running = 0, stopped = 0, succeeded = 0;
-    for (const auto& cs : statuses) {
-      if (cs.state.running) {
-        ++running;
-      } else if (cs.state.terminated) {
-        ++stopped;
-        if (cs.state.terminated->exit_code == 0) ++succeeded;
-      } else if (cs.last_state.terminated) {
-        ++stopped;
-      } else {
-        ++waiting;
-      }
-    }
-    if (waiting > 0) {
-      phase = "Pending";
-    } else if (running > 0) {
-      phase = "Running";
-    } else if (policy == "Always") {
-      phase = "Running";
-    } else if (stopped == succeeded) {
-      phase = "Succeeded";
-    } else if (policy == "Never") {
-      phase = "Failed";
-    } else {
-      phase = "Running";
-    }
-  }
-  if (rec.stopping && !rec.AnyRunning() && (phase == "Running" || phase == "Pending")) {
-    // Every container has stopped for the pod's deletion: a terminal phase, by how they ended.
-    const bool all_succeeded = std::all_of(statuses.begin(), statuses.end(), [](const auto& cs) {
-      return cs.state.terminated && cs.state.terminated->exit_code == 0;
-    });
-    phase = all_succeeded && !statuses.empty() ? "Succeeded" : "Failed";
-  }
+// Initialized, ContainersReady and Ready, as kubelet's status manager writes them.
+std::vector<api::PodCondition> PodConditions(const std::vector<std::string>& incomplete,
+                                             const std::vector<std::string>& unready,
+                                             std::string_view phase) {
   std::vector<api::PodCondition> conditions;
   {
     api::PodCondition c;
@@ -746,6 +679,77 @@ void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
     }
     conditions.push_back(c);
   }
+  return conditions;
+}
+
+}  // namespace
+
+api::ContainerStatus PodRuntime::StatusOf(const ContainerRecord& c, const PodRecord& rec,
+                                          const api::Pod& pod, std::string_view policy) {
+  api::ContainerStatus cs;
+  cs.name = c.name;
+  cs.image = c.image;
+  cs.image_id = std::string(kImageId);
+  cs.restart_count = std::max(c.runs - 1, 0);
+  const bool restarts =
+      c.last && (c.init ? c.last->exit_code != 0 && policy != "Never"
+                        : policy == "Always" || (policy == "OnFailure" && c.last->exit_code != 0));
+  if (c.run) {
+    cs.state.running.emplace().started_at = c.run->started_at;
+    cs.ready = !c.init;
+    cs.started = true;
+    cs.container_id = c.run->id;
+    if (c.last) cs.last_state.terminated = c.last;
+  } else if (c.last && (!restarts || rec.stopping)) {
+    cs.state.terminated = c.last;
+    if (c.before_last) cs.last_state.terminated = c.before_last;
+    cs.container_id = c.last->container_id;
+    cs.started = false;
+  } else {
+    cs.state.waiting = c.waiting;
+    if (c.waiting.reason == "CrashLoopBackOff" && c.delay.count() > 0) {
+      cs.state.waiting->message = "back-off " + Seconds(c.delay) +
+                                  " restarting failed container=" + c.name + " pod=" + PodRef(pod);
+    }
+    if (c.last) {
+      cs.last_state.terminated = c.last;
+      cs.container_id = c.last->container_id;
+    }
+    cs.started = false;
+  }
+  return cs;
+}
+
+void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
+  const os::MonoTime mono = clock_.Monotonic();
+  if (rec.retry_status_at && mono < *rec.retry_status_at) return;
+  if (!rec.seen_spec) return;  // nothing started yet: the volume manager's status stands
+  const std::string policy = pod.spec.restart_policy.empty() ? "Always" : pod.spec.restart_policy;
+  const size_t n_init = pod.spec.init_containers.size();
+
+  std::vector<api::ContainerStatus> init_statuses, statuses;
+  std::vector<std::string> incomplete, unready;
+  bool init_failed = false;
+  for (size_t i = 0; i < rec.containers.size(); ++i) {
+    const ContainerRecord& c = rec.containers[i];
+    if (i < n_init) {
+      init_statuses.push_back(StatusOf(c, rec, pod, policy));
+      if (!(c.last && c.last->exit_code == 0 && !c.run)) incomplete.push_back(c.name);
+      if (c.last && c.last->exit_code != 0 && !c.run && policy == "Never") init_failed = true;
+    } else {
+      statuses.push_back(StatusOf(c, rec, pod, policy));
+      if (!c.run) unready.push_back(c.name);
+    }
+  }
+  std::string phase = PodPhase(statuses, !incomplete.empty(), init_failed, policy);
+  if (rec.stopping && !rec.AnyRunning() && (phase == "Running" || phase == "Pending")) {
+    // Every container has stopped for the pod's deletion: a terminal phase, by how they ended.
+    const bool all_succeeded = std::all_of(statuses.begin(), statuses.end(), [](const auto& cs) {
+      return cs.state.terminated && cs.state.terminated->exit_code == 0;
+    });
+    phase = all_succeeded && !statuses.empty() ? "Succeeded" : "Failed";
+  }
+  const std::vector<api::PodCondition> conditions = PodConditions(incomplete, unready, phase);
 
   api::Json digest = {{"phase", phase}};
   api::Encode(init_statuses, digest["init"]);

@@ -117,6 +117,9 @@ class PodRuntime {
   void Reap(ContainerRecord& c, int exit_code);
   void CheckExits();
   void WriteStatus(PodRecord& rec, const api::Pod& pod);
+  // A container's status as kubelet reports it, under the pod's restart policy.
+  static api::ContainerStatus StatusOf(const ContainerRecord& c, const PodRecord& rec,
+                                       const api::Pod& pod, std::string_view policy);
   void Adopt();
   void SaveState(const ContainerRecord& c) const;
   void Event(const api::Pod& pod, std::string_view type, std::string_view reason,

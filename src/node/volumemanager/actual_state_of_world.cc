@@ -132,6 +132,13 @@ bool ActualStateOfWorld::VolumeMountedAs(const std::string& key,
          it->second.content_version == content_version;
 }
 
+bool ActualStateOfWorld::VolumeThereForPod(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(key);
+  return it != volumes_.end() &&
+         (it->second.state == MountState::kMounted || it->second.reconstructed);
+}
+
 bool ActualStateOfWorld::DeviceMounted(const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = devices_.find(name);

@@ -104,6 +104,9 @@ class ActualStateOfWorld {
 
   // Set up as asked: mounted (not uncertain) from contents of `content_version`.
   bool VolumeMountedAs(const std::string& key, std::string_view content_version) const;
+  // There for its pod: mounted, or found on disk after a restart while SetUp confirms it (so
+  // that a restart does not flap the pod's status).
+  bool VolumeThereForPod(const std::string& key) const;
   bool DeviceMounted(const std::string& name) const;
   // Attached for certain; the device path is then in Attachment(name).
   bool Attached(const std::string& name) const;

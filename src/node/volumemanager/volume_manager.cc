@@ -115,25 +115,22 @@ std::map<std::string, PodVolume> VolumeManager::PodVolumes(const std::string& ui
   return dp ? VolumesOf(*dp) : std::map<std::string, PodVolume>{};
 }
 
-std::vector<PodVolumesState> VolumeManager::PodStates() const {
+std::vector<PodVolumesState> VolumeManager::PodStates(const DesiredPods& desired) const {
   std::vector<PodVolumesState> out;
-  for (const auto& [uid, dp] : desired_.Pods()) {
+  out.reserve(desired.size());
+  for (const auto& [uid, dp] : desired) {
     PodVolumesState& st = out.emplace_back();
     st.pod = dp.pod;
     for (const auto& [key, v] : dp.volumes) {
       if (v.attach && !actual_.Attached(v.unique_name)) st.unattached.push_back(v.outer_name);
       // A volume whose contents are only being refreshed is still there for the pod.
-      auto a = actual_.Volume(key);
-      if (!a || (a->state != MountState::kMounted && !a->reconstructed)) {
-        st.unmounted.push_back(v.outer_name);
-      }
+      if (!actual_.VolumeThereForPod(key)) st.unmounted.push_back(v.outer_name);
     }
     for (const auto& [name, why] : dp.unresolved) {
       st.unmounted.push_back(name);
       st.unattached.push_back(name);
     }
     st.unresolved = dp.unresolved;
-    st.volumes = VolumesOf(dp);
   }
   return out;
 }
@@ -193,7 +190,7 @@ void VolumeManager::ReconcileOnce() {
   desired_.Set(desired);
   reconciler_->Reconcile(desired);
   RemoveOrphanedPodDirs(desired);
-  status_due_ = options_.on_reconciled ? options_.on_reconciled() : std::nullopt;
+  status_due_ = options_.on_reconciled ? options_.on_reconciled(PodStates(desired)) : std::nullopt;
   ReportNodeVolumes(desired);
 }
 

@@ -16,9 +16,9 @@
 // the mount table that what was set up is still there (and sets up again what drifted) and
 // removes any pod directory no pod needs; with nothing changing it does no other work.
 //
-// What it serves is read through its queries: the pod runtime's volumes (PodVolumes), the
-// agent's status writer's view of each pod (PodStates), and the node's volumesInUse and
-// volumesAttached (the Options callbacks).
+// What it serves is read through its queries (the pod runtime's volumes: PodVolumes) and its
+// Options callbacks: each pod's volumes for the agent's status writer after each pass, and the
+// node's volumesInUse and volumesAttached.
 #pragma once
 
 #include <chrono>
@@ -46,6 +46,25 @@
 
 namespace kvol::node::volumemanager {
 
+// A pod volume as set up: where it is, and whether it is a block device mapped for the pod.
+struct PodVolume {
+  std::string path;
+  bool block = false;
+  // Containers must see it read-only whatever their volumeMount says: the plugin's answer
+  // (configMap, secret, downwardAPI and projected always; a claim or source marked readOnly).
+  bool read_only = false;
+};
+
+// One pod's volumes as the status writer reports them. A volume found on disk after a restart
+// counts as set up while its SetUp confirms it, so that a restart does not flap the pod's
+// status.
+struct PodVolumesState {
+  std::shared_ptr<const api::Pod> pod;
+  std::vector<std::string> unmounted;   // not set up, by name in the pod's spec, unresolved too
+  std::vector<std::string> unattached;  // not attached yet, unresolved too
+  std::map<std::string, std::string> unresolved;  // cannot be set up yet: name -> why
+};
+
 struct Options {
   std::string root_dir;  // <root>/pods/<uid>/volumes/...
   std::chrono::milliseconds resync{60'000};
@@ -53,9 +72,9 @@ struct Options {
   // FlexVolume driver is installed).
   std::chrono::milliseconds missing_plugin_retry{1'000};
   ExecutorOptions executor;
-  // Called (from the reconciler thread) after each pass: the agent's status writer reads
-  // PodStates here. Returns when it wants the next pass with nothing changing.
-  std::function<std::optional<os::MonoTime>()> on_reconciled;
+  // Called (from the reconciler thread) after each pass with every pod it serves, by uid: the
+  // agent's status writer. Returns when it wants the next pass with nothing changing.
+  std::function<std::optional<os::MonoTime>(const std::vector<PodVolumesState>&)> on_reconciled;
   // Writes the claim's new capacity once its filesystem has grown on this node.
   std::function<Status(const DesiredVolume::FsResize&)> finish_resize;
   // Called (from the reconciler) with the sorted unique names of the volumes in use whose
@@ -77,26 +96,6 @@ struct Sources {
   // Whether a container of the pod may still run (the pod runtime's answer; must not block).
   // Such a pod keeps its volumes even when it is being deleted, has finished or is gone.
   std::function<bool(const std::string& uid)> containers_alive;
-};
-
-// A pod volume as set up: where it is, and whether it is a block device mapped for the pod.
-struct PodVolume {
-  std::string path;
-  bool block = false;
-  // Containers must see it read-only whatever their volumeMount says: the plugin's answer
-  // (configMap, secret, downwardAPI and projected always; a claim or source marked readOnly).
-  bool read_only = false;
-};
-
-// One pod's volumes as the status writer reports them. A volume found on disk after a restart
-// counts as set up while its SetUp confirms it, so that a restart does not flap the pod's
-// status.
-struct PodVolumesState {
-  std::shared_ptr<const api::Pod> pod;
-  std::vector<std::string> unmounted;   // not set up, by name in the pod's spec, unresolved too
-  std::vector<std::string> unattached;  // not attached yet, unresolved too
-  std::map<std::string, std::string> unresolved;  // cannot be set up yet: name -> why
-  std::map<std::string, PodVolume> volumes;       // set up, by name
 };
 
 class VolumeManager {
@@ -123,8 +122,6 @@ class VolumeManager {
   std::map<std::string, std::string> AttachedVolumes() const;
   // The pod's volumes that are set up, by their name in the pod's spec. Thread-safe.
   std::map<std::string, PodVolume> PodVolumes(const std::string& uid) const;
-  // Every pod it serves, by uid, as of the last pass. Thread-safe.
-  std::vector<PodVolumesState> PodStates() const;
   // True when nothing of the pod's volumes is set up, recorded or in flight. Thread-safe.
   bool PodVolumesTornDown(const std::string& uid) const;
 
@@ -139,6 +136,7 @@ class VolumeManager {
   void Reconstruct();
   void RemoveOrphanedPodDirs(const DesiredPods& desired);
   void ReportNodeVolumes(const DesiredPods& desired);
+  std::vector<PodVolumesState> PodStates(const DesiredPods& desired) const;
   std::map<std::string, PodVolume> VolumesOf(const DesiredPod& dp) const;
   bool ContainersAlive(const std::string& uid) const;
 
