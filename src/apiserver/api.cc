@@ -1,23 +1,88 @@
 // The set of registries and cluster-wide admission lookups.
 #include "apiserver/api.h"
 
+#include "apiserver/errors.h"
+
 namespace kvol::apiserver {
 
 Api::Api(store::Store& store, os::Clock& clock) : store_(store), clock_(clock) {
-  std::apply([&](auto&... r) {
-    ((r = std::make_unique<typename std::remove_reference_t<decltype(r)>::element_type>(
-          store_, clock_, *this)),
-     ...);
-  }, registries_);
+  std::apply(
+      [&](auto&... r) {
+        ((r = std::make_unique<typename std::remove_reference_t<decltype(r)>::element_type>(
+              store_, clock_, *this)),
+         ...);
+      },
+      registries_);
 }
 
 Api::~Api() { Stop(); }
 
+std::vector<ApiOr<api::AnySharedObject>> Api::UpdateTogether(
+    std::vector<api::ObjectUpdate> updates) {
+  const size_t n = updates.size();
+  std::vector<std::optional<ApiOr<api::AnySharedObject>>> answers(n);
+  std::vector<store::Write> batch;
+  std::vector<std::function<ApiOr<api::AnySharedObject>(const StatusOr<store::Revision>&)>> finish;
+  std::vector<size_t> slots;          // the update each write is for
+  std::vector<int> write_of(n, -1);   // the write each update made, if any
+  std::vector<std::string> names(n);  // "<resource> \"<name>\"", for messages
+  for (size_t i = 0; i < n; ++i) {
+    api::ObjectUpdate& u = updates[i];
+    const api::KindInfo& kind = std::visit(
+        [](const auto& obj) -> const api::KindInfo& {
+          return api::KindInfoOf<std::decay_t<decltype(obj)>>();
+        },
+        u.object);
+    const api::ObjectMeta& meta = api::MetaOf(u.object);
+    names[i] = std::string(kind.resource) + " \"" + meta.name + "\"";
+    const int a = u.after;
+    if (a >= static_cast<int>(i)) {
+      answers[i] = BadRequest(names[i] + ": an update can follow only an earlier one, not " +
+                              std::to_string(a));
+      continue;
+    }
+    if (a >= 0 && !answers[a]->ok()) {
+      answers[i] = Conflict(kind, meta.name,
+                            "not updated: the update of " + names[a] +
+                                " it follows failed: " + answers[a]->error().message);
+      continue;
+    }
+    if (a >= 0 && meta.resource_version.empty()) {
+      answers[i] = BadRequest(names[i] +
+                              ": an update made after another needs "
+                              "metadata.resourceVersion");
+      continue;
+    }
+    PreparedTogether p = std::visit(
+        [&](auto& obj) {
+          using T = std::decay_t<decltype(obj)>;
+          return registry<T>().PrepareTogether(std::move(obj), u.main, u.status);
+        },
+        u.object);
+    // Answered at once, or to be answered once the batch is written: an update it follows
+    // finds its answer there, and its write's index.
+    answers[i] =
+        p.answer ? *std::move(p.answer) : ApiOr<api::AnySharedObject>(api::AnySharedObject());
+    if (p.answer) continue;
+    p.write.after = a >= 0 ? write_of[a] : -1;
+    write_of[i] = static_cast<int>(batch.size());
+    batch.push_back(std::move(p.write));
+    finish.push_back(std::move(p.finish));
+    slots.push_back(i);
+  }
+  if (!batch.empty()) {
+    auto revs = store_.WriteMany(std::move(batch));
+    for (size_t j = 0; j < slots.size(); ++j) answers[slots[j]] = finish[j](revs[j]);
+  }
+  std::vector<ApiOr<api::AnySharedObject>> out;
+  out.reserve(n);
+  for (auto& a : answers) out.push_back(*std::move(a));
+  return out;
+}
+
 Status Api::Start() {
   Status result;
-  std::apply([&](auto&... r) {
-    ((result.ok() ? (result = r->Start(), 0) : 0), ...);
-  }, registries_);
+  std::apply([&](auto&... r) { ((result.ok() ? (result = r->Start(), 0) : 0), ...); }, registries_);
   KVOL_RETURN_IF_ERROR(result);
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     api::Namespace ns;
@@ -37,13 +102,15 @@ void Api::Stop() {
 
 Resource* Api::Find(std::string_view group, std::string_view version, std::string_view resource) {
   Resource* found = nullptr;
-  std::apply([&](auto&... r) {
-    ((found == nullptr && r->info().group == group && r->info().version == version &&
-              r->info().resource == resource
-          ? (found = r.get(), 0)
-          : 0),
-     ...);
-  }, registries_);
+  std::apply(
+      [&](auto&... r) {
+        ((found == nullptr && r->info().group == group && r->info().version == version &&
+                  r->info().resource == resource
+              ? (found = r.get(), 0)
+              : 0),
+         ...);
+      },
+      registries_);
   return found;
 }
 

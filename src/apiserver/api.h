@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "apiserver/registry.h"
 #include "os/clock.h"
@@ -27,6 +28,12 @@ class Api final : public Cluster {
   Registry<T>& registry() {
     return *std::get<std::unique_ptr<Registry<T>>>(registries_);
   }
+
+  // Updates of objects of any kinds written together (see api/object_update.h): each answered,
+  // in order, as UpdateShared of its object alone would answer it; every write goes to the
+  // store in one WriteMany, an update that follows another only if that one is made. Updates
+  // without a resourceVersion, or following none, are made on their own first.
+  std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(std::vector<api::ObjectUpdate> updates);
 
   // The resource served at group/version/resource (group "" for core), or nullptr.
   Resource* Find(std::string_view group, std::string_view version, std::string_view resource);

@@ -49,13 +49,20 @@ std::optional<ContinueToken> DecodeContinue(std::string_view s) {
   int bits = 0;
   for (char c : s) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '-' || c == '+') v = 62;
-    else if (c == '_' || c == '/') v = 63;
-    else if (c == '=') break;
-    else return std::nullopt;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '-' || c == '+')
+      v = 62;
+    else if (c == '_' || c == '/')
+      v = 63;
+    else if (c == '=')
+      break;
+    else
+      return std::nullopt;
     buf = (buf << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -366,6 +373,13 @@ ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts
 }
 
 template <class T>
+ApiOr<api::AnyObject> Registry<T>::DecodeAny(const api::Json& body) {
+  auto obj = DecodeBody(body, {}, nullptr);
+  if (!obj.ok()) return obj.error();
+  return api::AnyObject(std::in_place_type<T>, *std::move(obj));
+}
+
+template <class T>
 ApiOr<T> Registry<T>::DecodeBodyText(std::string_view body, const WriteOptions& opts,
                                      std::vector<std::string>* warnings) {
   T obj;
@@ -424,7 +438,8 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
       return BadRequest(
           "the namespace of the provided object does not match the namespace sent on the request");
     }
-    if (m.namespace_.empty()) return BadRequest("a namespace is required to create " + std::string(k.resource));
+    if (m.namespace_.empty())
+      return BadRequest("a namespace is required to create " + std::string(k.resource));
     if (auto err = cluster_.CheckNamespace(m.namespace_)) return *err;
   } else {
     m.namespace_.clear();
@@ -449,7 +464,8 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
       m.name = base + RandomSuffix();
     }
     api::FieldErrors errs = api::Validate(obj);
-    if (!errs.empty()) return Invalid(k, m.name.empty() ? m.generate_name : m.name, std::move(errs));
+    if (!errs.empty())
+      return Invalid(k, m.name.empty() ? m.generate_name : m.name, std::move(errs));
     std::string json = Encode(obj);
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     if (opts.dry_run) return Written{Own(std::move(obj)), std::move(stored)};
@@ -502,8 +518,9 @@ std::optional<ApiError> Registry<T>::CheckUpdateTarget(T& obj, std::string_view 
   }
   const std::string& precondition = obj.metadata.resource_version;
   if (!precondition.empty() && !ParseRevision(precondition)) {
-    return Invalid(k, name, {api::Invalid(api::Path("metadata").Child("resourceVersion"),
-                                          precondition, "must be a valid resource version")});
+    return Invalid(k, name,
+                   {api::Invalid(api::Path("metadata").Child("resourceVersion"), precondition,
+                                 "must be a valid resource version")});
   }
   return std::nullopt;
 }
@@ -576,7 +593,7 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
   if (opts.dry_run) {
     next.metadata.resource_version = std::to_string(kv->mod_revision);
     return Answered(Written{Own(std::move(next)),
-                               StoredObject{store::MakeValue(std::move(json)), kv->mod_revision}});
+                            StoredObject{store::MakeValue(std::move(json)), kv->mod_revision}});
   }
   step.write.key = key;
   step.write.stored = StoredObject{store::MakeValue(std::move(json)), 0};
@@ -614,9 +631,8 @@ ApiOr<typename Registry<T>::Written> Registry<T>::UpdateImpl(T obj, std::string_
   const std::string key = StorageKey(info(), obj.metadata.namespace_, name);
   for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
     // An update with a resourceVersion is tried once: it can have the object itself.
-    UpdateStep step =
-        PrepareUpdate(precondition.empty() ? obj : std::move(obj), key, name, parts, opts,
-                      precondition);
+    UpdateStep step = PrepareUpdate(precondition.empty() ? obj : std::move(obj), key, name, parts,
+                                    opts, precondition);
     if (step.retry) continue;
     if (step.answer) return *std::move(step.answer);
     auto rev = store_.Update(key, step.write.stored.json, step.write.expected);
@@ -698,92 +714,29 @@ std::vector<ApiOr<typename Registry<T>::Written>> Registry<T>::UpdateMany(
 }
 
 template <class T>
-template <class U>
-std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
-          std::vector<ApiOr<std::shared_ptr<const U>>>>
-Registry<T>::UpdateSharedThen(std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts,
-                              Registry<U>& other, std::vector<U> then,
-                              const std::vector<std::pair<bool, bool>>& then_parts,
-                              const std::vector<int>& after) {
-  using OtherWritten = typename Registry<U>::Written;
-  std::vector<std::optional<ApiOr<Written>>> first(objs.size());
-  std::vector<std::optional<ApiOr<OtherWritten>>> second(then.size());
-  std::vector<store::Write> batch;
-  std::vector<PreparedUpdate> writes;
-  std::vector<size_t> slots;
-  std::vector<int> write_of(objs.size(), -1);  // the store write of each of `objs`
-  if (&other.store_ != &store_) {
-    const ApiError wrong = FromStatus(FailedPreconditionError(
-        std::string(other.info().resource) + " are not kept in the store of " +
-        std::string(info().resource) + ": their updates cannot be made together"));
-    for (auto& a : first) a = wrong;
-    for (auto& a : second) a = wrong;
-    objs.clear();  // nothing is prepared
-    then.clear();
+PreparedTogether Registry<T>::PrepareTogether(T obj, bool main, bool status) {
+  PreparedTogether out;
+  UpdateStep step = PrepareBatched(obj, PartsOfShared(main, status), {});
+  if (step.answer) {
+    auto shared = SharedOf(*std::move(step.answer));
+    if (!shared.ok()) {
+      out.answer = shared.error();
+    } else {
+      out.answer = api::AnySharedObject(*std::move(shared));
+    }
+    return out;
   }
-  std::vector<std::string> names;  // of `objs`, which are moved from
-  names.reserve(objs.size());
-  for (const T& obj : objs) names.push_back(obj.metadata.name);
-  for (size_t i = 0; i < objs.size(); ++i) {
-    const auto [main, status] = parts[i];
-    UpdateStep step = PrepareBatched(objs[i], PartsOfShared(main, status), {});
-    if (step.answer) {
-      first[i] = *std::move(step.answer);
-      continue;
-    }
-    write_of[i] = static_cast<int>(batch.size());
-    batch.push_back({store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
-                     step.write.expected});
-    writes.push_back(std::move(step.write));
-    slots.push_back(i);
-  }
-  std::vector<typename Registry<U>::PreparedUpdate> then_writes;
-  std::vector<size_t> then_slots;
-  for (size_t j = 0; j < then.size(); ++j) {
-    const int a = after[j];
-    const auto& k = other.info();
-    if (a >= 0 && first[a] && !first[a]->ok()) {
-      second[j] = Conflict(k, then[j].metadata.name,
-                           "not updated: the update of " + std::string(info().resource) +
-                               " \"" + names[a] + "\" it follows failed: " +
-                               first[a]->error().message);
-      continue;
-    }
-    if (a >= 0 && then[j].metadata.resource_version.empty()) {
-      second[j] = BadRequest(std::string(k.resource) + " \"" + then[j].metadata.name +
-                             "\": an update made after another needs metadata.resourceVersion");
-      continue;
-    }
-    const auto [main, status] = then_parts[j];
-    auto step = other.PrepareBatched(then[j], Registry<U>::PartsOfShared(main, status), {});
-    if (step.answer) {
-      second[j] = *std::move(step.answer);
-      continue;
-    }
-    batch.push_back({store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
-                     step.write.expected, a >= 0 ? write_of[a] : -1});
-    then_writes.push_back(std::move(step.write));
-    then_slots.push_back(j);
-  }
-  if (!batch.empty()) {
-    auto revs = store_.WriteMany(std::move(batch));
-    for (size_t n = 0; n < writes.size(); ++n) {
-      const std::string name = writes[n].obj->metadata.name;
-      first[slots[n]] = *FinishUpdate(std::move(writes[n]), revs[n], name, true);
-    }
-    for (size_t n = 0; n < then_writes.size(); ++n) {
-      const std::string name = then_writes[n].obj->metadata.name;
-      second[then_slots[n]] =
-          *other.FinishUpdate(std::move(then_writes[n]), revs[writes.size() + n], name, true);
-    }
-  }
-  std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
-            std::vector<ApiOr<std::shared_ptr<const U>>>>
-      out;
-  out.first.reserve(first.size());
-  for (auto& w : first) out.first.push_back(SharedOf(*std::move(w)));
-  out.second.reserve(second.size());
-  for (auto& w : second) out.second.push_back(Registry<U>::SharedOf(*std::move(w)));
+  out.write = {store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
+               step.write.expected};
+  auto prepared = std::make_shared<PreparedUpdate>(std::move(step.write));
+  out.finish = [this,
+                prepared](const StatusOr<store::Revision>& rev) -> ApiOr<api::AnySharedObject> {
+    const std::string name = prepared->obj->metadata.name;
+    // Conditional: never asks for another attempt.
+    auto shared = SharedOf(*FinishUpdate(std::move(*prepared), rev, name, true));
+    if (!shared.ok()) return shared.error();
+    return api::AnySharedObject(*std::move(shared));
+  };
   return out;
 }
 
@@ -920,8 +873,9 @@ ApiOr<ListOut> Registry<T>::ListStored(std::string_view ns, const ListOptions& o
       auto r = store_.Range(ro);
       if (!r.ok()) {
         if (r.status().code() == StatusCode::kOutOfRange && cont) {
-          return Gone("The provided continue parameter is too old to display a consistent list "
-                      "result. You can start a new list without the continue parameter.");
+          return Gone(
+              "The provided continue parameter is too old to display a consistent list "
+              "result. You can start a new list without the continue parameter.");
         }
         if (r.status().code() == StatusCode::kOutOfRange) {
           return Gone("too old resource version: " + opts.resource_version);
@@ -953,9 +907,9 @@ ApiOr<ListOut> Registry<T>::ListStored(std::string_view ns, const ListOptions& o
     min_rev = *rv;
   }
   store::Revision at = 0;
-  auto items = cache_->List(*filter, min_rev,
-                            std::chrono::duration_cast<std::chrono::milliseconds>(kFreshnessTimeout),
-                            &at);
+  auto items =
+      cache_->List(*filter, min_rev,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(kFreshnessTimeout), &at);
   if (!items.ok()) return Timeout(items.status().message());
   out.rev = at;
   out.items.reserve(items->size());
@@ -976,7 +930,8 @@ ApiOr<std::unique_ptr<EventStream>> Registry<T>::WatchStored(std::string_view ns
     after = *rv;
   }
   auto w = cache_->Watch(*filter, after);
-  if (w.ok()) return std::unique_ptr<EventStream>(std::make_unique<CacheEventStream>(std::move(*w)));
+  if (w.ok())
+    return std::unique_ptr<EventStream>(std::make_unique<CacheEventStream>(std::move(*w)));
   if (w.status().code() != StatusCode::kOutOfRange) return FromStatus(w.status());
   // Older than the cache (e.g. from before a restart): the store may still have the history.
   auto sw = store_.Watch(StoragePrefix(k, filter->ns), after);
@@ -1064,9 +1019,10 @@ struct UpdateListBody {
 }  // namespace
 
 template <class T>
-ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(
-    std::string_view ns, std::string_view body, bool main, bool status,
-    const WriteOptions& opts) {
+ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(std::string_view ns,
+                                                                        std::string_view body,
+                                                                        bool main, bool status,
+                                                                        const WriteOptions& opts) {
   const auto& k = info();
   std::vector<ApiOr<T>> objs;
   std::vector<std::vector<std::string>> warnings;
@@ -1086,8 +1042,8 @@ ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(
     if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
     if (!j->is_object()) return BadRequest("the request body must be a JSON object");
     auto kind = j->find("kind");
-    if (kind != j->end() && (!kind->is_string() ||
-                             (*kind != std::string(k.kind) + "List" && *kind != "List"))) {
+    if (kind != j->end() &&
+        (!kind->is_string() || (*kind != std::string(k.kind) + "List" && *kind != "List"))) {
       return BadRequest("kind: Invalid value: " + api::JsonValueForError(*kind) +
                         ": the body must be a " + std::string(k.kind) + "List");
     }
@@ -1109,8 +1065,9 @@ ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(
       if (obj->metadata.namespace_.empty()) {
         obj = BadRequest("metadata.namespace: Required value: the item names no namespace");
       } else if (!ns.empty() && obj->metadata.namespace_ != ns) {
-        obj = BadRequest("the namespace of the provided object does not match the namespace "
-                         "sent on the request");
+        obj = BadRequest(
+            "the namespace of the provided object does not match the namespace "
+            "sent on the request");
       }
     }
     if (obj.ok() && obj->metadata.name.empty()) {
@@ -1207,8 +1164,7 @@ ApiOr<T> Registry<T>::Update(T obj, bool status, const WriteOptions& opts) {
 
 template <class T>
 ApiOr<T> Registry<T>::UpdateWithStatus(T obj, const WriteOptions& opts) {
-  auto w =
-      UpdateTyped(std::move(obj), has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
+  auto w = UpdateTyped(std::move(obj), has_status() ? Parts::kMainAndStatus : Parts::kMain, opts);
   if (!w.ok()) return w.error();
   return w->Take();
 }
@@ -1247,7 +1203,8 @@ ApiOr<T> Registry<T>::MutateImpl(std::string_view ns, std::string_view name, Par
 }
 
 template <class T>
-ApiOr<T> Registry<T>::Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts) {
+ApiOr<T> Registry<T>::Delete(std::string_view ns, std::string_view name,
+                             const DeleteOptions& opts) {
   auto w = DeleteImpl(ns, name, opts);
   if (!w.ok()) return w.error();
   return w->Take();
@@ -1293,13 +1250,5 @@ template class Registry<api::ClusterRole>;
 template class Registry<api::ClusterRoleBinding>;
 template class Registry<api::Role>;
 template class Registry<api::RoleBinding>;
-
-// A claim's binding written with its volume's (the PV controller, in process).
-template std::pair<std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>>,
-                   std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>>>
-Registry<api::PersistentVolume>::UpdateSharedThen(
-    std::vector<api::PersistentVolume>, const std::vector<std::pair<bool, bool>>&,
-    Registry<api::PersistentVolumeClaim>&, std::vector<api::PersistentVolumeClaim>,
-    const std::vector<std::pair<bool, bool>>&, const std::vector<int>&);
 
 }  // namespace kvol::apiserver

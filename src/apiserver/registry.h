@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/defaults.h"
+#include "api/object_update.h"
 #include "api/validation.h"
 #include "apiserver/objects.h"
 #include "apiserver/resource.h"
@@ -22,6 +23,15 @@
 #include "os/clock.h"
 
 namespace kvol::apiserver {
+
+// An update of a write of several objects (Api::UpdateTogether) decided up to its store write:
+// answered already (an error, nothing to write, an update made on its own), or `write` to make,
+// answered by `finish` with the store's answer.
+struct PreparedTogether {
+  std::optional<ApiOr<api::AnySharedObject>> answer;
+  store::Write write;
+  std::function<ApiOr<api::AnySharedObject>(const StatusOr<store::Revision>&)> finish;
+};
 
 template <class T>
 class Registry final : public Resource {
@@ -54,19 +64,8 @@ class Registry final : public Resource {
   std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(std::vector<T> objs, bool main,
                                                                 bool status,
                                                                 const WriteOptions& opts = {});
-  // UpdateSharedMany of `objs` (each with its own parts: main, status) and, in the same store
-  // write, of `then`: objects of kind U in `other`, a registry on the same store. Each of
-  // `then` is made only if the update of `objs[after[j]]` is made or needs no write (-1: on
-  // its own), so it is never durable without that one: a claim bound to a volume is not
-  // written unless the volume's binding to it is. The caller waits for one commit, not two.
-  // Objects of `then` that follow another need their resourceVersion.
-  template <class U>
-  std::pair<std::vector<ApiOr<std::shared_ptr<const T>>>,
-            std::vector<ApiOr<std::shared_ptr<const U>>>>
-  UpdateSharedThen(std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts,
-                   Registry<U>& other, std::vector<U> then,
-                   const std::vector<std::pair<bool, bool>>& then_parts,
-                   const std::vector<int>& after);
+  // One update of Api::UpdateTogether (UpdateShared of `main` and `status`), prepared.
+  PreparedTogether PrepareTogether(T obj, bool main, bool status);
   // Read-modify-write: `mutate` edits the current object (return false to leave it alone);
   // retried on conflicts. The result is the object as stored.
   ApiOr<T> Mutate(std::string_view ns, std::string_view name, bool status,
@@ -106,6 +105,7 @@ class Registry final : public Resource {
   ApiOr<std::unique_ptr<EventStream>> WatchStored(std::string_view ns,
                                                   const ListOptions& opts) override;
   ApiOr<api::Json> Decode(const StoredObject& o) override;
+  ApiOr<api::AnyObject> DecodeAny(const api::Json& body) override;
 
   // The typed object a stored one holds, with its resourceVersion; shared with the registry's
   // memo of recent objects (and every other reader of the same stored version), or a copy.
@@ -113,9 +113,6 @@ class Registry final : public Resource {
   ApiOr<T> DecodeTyped(const StoredObject& o);
 
  private:
-  template <class>
-  friend class Registry;  // UpdateSharedThen prepares and finishes the other kind's updates
-
   struct Written {
     std::shared_ptr<const T> obj;  // with its resourceVersion
     StoredObject stored;
@@ -174,7 +171,7 @@ class Registry final : public Resource {
                                              std::string_view name, bool conditional);
   ApiOr<Written> UpdateImpl(T obj, std::string_view ns, std::string_view name, Parts parts,
                             const WriteOptions& opts);
-  // An update of a batch (UpdateMany, UpdateSharedThen) up to its store write: answered at
+  // An update of a batch (UpdateMany, PrepareTogether) up to its store write: answered at
   // once (an error, nothing to write, or an update without a resourceVersion or a dry run,
   // made on its own), or `write` to be made. `obj` is moved from.
   UpdateStep PrepareBatched(T& obj, Parts parts, const WriteOptions& opts);

@@ -256,7 +256,35 @@ TEST_F(RegistryTest, UpdateSharedManyAnswersEachUpdateAsAlone) {
   EXPECT_TRUE(pvs().UpdateSharedMany({}, true, false).empty());
 }
 
-TEST_F(RegistryTest, UpdateSharedThenWritesAClaimOnlyWithItsVolume) {
+// Api::UpdateTogether: updates of any kinds in one store write, each answered as if alone, one
+// that follows another made only with it.
+TEST_F(RegistryTest, UpdateTogetherWritesAClaimOnlyWithItsVolume) {
+  auto together = [&](std::vector<api::PersistentVolume> volumes,
+                      std::vector<api::PersistentVolumeClaim> claims, std::vector<int> after) {
+    std::vector<api::ObjectUpdate> updates;
+    for (auto& v : volumes) updates.push_back(api::UpdateOf(std::move(v), true, true));
+    for (size_t j = 0; j < claims.size(); ++j) {
+      updates.push_back(api::UpdateOf(std::move(claims[j]), true, true, after[j]));
+    }
+    const size_t nv = volumes.size();
+    auto written = api_->UpdateTogether(std::move(updates));
+    std::pair<std::vector<api::ApiOr<std::shared_ptr<const api::PersistentVolume>>>,
+              std::vector<api::ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>>>
+        out;
+    for (size_t i = 0; i < written.size(); ++i) {
+      if (i < nv) {
+        out.first.push_back(written[i].ok() ? api::ApiOr<std::shared_ptr<const api::PersistentVolume>>(
+                                                  api::SharedAs<api::PersistentVolume>(*written[i]))
+                                            : written[i].error());
+      } else {
+        out.second.push_back(
+            written[i].ok() ? api::ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>(
+                                  api::SharedAs<api::PersistentVolumeClaim>(*written[i]))
+                            : written[i].error());
+      }
+    }
+    return out;
+  };
   for (auto name : {"v1", "v2", "v3"}) ASSERT_TRUE(pvs().Create(PV(name), "").ok());
   for (auto name : {"c1", "c2", "c3", "c4"}) ASSERT_TRUE(pvcs().Create(PVC(name), "default").ok());
   auto volume = [&](const char* name, const char* claim) {
@@ -280,10 +308,7 @@ TEST_F(RegistryTest, UpdateSharedThenWritesAClaimOnlyWithItsVolume) {
   claims[3].spec.volume_name.clear();
   claims[3].metadata.resource_version.clear();  // follows v1: needs its version
   const store::Revision before = *store_->CurrentRevision();
-  auto [v, c] = pvs().UpdateSharedThen(std::move(volumes), {{true, true}, {true, true}, {true, true}},
-                                       pvcs(), std::move(claims),
-                                       {{true, true}, {true, true}, {true, true}, {true, true}},
-                                       {0, 1, 2, 0});
+  auto [v, c] = together(std::move(volumes), std::move(claims), {0, 1, 2, 0});
   ASSERT_EQ(v.size(), 3u);
   ASSERT_EQ(c.size(), 4u);
   // v1 and c1 both, one right after the other.
@@ -321,8 +346,7 @@ TEST_F(RegistryTest, UpdateSharedThenWritesAClaimOnlyWithItsVolume) {
   std::vector<api::PersistentVolume> again = {volume("v2", "c2")};
   std::vector<api::PersistentVolumeClaim> again_claims = {claim("c2", "v2")};
   racing_->race_key = "/registry/persistentvolumes/v2";
-  auto [v2, c2] = pvs().UpdateSharedThen(std::move(again), {{true, true}}, pvcs(),
-                                         std::move(again_claims), {{true, true}}, {0});
+  auto [v2, c2] = together(std::move(again), std::move(again_claims), {0});
   EXPECT_TRUE(racing_->raced) << "the other write was not made: is the key right?";
   ASSERT_FALSE(v2[0].ok());
   EXPECT_EQ(v2[0].error().code, 409);
@@ -330,6 +354,37 @@ TEST_F(RegistryTest, UpdateSharedThenWritesAClaimOnlyWithItsVolume) {
   EXPECT_EQ(c2[0].error().code, 409);
   EXPECT_EQ(pvcs().Get("default", "c2")->spec.volume_name, "");
   EXPECT_FALSE(pvs().Get("", "v2")->spec.claim_ref);
+}
+
+TEST_F(RegistryTest, UpdateTogetherTakesAnyKinds) {
+  ASSERT_TRUE(pvs().Create(PV("v1"), "").ok());
+  api::ConfigMap cm;
+  cm.metadata.name = "settings";
+  ASSERT_TRUE(api_->registry<api::ConfigMap>().Create(cm, "default").ok());
+  auto v = *pvs().Get("", "v1");
+  v.metadata.labels["tier"] = "gold";
+  auto c = *api_->registry<api::ConfigMap>().Get("default", "settings");
+  c.data["tier"] = "gold";
+  const store::Revision before = *store_->CurrentRevision();
+  std::vector<api::ObjectUpdate> updates;
+  updates.push_back(api::UpdateOf(v, true, false));
+  updates.push_back(api::UpdateOf(c, true, false, 0));
+  auto written = api_->UpdateTogether(std::move(updates));
+  ASSERT_EQ(written.size(), 2u);
+  ASSERT_TRUE(written[0].ok()) << written[0].error().message;
+  ASSERT_TRUE(written[1].ok()) << written[1].error().message;
+  EXPECT_EQ(api::SharedAs<api::PersistentVolume>(*written[0])->metadata.labels.at("tier"), "gold");
+  EXPECT_EQ(api::SharedAs<api::ConfigMap>(*written[1])->data.at("tier"), "gold");
+  EXPECT_EQ(api::SharedAs<api::ConfigMap>(*written[0]), nullptr) << "answered as its own kind";
+  EXPECT_EQ(*store_->CurrentRevision(), before + 2);
+
+  // An update can follow only an earlier one.
+  std::vector<api::ObjectUpdate> bad;
+  bad.push_back(api::UpdateOf(*pvs().Get("", "v1"), true, false, 0));
+  auto refused = api_->UpdateTogether(std::move(bad));
+  ASSERT_FALSE(refused[0].ok());
+  EXPECT_EQ(refused[0].error().code, 400);
+  EXPECT_TRUE(api_->UpdateTogether({}).empty());
 }
 
 // Objects decoded long ago are still found by their stored value while anything holds them

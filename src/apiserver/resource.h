@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api/object_update.h"
 #include "api/request_options.h"
 #include "api/scheme.h"
 #include "apiserver/errors.h"
@@ -102,6 +103,9 @@ class Resource {
 
   // Decodes a stored object for table printing and similar read-only uses.
   virtual ApiOr<api::Json> Decode(const StoredObject& o) = 0;
+  // A request body as an object of this kind (checked as an update's body is), for
+  // Api::UpdateTogether.
+  virtual ApiOr<api::AnyObject> DecodeAny(const api::Json& body) = 0;
 };
 
 }  // namespace kvol::apiserver

@@ -215,6 +215,7 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     return;
   }
   w.Authenticated();
+  if (path == api::kUpdateTogetherPath) return UpdateTogether(req, w);
   const std::vector<std::string> parts = Split(path);
   if (req.method == "GET" && ServeDiscovery(req, w, parts)) return;
   HandlePath(req, w, parts);
@@ -238,8 +239,8 @@ bool RestHandler::ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
     }
   }
   if ((parts.size() == 2 && parts[0] == "api") || (parts.size() == 3 && parts[0] == "apis")) {
-    auto list = parts[0] == "api" ? ApiResourceList("", parts[1])
-                                  : ApiResourceList(parts[1], parts[2]);
+    auto list =
+        parts[0] == "api" ? ApiResourceList("", parts[1]) : ApiResourceList(parts[1], parts[2]);
     if (list) {
       SendJson(w, 200, api::DumpJson(*list));
       return true;
@@ -286,8 +287,8 @@ void RestHandler::HandlePath(const HttpRequest& req, ResponseWriter& w,
   }
   std::string ns;
   // namespaces/<ns>/<resource>... (but namespaces/<name>[/status] is the Namespace itself)
-  const bool namespace_subresource =
-      group.empty() && parts.size() == i + 3 && (parts[i + 2] == "status" || parts[i + 2] == "finalize");
+  const bool namespace_subresource = group.empty() && parts.size() == i + 3 &&
+                                     (parts[i + 2] == "status" || parts[i + 2] == "finalize");
   if (parts.size() >= i + 3 && parts[i] == "namespaces" && !namespace_subresource) {
     ns = parts[i + 1];
     i += 2;
@@ -413,7 +414,9 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
     auto bound = BindPod(api_.registry<api::Pod>(), ns, name, b,
                          api::Time::FromTimePoint(api_.clock().Now()));
     if (!bound.ok()) return SendError(w, bound.error());
-    return SendJson(w, 201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
+    return SendJson(
+        w, 201,
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
   }
   if (req.method == "GET") return respond_object(res.GetStored(ns, name), 200);
   if (req.method == "PUT") {
@@ -427,9 +430,9 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
   }
   if (req.method == "PATCH") {
     if (req.body.empty()) return SendError(w, BadRequest("the patch is empty"));
-    return respond_object(res.PatchJson(ns, name, req.Header("content-type"), req.body, status,
-                                        WriteOptionsOf(req)),
-                          200);
+    return respond_object(
+        res.PatchJson(ns, name, req.Header("content-type"), req.body, status, WriteOptionsOf(req)),
+        200);
   }
   if (req.method == "DELETE" && !status) {
     auto dopts = DeleteOptionsOf(req);
@@ -460,9 +463,9 @@ void RestHandler::UpdateMany(const HttpRequest& req, ResponseWriter& w, Resource
                                    "\"object,status\""));
   }
   if (!main && !res.has_status()) {
-    return SendError(w, BadRequest("write: Invalid value: \"" + parts + "\": " +
-                                   std::string(res.info().resource) +
-                                   " have no status subresource"));
+    return SendError(
+        w, BadRequest("write: Invalid value: \"" + parts +
+                      "\": " + std::string(res.info().resource) + " have no status subresource"));
   }
   if (req.body.empty()) return SendError(w, BadRequest("the request body is empty"));
   if (!IsJsonBody(req)) {
@@ -488,8 +491,64 @@ void RestHandler::UpdateMany(const HttpRequest& req, ResponseWriter& w, Resource
   SendJson(w, 200, body, warnings);
 }
 
+// kvol's write of several objects of any kinds (api/object_update.h), made with one commit by
+// Api::UpdateTogether. A body that does not decode is refused whole, naming the field.
+void RestHandler::UpdateTogether(const HttpRequest& req, ResponseWriter& w) {
+  if (req.method != "POST") return SendError(w, MethodNotAllowed());
+  if (!IsJsonBody(req)) return SendError(w, UnsupportedMediaType("updates are JSON only"));
+  auto body = api::ParseJson(req.body);
+  if (!body.ok())
+    return SendError(w, BadRequest("the request body does not parse: " + body.status().message()));
+  const api::Json* items =
+      body->is_object() && body->contains("updates") ? &(*body)["updates"] : nullptr;
+  if (!items || !items->is_array()) return SendError(w, BadRequest("updates: Required value"));
+  std::vector<api::ObjectUpdate> updates;
+  updates.reserve(items->size());
+  for (size_t i = 0; i < items->size(); ++i) {
+    const api::Json& item = (*items)[i];
+    const std::string field = "updates[" + std::to_string(i) + "]";
+    if (!item.is_object() || !item.contains("object") || !item["object"].is_object()) {
+      return SendError(w, BadRequest(field + ".object: Required value"));
+    }
+    const api::Json& obj = item["object"];
+    const api::KindInfo* kind = api::FindKind(obj.value("apiVersion", ""), obj.value("kind", ""));
+    Resource* res = kind ? api_.Find(kind->group, kind->version, kind->resource) : nullptr;
+    if (!res) {
+      return SendError(w, BadRequest(field + ".object: no kind \"" + obj.value("kind", "") +
+                                     "\" in \"" + obj.value("apiVersion", "") + "\" is served"));
+    }
+    auto decoded = res->DecodeAny(obj);
+    if (!decoded.ok())
+      return SendError(w, BadRequest(field + ".object: " + decoded.error().message));
+    api::ObjectUpdate u{*std::move(decoded)};
+    u.main = item.value("main", true);
+    u.status = item.value("status", false);
+    u.after = item.value("after", -1);
+    if (u.status && !res->has_status()) {
+      return SendError(w, BadRequest(field + ".status: Invalid value: true: " +
+                                     std::string(kind->resource) + " have no status subresource"));
+    }
+    updates.push_back(std::move(u));
+  }
+  std::string out = R"({"results":[)";
+  bool first = true;
+  for (const auto& a : api_.UpdateTogether(std::move(updates))) {
+    out += first ? "{" : ",{";
+    first = false;
+    if (!a.ok()) {
+      out += "\"status\":" + a.error().ToJson() + "}";
+      continue;
+    }
+    out +=
+        "\"object\":" + std::visit([](const auto& obj) { return api::EncodeJsonText(*obj); }, *a) +
+        "}";
+  }
+  out += "]}";
+  SendJson(w, 200, out);
+}
+
 ApiOr<RestHandler::PodNode> RestHandler::PodOnNode(const std::string& ns, const std::string& name,
-                                                  std::string& container) {
+                                                   std::string& container) {
   auto pod = api_.registry<api::Pod>().Get(ns, name);
   if (!pod.ok()) return pod.error();
   const auto& spec = pod->spec;
@@ -587,15 +646,15 @@ void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res
   wo.bookmark_interval = opts_.bookmark_interval;
   wo.timeout = opts_.max_watch;
   if (opts.timeout_seconds > 0) {
-    wo.timeout = std::min<std::chrono::milliseconds>(wo.timeout,
-                                                     std::chrono::seconds(opts.timeout_seconds));
+    wo.timeout =
+        std::min<std::chrono::milliseconds>(wo.timeout, std::chrono::seconds(opts.timeout_seconds));
   }
   const bool notifies = s->Notifies();
-  auto response = std::make_shared<WatchResponse>(
-      *std::move(stream), res, api_.clock(), std::move(wo), [this, s] {
-        std::lock_guard lock(streams_mu_);
-        streams_.erase(s);
-      });
+  auto response = std::make_shared<WatchResponse>(*std::move(stream), res, api_.clock(),
+                                                  std::move(wo), [this, s] {
+                                                    std::lock_guard lock(streams_mu_);
+                                                    streams_.erase(s);
+                                                  });
   if (!w.StartStream(200, kJson)) return;
   // Served by the server without a thread when the stream says when it has news.
   if (notifies && w.Detach(response)) return;

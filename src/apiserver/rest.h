@@ -44,6 +44,7 @@ class RestHandler {
   void Watch(const HttpRequest& req, ResponseWriter& w, Resource& res, const std::string& ns,
              const ListOptions& opts, bool table);
   // PUT on a collection: several updates at once (see rest.cc).
+  void UpdateTogether(const HttpRequest& req, ResponseWriter& w);
   void UpdateMany(const HttpRequest& req, ResponseWriter& w, Resource& res,
                   const std::string& ns);
   // GET .../pods/NAME/log

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "api/api_error.h"
+#include "api/object_update.h"
 #include "api/request_options.h"
 #include "api/scheme.h"
 
@@ -169,21 +170,6 @@ ApiOr<T> Mutate(Resource<T>& r, std::string_view ns, std::string_view name,
   }
 }
 
-// Updates of volumes and claims made together (Client::UpdateVolumesThenClaims).
-struct VolumeClaimUpdates {
-  std::vector<api::PersistentVolume> volumes;
-  std::vector<std::pair<bool, bool>> volume_parts;  // (main, status), as UpdateShared's
-  std::vector<api::PersistentVolumeClaim> claims;
-  std::vector<std::pair<bool, bool>> claim_parts;
-  // For each claim, the index of the volume whose update must be made (or need no write)
-  // for the claim's to be; -1: none.
-  std::vector<int> claim_after;
-};
-struct VolumeClaimUpdated {
-  std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>> volumes;
-  std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>> claims;
-};
-
 // Every kind's Resource, from one transport.
 class Client {
  public:
@@ -199,20 +185,14 @@ class Client {
   // Conflict if the pod has a node already or is being deleted.
   virtual std::optional<ApiError> BindPod(const api::Binding& binding) = 0;
 
-  // The volumes' updates and the claims' in one write, each claim's made only if the volume
-  // update it follows is: a claim is never bound to a volume not bound to it, even by a crash,
-  // and the caller waits for one commit instead of two. Where the transport can (the
-  // in-process client): see writes_volumes_with_claims(). Elsewhere every update is answered
-  // Unsupported (405) and nothing is written: update the volumes, then the claims whose
-  // volumes were.
-  virtual bool writes_volumes_with_claims() const { return false; }
-  virtual VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) {
-    const ApiError apart{405, "MethodNotAllowed", "volumes and claims are written apart here",
-                         {}, {}, {}, {}};
-    return {std::vector<ApiOr<std::shared_ptr<const api::PersistentVolume>>>(u.volumes.size(), apart),
-            std::vector<ApiOr<std::shared_ptr<const api::PersistentVolumeClaim>>>(u.claims.size(),
-                                                                                  apart)};
-  }
+  // Updates of objects of any kinds made together (api/object_update.h), each answered in
+  // order as Resource<T>::UpdateShared would answer it alone. The in-process client writes
+  // them in one commit of the store. Elsewhere they are made one after the other, an update
+  // that follows another only once that one is made (an object and its status as two requests
+  // where the transport cannot write both at once): what follows is never written without what
+  // it follows, though a crash may leave what it follows written alone.
+  virtual std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
+      std::vector<api::ObjectUpdate> updates);
 
  protected:
   Client() = default;

@@ -17,9 +17,12 @@ using api::Json;
 
 ApiError FromTransport(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kDeadlineExceeded: return ApiError{504, "Timeout", s.message(), {}, {}, {}, {}};
-    case StatusCode::kInvalidArgument: return ApiError{400, "BadRequest", s.message(), {}, {}, {}, {}};
-    default: return ApiError{503, "ServiceUnavailable", s.message(), {}, {}, {}, {}};
+    case StatusCode::kDeadlineExceeded:
+      return ApiError{504, "Timeout", s.message(), {}, {}, {}, {}};
+    case StatusCode::kInvalidArgument:
+      return ApiError{400, "BadRequest", s.message(), {}, {}, {}, {}};
+    default:
+      return ApiError{503, "ServiceUnavailable", s.message(), {}, {}, {}, {}};
   }
 }
 
@@ -37,10 +40,14 @@ ApiOr<T> DecodeObject(const Json& j) {
   api::FieldErrors errs;
   T obj = api::DecodeStruct<T>(j, &errs);
   if (!errs.empty()) {
-    return ApiError{500, "InternalError",
+    return ApiError{500,
+                    "InternalError",
                     "the server's " + std::string(api::KindInfoOf<T>().kind) +
                         " does not decode: " + api::AggregateMessage(errs),
-                    {}, {}, {}, {}};
+                    {},
+                    {},
+                    {},
+                    {}};
   }
   return obj;
 }
@@ -53,8 +60,9 @@ ApiOr<T> ObjectOf(const StatusOr<HttpResponse>& r) {
   if (api::DecodeJsonText(r->body, obj)) return obj;
   auto j = api::ParseJson(r->body);
   if (!j.ok()) {
-    return ApiError{500, "InternalError", "the response does not parse: " + j.status().message(),
-                    {}, {}, {}, {}};
+    return ApiError{
+        500, "InternalError", "the response does not parse: " + j.status().message(), {}, {}, {},
+        {}};
   }
   return DecodeObject<T>(*j);
 }
@@ -102,11 +110,16 @@ struct TextWritten {
 
 // False for a type this client does not know (skipped, as client-go does).
 bool ParseEventType(std::string_view type, EventType* out) {
-  if (type == "ADDED") *out = EventType::kAdded;
-  else if (type == "MODIFIED") *out = EventType::kModified;
-  else if (type == "DELETED") *out = EventType::kDeleted;
-  else if (type == "BOOKMARK") *out = EventType::kBookmark;
-  else return false;
+  if (type == "ADDED")
+    *out = EventType::kAdded;
+  else if (type == "MODIFIED")
+    *out = EventType::kModified;
+  else if (type == "DELETED")
+    *out = EventType::kDeleted;
+  else if (type == "BOOKMARK")
+    *out = EventType::kBookmark;
+  else
+    return false;
   return true;
 }
 
@@ -142,8 +155,13 @@ class HttpWatcher final : public Watcher<T> {
       }
       auto j = api::ParseJson(line);
       if (!j.ok() || !j->is_object() || !(*j)["type"].is_string()) {
-        ended_ = ApiError{500, "InternalError", "a watch event does not parse: " + line.substr(0, 200),
-                          {}, {}, {}, {}};
+        ended_ = ApiError{500,
+                          "InternalError",
+                          "a watch event does not parse: " + line.substr(0, 200),
+                          {},
+                          {},
+                          {},
+                          {}};
         break;
       }
       const std::string& type = (*j)["type"].get_ref<const std::string&>();
@@ -216,9 +234,7 @@ class HttpResource final : public Resource<T> {
     }
     return out;
   }
-  ApiOr<T> Update(const T& obj, const WriteOptions& opts) override {
-    return Put(obj, "", opts);
-  }
+  ApiOr<T> Update(const T& obj, const WriteOptions& opts) override { return Put(obj, "", opts); }
   ApiOr<T> UpdateStatus(const T& obj, const WriteOptions& opts) override {
     return Put(obj, "/status", opts);
   }
@@ -245,22 +261,22 @@ class HttpResource final : public Resource<T> {
     }
     return first;
   }
-  std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(
-      std::vector<T> objs, bool main, bool status, const WriteOptions& opts) override {
+  std::vector<ApiOr<std::shared_ptr<const T>>> UpdateSharedMany(std::vector<T> objs, bool main,
+                                                                bool status,
+                                                                const WriteOptions& opts) override {
     if (!batch_refused_.load(std::memory_order_relaxed)) {
       if (auto answers = UpdateMany(objs, main, status, opts)) return *std::move(answers);
     }
     return Resource<T>::UpdateSharedMany(std::move(objs), main, status, opts);
   }
-  ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type,
-                 std::string_view patch, bool status) override {
+  ApiOr<T> Patch(std::string_view ns, std::string_view name, PatchType type, std::string_view patch,
+                 bool status) override {
     std::string target = Item(ns, name);
     if (target.empty()) return NeedNamespace();
     if (status) target += "/status";
     return ObjectOf<T>(t_.Do("PATCH", target, PatchContentType(type), std::string(patch)));
   }
-  ApiOr<T> Delete(std::string_view ns, std::string_view name,
-                  const DeleteOptions& opts) override {
+  ApiOr<T> Delete(std::string_view ns, std::string_view name, const DeleteOptions& opts) override {
     std::string target = Item(ns, name);
     if (target.empty()) return NeedNamespace();
     Json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
@@ -286,11 +302,11 @@ class HttpResource final : public Resource<T> {
       if (api::KindInfoOf<T>().namespaced) gone.metadata.namespace_ = std::string(ns);
       return gone;
     }
-    if (!j.ok()) return ApiError{500, "InternalError", "the response does not parse", {}, {}, {}, {}};
+    if (!j.ok())
+      return ApiError{500, "InternalError", "the response does not parse", {}, {}, {}, {}};
     return DecodeObject<T>(*j);
   }
-  ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view ns,
-                                           const ListOptions& opts) override {
+  ApiOr<std::unique_ptr<Watcher<T>>> Watch(std::string_view ns, const ListOptions& opts) override {
     std::string target = Collection(ns, /*all_namespaces=*/true);
     AddQuery(target, "watch", "1");
     AddListOptions(target, opts);
@@ -312,8 +328,9 @@ class HttpResource final : public Resource<T> {
   // The collection's path; "" when a namespaced kind needs a namespace and has none.
   static std::string Collection(std::string_view ns, bool all_namespaces = false) {
     const auto& k = Kind();
-    std::string p = k.group.empty() ? "/api/" + std::string(k.version)
-                                    : "/apis/" + std::string(k.group) + "/" + std::string(k.version);
+    std::string p = k.group.empty()
+                        ? "/api/" + std::string(k.version)
+                        : "/apis/" + std::string(k.group) + "/" + std::string(k.version);
     if (k.namespaced) {
       if (ns.empty() && !all_namespaces) return "";
       if (!ns.empty()) p += "/namespaces/" + QueryEscape(ns);
@@ -336,15 +353,18 @@ class HttpResource final : public Resource<T> {
     return api::EncodeJsonText(typed);
   }
   static ApiError NeedNamespace() {
-    return ApiError{400, "BadRequest",
-                    "a namespace is required for " + std::string(Kind().resource), {}, {}, {}, {}};
+    return ApiError{
+        400, "BadRequest", "a namespace is required for " + std::string(Kind().resource),
+        {},  {},           {},
+        {}};
   }
 
   // Updates of several objects through kvol's PUT on their collection, at most about
   // kMaxBatchBytes of objects to a request; nullopt when the server does not take such a PUT
   // (and then batch_refused_ is set: the caller writes them one by one).
-  std::optional<std::vector<ApiOr<std::shared_ptr<const T>>>> UpdateMany(
-      const std::vector<T>& objs, bool main, bool status, const WriteOptions& opts) {
+  std::optional<std::vector<ApiOr<std::shared_ptr<const T>>>> UpdateMany(const std::vector<T>& objs,
+                                                                         bool main, bool status,
+                                                                         const WriteOptions& opts) {
     constexpr size_t kMaxBatchBytes = 1 << 20;
     std::vector<ApiOr<std::shared_ptr<const T>>> out;
     out.reserve(objs.size());
@@ -385,8 +405,7 @@ class HttpResource final : public Resource<T> {
     if (!r.ok()) return all(FromTransport(r.status()));
     if (r->status < 200 || r->status >= 300) return all(FromResponse(*r));
     auto bad = [&](const std::string& why) {
-      all(ApiError{500, "InternalError", "the answer to a list of updates " + why, {}, {}, {},
-                   {}});
+      all(ApiError{500, "InternalError", "the answer to a list of updates " + why, {}, {}, {}, {}});
     };
     TextWritten<T> fast;
     // A Status would decode as a kind with no fields of its own: the kind tells them apart.
@@ -474,9 +493,11 @@ StatusOr<HttpConfig> LoadKubeconfig(const std::string& path, std::string_view co
 
   HttpConfig c;
   c.server = Str(*cluster, "server");
-  if (c.server.empty()) return InvalidArgumentError(path + ": cluster \"" + cluster_name + "\" has no server");
+  if (c.server.empty())
+    return InvalidArgumentError(path + ": cluster \"" + cluster_name + "\" has no server");
   if (std::string ns = Str(*ctx, "namespace"); !ns.empty()) c.default_namespace = ns;
-  if (auto it = cluster->find("insecure-skip-tls-verify"); it != cluster->end() && it->is_boolean()) {
+  if (auto it = cluster->find("insecure-skip-tls-verify");
+      it != cluster->end() && it->is_boolean()) {
     c.insecure_skip_tls_verify = it->get<bool>();
   }
   if (std::string data = Str(*cluster, "certificate-authority-data"); !data.empty()) {
@@ -509,11 +530,12 @@ StatusOr<HttpConfig> LoadKubeconfig(const std::string& path, std::string_view co
     }
   }
   if (c.token.empty()) {
-    for (const char* unsupported : {"client-certificate", "client-certificate-data", "exec",
-                                    "auth-provider", "username"}) {
+    for (const char* unsupported :
+         {"client-certificate", "client-certificate-data", "exec", "auth-provider", "username"}) {
       if (user->contains(unsupported)) {
         return UnimplementedError(path + ": user \"" + user_name + "\" authenticates with " +
-                                  unsupported + ", which kvol's client does not support; use a "
+                                  unsupported +
+                                  ", which kvol's client does not support; use a "
                                   "bearer token");
       }
     }
@@ -550,5 +572,89 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(HttpConfig config) {
 }
 
 const HttpConfig& HttpClient::config() const { return transport_->config(); }
+
+namespace {
+
+// An object as a request carries it: with its apiVersion and kind.
+template <class T>
+std::string TypedBody(const T& obj) {
+  const auto& k = api::KindInfoOf<T>();
+  if (obj.api_version == k.ApiVersion() && obj.kind == k.kind) return api::EncodeJsonText(obj);
+  T typed = obj;
+  typed.api_version = k.ApiVersion();
+  typed.kind = std::string(k.kind);
+  return api::EncodeJsonText(typed);
+}
+
+// The answer to one update of an UpdateTogether request: the object, of the kind sent.
+ApiOr<api::AnySharedObject> ResultOf(const api::ObjectUpdate& sent, const Json& result) {
+  if (!result.is_object()) {
+    return ApiError{500, "InternalError", "a result of the update is not an object", {}, {}, {},
+                    {}};
+  }
+  if (auto st = result.find("status"); st != result.end()) {
+    return ApiError::FromStatusJson(*st, 500);
+  }
+  auto obj = result.find("object");
+  if (obj == result.end()) {
+    return ApiError{500, "InternalError", "a result of the update has no object", {}, {}, {}, {}};
+  }
+  return std::visit(
+      [&](const auto& typed) -> ApiOr<api::AnySharedObject> {
+        using T = std::decay_t<decltype(typed)>;
+        auto decoded = DecodeObject<T>(*obj);
+        if (!decoded.ok()) return decoded.error();
+        return api::AnySharedObject(std::make_shared<const T>(*std::move(decoded)));
+      },
+      sent.object);
+}
+
+}  // namespace
+
+std::vector<ApiOr<api::AnySharedObject>> HttpClient::UpdateTogether(
+    std::vector<api::ObjectUpdate> updates) {
+  if (updates.empty() || together_refused_.load(std::memory_order_relaxed)) {
+    return Client::UpdateTogether(std::move(updates));
+  }
+  std::string body = "{\"updates\":[";
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const api::ObjectUpdate& u = updates[i];
+    if (i > 0) body += ',';
+    body += "{\"object\":";
+    body += std::visit([](const auto& obj) { return TypedBody(obj); }, u.object);
+    body += std::string(",\"main\":") + (u.main ? "true" : "false") +
+            ",\"status\":" + (u.status ? "true" : "false") +
+            ",\"after\":" + std::to_string(u.after) + "}";
+  }
+  body += "]}";
+  auto r = transport_->Do("POST", std::string(api::kUpdateTogetherPath), "application/json",
+                          std::move(body));
+  if (r.ok() && (r->status == 404 || r->status == 405)) {
+    together_refused_.store(true, std::memory_order_relaxed);
+    return Client::UpdateTogether(std::move(updates));
+  }
+  std::vector<ApiOr<api::AnySharedObject>> out;
+  out.reserve(updates.size());
+  auto all = [&](const ApiError& e) {
+    out.assign(updates.size(), e);
+    return out;
+  };
+  if (!r.ok()) return all(FromTransport(r.status()));
+  if (r->status < 200 || r->status >= 300) return all(FromResponse(*r));
+  auto j = api::ParseJson(r->body);
+  const Json* results =
+      j.ok() && j->is_object() && j->contains("results") ? &(*j)["results"] : nullptr;
+  if (!results || !results->is_array() || results->size() != updates.size()) {
+    return all(ApiError{500,
+                        "InternalError",
+                        "the answer to the updates does not have one result for each",
+                        {},
+                        {},
+                        {},
+                        {}});
+  }
+  for (size_t i = 0; i < updates.size(); ++i) out.push_back(ResultOf(updates[i], (*results)[i]));
+  return out;
+}
 
 }  // namespace kvol::client

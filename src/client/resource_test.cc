@@ -585,6 +585,45 @@ TEST_P(ResourceTest, CreateSharedAnswersWithTheStoredObject) {
       << invalid.error().message;
 }
 
+// Updates of several kinds at once (Client::UpdateTogether, over HTTP one request): each
+// answered in order as if written alone, one that follows a failed update not made.
+TEST_P(ResourceTest, UpdateTogetherWritesSeveralKindsInOrder) {
+  auto a = pvs().Create(PV("a"));
+  auto b = pvs().Create(PV("b"));
+  auto cm = cms().Create(ConfigMap("default", "after-a"));
+  auto cm2 = cms().Create(ConfigMap("default", "after-b"));
+  ASSERT_TRUE(a.ok() && b.ok() && cm.ok() && cm2.ok());
+  api::PersistentVolume next_a = *a;
+  next_a.metadata.labels["tier"] = "gold";
+  next_a.status.phase = "Available";
+  api::PersistentVolume stale_b = *b;
+  stale_b.metadata.resource_version = "1";
+  api::ConfigMap next_cm = *cm;
+  next_cm.data["a"] = "2";
+  api::ConfigMap next_cm2 = *cm2;
+  next_cm2.data["a"] = "2";
+  std::vector<api::ObjectUpdate> updates;
+  updates.push_back(api::UpdateOf(next_a, true, true));
+  updates.push_back(api::UpdateOf(stale_b, true, false));
+  updates.push_back(api::UpdateOf(next_cm, true, false, 0));
+  updates.push_back(api::UpdateOf(next_cm2, true, false, 1));
+  auto written = client().UpdateTogether(std::move(updates));
+  ASSERT_EQ(written.size(), 4u);
+  ASSERT_TRUE(written[0].ok()) << written[0].error().message;
+  auto got_a = api::SharedAs<api::PersistentVolume>(*written[0]);
+  ASSERT_NE(got_a, nullptr);
+  EXPECT_EQ(got_a->metadata.labels.at("tier"), "gold");
+  EXPECT_EQ(got_a->status.phase, "Available");
+  ASSERT_FALSE(written[1].ok());
+  EXPECT_EQ(written[1].error().code, 409);
+  ASSERT_TRUE(written[2].ok()) << written[2].error().message;
+  EXPECT_EQ(api::SharedAs<api::ConfigMap>(*written[2])->data.at("a"), "2");
+  ASSERT_FALSE(written[3].ok()) << "follows the stale update";
+  EXPECT_EQ(written[3].error().code, 409);
+  EXPECT_EQ(cms().Get("default", "after-b")->data.at("a"), "1");
+  EXPECT_EQ(pvs().Get("", "a")->status.phase, "Available");
+}
+
 // Several objects and their status at once: each answered in order as if written alone (a
 // stale one with its conflict), the others written whole; the status alone keeps the object.
 TEST_P(ResourceTest, UpdateSharedManyWritesObjectsWithTheirStatusAnsweringEach) {

@@ -163,6 +163,23 @@ expect_contains "a YAML body" " 201" \
 expect_eq "the YAML body's data" "b" "$(kubectl get cm mt-yaml -o jsonpath='{.data.a}')"
 kubectl delete cm mt-json mt-yaml >/dev/null
 
+# kvol's write of several objects at once: bad bodies are refused whole, naming the field.
+together() { kcurl -w ' %{http_code}' -X POST -H 'Content-Type: application/json' "$KVOL_URL/apis/kvol.io/v1/updatetogether" -d "$1"; }
+out=$(together '{}')
+expect_contains "updates missing: 400" " 400" "$out"
+expect_contains "updates missing: the field" "updates: Required value" "$out"
+out=$(together '{"updates":[{"main":true}]}')
+expect_contains "an update without its object: the field" "updates[0].object: Required value" "$out"
+out=$(together '{"updates":[{"object":{"apiVersion":"v9","kind":"Nope","metadata":{"name":"x"}}}]}')
+expect_contains "an unknown kind: 400" " 400" "$out"
+expect_contains "an unknown kind: the field" 'updates[0].object: no kind \"Nope\"' "$out"
+out=$(together '{"updates":[{"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one","namespace":"default"}},"status":true}]}')
+expect_contains "status of a kind without one: the field" "updates[0].status: Invalid value" "$out"
+out=$(kcurl -w ' %{http_code}' -X POST -H 'Content-Type: text/plain' "$KVOL_URL/apis/kvol.io/v1/updatetogether" -d '{}')
+expect_contains "updates as text: 415" " 415" "$out"
+out=$(curl -sS -w ' %{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" -X POST "$KVOL_URL/apis/kvol.io/v1/updatetogether" -d '{}')
+expect_contains "updates without a token: 401" " 401" "$out"
+
 # A small JSON patch whose copies double a ConfigMap's data: refused before it grows, and the
 # server's memory does not grow with it.
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$KVOL_PID"/status; }

@@ -180,11 +180,9 @@ std::optional<ApiError> LocalClient::BindPod(const api::Binding& binding) {
   return std::nullopt;
 }
 
-VolumeClaimUpdated LocalClient::UpdateVolumesThenClaims(VolumeClaimUpdates& u) {
-  auto [volumes, claims] = api_.registry<api::PersistentVolume>().UpdateSharedThen(
-      std::move(u.volumes), u.volume_parts, api_.registry<api::PersistentVolumeClaim>(),
-      std::move(u.claims), u.claim_parts, u.claim_after);
-  return VolumeClaimUpdated{std::move(volumes), std::move(claims)};
+std::vector<ApiOr<api::AnySharedObject>> LocalClient::UpdateTogether(
+    std::vector<api::ObjectUpdate> updates) {
+  return api_.UpdateTogether(std::move(updates));
 }
 
 }  // namespace kvol::client

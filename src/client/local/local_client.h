@@ -16,8 +16,9 @@ class LocalClient final : public Client {
  public:
   explicit LocalClient(apiserver::Api& api);
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
-  bool writes_volumes_with_claims() const override { return true; }
-  VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) override;
+  // In one commit of the store (Api::UpdateTogether).
+  std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
+      std::vector<api::ObjectUpdate> updates) override;
 
  private:
   apiserver::Api& api_;

@@ -122,8 +122,8 @@ class FakeResource final : public Resource<T> {
     return Write(obj, Parts::kStatus);
   }
   // The object and its status in one write, as the in-process client makes it (for
-  // FakeClient::UpdateVolumesThenClaims): an error injected for an update or for a status
-  // update fails it with nothing written.
+  // FakeClient::UpdateTogether): an error injected for an update or for a status update fails
+  // it with nothing written.
   ApiOr<T> UpdateBoth(const T& obj) { return Write(obj, Parts::kBoth); }
 
   ApiOr<T> Patch(std::string_view, std::string_view, PatchType, std::string_view, bool) override {
@@ -261,25 +261,28 @@ class FakeClient final : public Client {
     return static_cast<FakeResource<T>&>(resource<T>());
   }
 
-  // With `updates_together`, volumes and claims are written together as the in-process
-  // client writes them (each update as UpdateShared would, a claim's only if the volume
-  // update it follows succeeded); without it, apart, as over HTTP.
-  bool updates_together = false;
-  bool writes_volumes_with_claims() const override { return updates_together; }
-  VolumeClaimUpdated UpdateVolumesThenClaims(VolumeClaimUpdates& u) override {
-    VolumeClaimUpdated out;
-    for (size_t i = 0; i < u.volumes.size(); ++i) {
-      const auto [main, status] = u.volume_parts[i];
-      out.volumes.push_back(WriteParts(std::move(u.volumes[i]), main, status));
-    }
-    for (size_t j = 0; j < u.claims.size(); ++j) {
-      const int after = u.claim_after[j];
-      if (after >= 0 && !out.volumes[after].ok()) {
-        out.claims.push_back(ApiError{409, "Conflict", "the volume's update failed"});
+  // With `write_status_apart`, UpdateTogether writes an object and its status in two requests,
+  // as over HTTP; without, in one write, as the in-process client does.
+  bool write_status_apart = false;
+  // As the in-process client answers it: each update as UpdateShared would make it, in order,
+  // one that follows another only if that one was made.
+  std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
+      std::vector<api::ObjectUpdate> updates) override {
+    if (write_status_apart) return Client::UpdateTogether(std::move(updates));
+    std::vector<ApiOr<api::AnySharedObject>> out;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const int after = updates[i].after;
+      if (after >= 0 && (after >= static_cast<int>(i) || !out[after].ok())) {
+        out.push_back(ApiError{409, "Conflict", "the update it follows failed"});
         continue;
       }
-      const auto [main, status] = u.claim_parts[j];
-      out.claims.push_back(WriteParts(std::move(u.claims[j]), main, status));
+      out.push_back(std::visit(
+          [&](auto& obj) -> ApiOr<api::AnySharedObject> {
+            auto written = WriteParts(std::move(obj), updates[i].main, updates[i].status);
+            if (!written.ok()) return written.error();
+            return api::AnySharedObject(*std::move(written));
+          },
+          updates[i].object));
     }
     return out;
   }

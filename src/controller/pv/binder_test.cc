@@ -111,10 +111,6 @@ struct Row {
   std::string delete_error = {};
   std::vector<std::string> want_provisioner_calls = {};
   std::vector<std::string> nodes = {};
-  // Where the client writes an object and its status in one write (in process), a failed
-  // status write leaves the object as it was: what is stored then, where it differs.
-  std::optional<std::vector<V>> want_volumes_in_one_write = {};
-  std::optional<std::vector<C>> want_claims_in_one_write = {};
 };
 
 // Records what it is asked and answers as the row says.
@@ -226,10 +222,11 @@ class BinderTest : public ::testing::TestWithParam<Row> {};
 
 // Runs the row; with `batched`, a sync runs as a worker runs it, through SyncClaims or
 // SyncVolumes (a batch of one), whose binding or phase is written at the end of the batch;
-// with `together`, the client writes a binding's volume and claim updates in one call.
-void CheckRow(const Row& row, bool batched, bool together = false) {
+// without, through SyncClaim or SyncVolume. The fake client writes an object and its status
+// in one write, and a binding's volume and claim updates together, as the in-process client
+// does.
+void CheckRow(const Row& row, bool batched) {
   client::testing::FakeClient api;
-  api.updates_together = together;
   std::vector<std::string> events;
   volume::PluginManager plugins;
   auto owned = std::make_unique<FakeProvisioner>();
@@ -313,19 +310,14 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
 
   std::vector<std::string> got, want;
   for (const auto& [k, v] : api.fake<PersistentVolume>().Objects()) got.push_back(Describe(v));
-  const auto& want_volumes = together && row.want_volumes_in_one_write
-                                ? *row.want_volumes_in_one_write
-                                : row.want_volumes;
-  for (const auto& v : want_volumes) want.push_back(Describe(MakeVolume(v)));
+  for (const auto& v : row.want_volumes) want.push_back(Describe(MakeVolume(v)));
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want) << "volumes";
 
   got.clear();
   want.clear();
   for (const auto& [k, c] : api.fake<PersistentVolumeClaim>().Objects()) got.push_back(Describe(c));
-  const auto& want_claims =
-      together && row.want_claims_in_one_write ? *row.want_claims_in_one_write : row.want_claims;
-  for (const auto& c : want_claims) want.push_back(Describe(MakeClaim(c)));
+  for (const auto& c : row.want_claims) want.push_back(Describe(MakeClaim(c)));
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want) << "claims";
   EXPECT_EQ(events, row.want_events) << "events";
@@ -335,10 +327,8 @@ void CheckRow(const Row& row, bool batched, bool together = false) {
   EXPECT_EQ(provisioner.calls, row.want_provisioner_calls) << "provisioner calls";
 }
 
-TEST_P(BinderTest, Sync) { CheckRow(GetParam(), false); }
-TEST_P(BinderTest, SyncInABatch) { CheckRow(GetParam(), true); }
-// As the in-process client writes a binding: the volume's and the claim's updates together.
-TEST_P(BinderTest, SyncWritingVolumeAndClaimTogether) { CheckRow(GetParam(), false, true); }
+// Each row once, as the controller's workers sync: in batches.
+TEST_P(BinderTest, Sync) { CheckRow(GetParam(), /*batched=*/true); }
 
 // Shorthands for the common shapes.
 const Anns kBoth = {kByController, kCompleted};
@@ -378,7 +368,8 @@ Row ProvisionedForSelectedNode(std::string name, std::vector<V> others = {}) {
   return r;
 }
 
-INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
+const std::vector<Row>& Rows() {
+  static const std::vector<Row> rows = {
   // ---- 1: unbound claims, any volume -----------------------------------------------------
   Row{"1_1_binds_to_an_unbound_volume",
       {{.name = "v1"}},
@@ -782,10 +773,10 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
   [] {
     Row r{"6_3_volume_status_fails",
           {{.name = "v1"}},
-          {{.name = "v1", .claim = "c1/uid-c1", .anns = {kByController}}},
+          // The volume and its status are one write: none of it is made.
+          {{.name = "v1"}},
           {{.name = "c1"}}, {{.name = "c1"}},
           {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumes"}}, true};
-    r.want_volumes_in_one_write = {{{.name = "v1"}}};
     return r;
   }(),
   Row{"6_4_volume_status_fails_then_works",
@@ -816,9 +807,9 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
     Row r{"6_7_claim_status_fails",
           {{.name = "v1"}},
           {{.name = "v1", .claim = "c1/uid-c1", .phase = "Bound", .anns = {kByController}}},
-          {{.name = "c1"}}, {{.name = "c1", .volume = "v1", .anns = kBoth}},
+          // The claim and its status are one write: none of it is made.
+          {{.name = "c1"}}, {{.name = "c1"}},
           {}, "claim:c1", {}, {}, {{"update-status", "persistentvolumeclaims"}}, true};
-    r.want_claims_in_one_write = {{{.name = "c1"}}};
     return r;
   }(),
   Row{"6_8_claim_status_fails_then_works",
@@ -991,8 +982,29 @@ INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::Values(
         .deleting = true, .finalizers = {kFinalizer}}},
       {}, {}, {}, {}, "volume:v1", {}, {}, {{"update", "persistentvolumes"}}, false, 2, {}, "", "",
       {"delete v1", "delete v1"}}
-), [](const auto& info) { return info.param.name; });
+  };
+  return rows;
+}
 // clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Binder, BinderTest, ::testing::ValuesIn(Rows()),
+                         [](const auto& info) { return info.param.name; });
+
+// The one-at-a-time syncs (SyncClaim, SyncVolume) are a batch of one, written at once: the
+// same as the workers' for rows that bind, provision, release, fail a write and retry.
+TEST(BinderOneAtATimeTest, SyncClaimAndSyncVolumeDecideAsTheBatchesDo) {
+  for (const char* name :
+       {"1_1_binds_to_an_unbound_volume", "1_25_external_provisioner", "3_6_misbound",
+        "4_3_claim_gone_retain_releases", "6_2_volume_update_fails_then_works",
+        "6_7_claim_status_fails", "7_1_provisioned_and_bound",
+        "7_7_delete_policy_deletes_storage_then_the_volume"}) {
+    SCOPED_TRACE(name);
+    auto row = std::find_if(Rows().begin(), Rows().end(),
+                            [&](const Row& r) { return r.name == name; });
+    ASSERT_NE(row, Rows().end());
+    CheckRow(*row, /*batched=*/false);
+  }
+}
 
 // Several claims in one batch: each gets its own volume (one reserved by a claim of the batch
 // is not offered to the next), every volume is written before any claim, and a failed write
@@ -1200,9 +1212,12 @@ TEST(ViewTest, EchoesOfBindingsAreNotSyncedAgain) {
 // The event of a binding write can reach the informer before the write's answer reaches the
 // controller (in process it often does). It is then synced only if something newer came too.
 TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
+  for (bool apart : {true, false})
   for (bool news : {false, true}) {
-    SCOPED_TRACE(news ? "someone else wrote too" : "echoes only");
+    SCOPED_TRACE(std::string(news ? "someone else wrote too" : "echoes only") +
+                 (apart ? ", status written apart" : ", status written with the object"));
     client::testing::FakeClient api;
+    api.write_status_apart = apart;
     Controller ctrl(api, nullptr);
     ctrl.StoreVolumeForTest(api.fake<PersistentVolume>().Seed(MakeVolume({.name = "v1"})));
     const PersistentVolumeClaim claim =
@@ -1222,12 +1237,14 @@ TEST(ViewTest, EchoesBeforeTheAnswerAreSyncedOnlyWithNews) {
     });
 
     ASSERT_TRUE(ctrl.SyncClaim(claim).ok());
-    // The fake writes an object and its status apart. The update after the first write is not
-    // settled (claimRef or volumeName set, not yet Bound), so it is synced at once, as every
-    // such update is; the Bound one waits for the write's answer.
+    // Written apart (as over HTTP), the update after the first write is not settled (claimRef
+    // or volumeName set, not yet Bound), so it is synced at once, as every such update is; the
+    // Bound one waits for the write's answer. Written together (in process), there is only the
+    // Bound one.
     const std::vector<bool> want =
-        news ? std::vector<bool>{true, true, false, false, true, false}  // volume ×4, claim ×2
-             : std::vector<bool>{true, false, true, false};
+        !apart ? (news ? std::vector<bool>{false, false, false} : std::vector<bool>{false, false})
+        : news ? std::vector<bool>{true, true, false, false, true, false}  // volume ×4, claim ×2
+               : std::vector<bool>{true, false, true, false};
     EXPECT_EQ(sync_now, want);
     EXPECT_EQ(ctrl.TakeQueuedClaimsForTest(), std::vector<std::string>{});
     EXPECT_EQ(ctrl.TakeQueuedVolumesForTest(), news ? std::vector<std::string>{"v1"}

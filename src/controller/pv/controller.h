@@ -124,6 +124,10 @@ class Controller {
   void RememberForTest(ClaimPtr c) { Remember(std::move(c)); }
 
  private:
+  // The claim and volume workers, each syncing batches from its queue.
+  void StartWorkers();
+  // Until Stop: every object queued again each resync period.
+  void ResyncLoop();
   // The controller's view, filled by the informers once started (tests: the ForTest methods).
   void StoreVolume(const api::PersistentVolume& volume);
   void StoreClaim(const api::PersistentVolumeClaim& claim);
@@ -249,17 +253,14 @@ class Controller {
   // view, which shares it.
   template <class T>
   StatusOr<std::shared_ptr<const T>> WriteParts(T next, bool main, bool status);
-  // WriteParts of several objects (`parts`: main and status for each), written together where
-  // the client can; answered in order.
+  // WriteParts of several objects of one kind (`parts`: main and status for each), in as few
+  // requests as the client can; answered in order.
   template <class T>
   std::vector<StatusOr<std::shared_ptr<const T>>> WriteMany(
       std::vector<T> objs, const std::vector<std::pair<bool, bool>>& parts);
-  // The volumes' and claims' writes of a batch of bindings in one write, each claim's made
-  // only if its volume's is (Client::UpdateVolumesThenClaims); false, with nothing written,
-  // where the client cannot (writes_volumes_with_claims) or there is no order to keep.
-  bool WriteTogether(client::VolumeClaimUpdates& u,
-                     std::vector<StatusOr<VolumePtr>>& volumes,
-                     std::vector<StatusOr<ClaimPtr>>& claims);
+  // The answers of Client::UpdateTogether in [begin, end), each an object of kind T.
+  template <class T, class It>
+  static std::vector<api::ApiOr<std::shared_ptr<const T>>> Typed(It begin, It end);
   // The answers of writes of `keys` (begun with BeginWrites), remembered in the view, and
   // the writes ended.
   template <class T>

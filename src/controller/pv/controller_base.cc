@@ -358,17 +358,16 @@ void Controller::QueueClaim(const std::string& key) {
 std::vector<std::string> Controller::TakeQueuedClaims() { return TakeHeld(queued_claims_); }
 
 void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Status>& results) {
-  // The volumes' writes (claimRef and phase) and the claims' (volumeName and status). Where
-  // the client can (in process) they are one store write, each claim's made only if its
-  // volume's is. Elsewhere the volumes first, then the claims whose volume is bound, each kind
-  // in one request where the client can: a crash in between is finished by the next sync.
-  // Objects already bound (most syncs of a bound claim) are not copied at all. What a claim's
-  // binding takes from its volume (name, capacity, access modes) the volume's write leaves as
-  // it is.
-  client::VolumeClaimUpdates u;
+  // The volumes' writes (claimRef and phase) and the claims' (volumeName and status), written
+  // together (Client::UpdateTogether): in process one store commit, each claim's made only if
+  // its volume's is, so a claim is never bound to a volume that is not bound to it. Objects
+  // already bound (most syncs of a bound claim) are not copied at all. What a claim's binding
+  // takes from its volume (name, capacity, access modes) the volume's write leaves as it is.
+  std::vector<api::ObjectUpdate> updates;
+  updates.reserve(2 * binds.size());
+  std::vector<std::string> volume_keys, claim_keys;
   std::vector<size_t> volume_of, claim_of;  // the bind each write is for
   std::vector<int> volume_write(binds.size(), -1);
-  u.volumes.reserve(binds.size());
   for (size_t i = 0; i < binds.size(); ++i) {
     const PendingBind& b = binds[i];
     if (VolumeBindingDone(*b.volume, *b.claim)) continue;
@@ -376,12 +375,11 @@ void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Stat
     const bool spec = SetClaimRef(v, *b.claim);
     const bool status = SetVolumePhase(v, api::kVolumeBound, {});
     if (!spec && !status) continue;
-    volume_write[i] = static_cast<int>(u.volumes.size());
-    u.volumes.push_back(std::move(v));
-    u.volume_parts.emplace_back(spec, status);
+    volume_write[i] = static_cast<int>(updates.size());
+    volume_keys.push_back(ViewKey(v));
+    updates.push_back(api::UpdateOf(std::move(v), spec, status));
     volume_of.push_back(i);
   }
-  u.claims.reserve(binds.size());
   for (size_t i = 0; i < binds.size(); ++i) {
     const PendingBind& b = binds[i];
     if (ClaimBindingDone(*b.claim, *b.volume)) continue;
@@ -393,64 +391,50 @@ void Controller::WriteBindings(std::vector<PendingBind>& binds, std::vector<Stat
       continue;
     }
     if (!spec && !*status) continue;
-    u.claims.push_back(std::move(c));
-    u.claim_parts.emplace_back(spec, *status);
-    u.claim_after.push_back(volume_write[i]);
+    claim_keys.push_back(ViewKey(c));
+    updates.push_back(api::UpdateOf(std::move(c), spec, *status, volume_write[i]));
     claim_of.push_back(i);
   }
 
-  std::vector<StatusOr<VolumePtr>> volumes_written;
-  std::vector<StatusOr<ClaimPtr>> claims_written;
-  if (!WriteTogether(u, volumes_written, claims_written)) {
-    volumes_written = WriteMany(std::move(u.volumes), u.volume_parts);
-    // The claims whose volume's write failed are not written.
-    std::vector<bool> failed(binds.size(), false);
+  if (!updates.empty()) {
+    BeginWrites<PersistentVolume>(volume_keys);
+    BeginWrites<PersistentVolumeClaim>(claim_keys);
+    auto written = client_.UpdateTogether(std::move(updates));
+    const size_t nv = volume_of.size();
+    auto volumes_written = Remembered<PersistentVolume>(
+        volume_keys, Typed<PersistentVolume>(written.begin(), written.begin() + nv));
+    auto claims_written = Remembered<PersistentVolumeClaim>(
+        claim_keys, Typed<PersistentVolumeClaim>(written.begin() + nv, written.end()));
+    // A failed volume write is its claim's result; else a failed claim write.
+    for (size_t j = 0; j < claims_written.size(); ++j) {
+      if (!claims_written[j].ok()) results[binds[claim_of[j]].slot] = claims_written[j].status();
+    }
     for (size_t j = 0; j < volumes_written.size(); ++j) {
-      failed[volume_of[j]] = !volumes_written[j].ok();
+      if (!volumes_written[j].ok()) {
+        results[binds[volume_of[j]].slot] = volumes_written[j].status();
+      }
     }
-    std::vector<PersistentVolumeClaim> claims;
-    std::vector<std::pair<bool, bool>> parts;
-    std::vector<size_t> which;
-    for (size_t j = 0; j < u.claims.size(); ++j) {
-      if (failed[claim_of[j]]) continue;
-      claims.push_back(std::move(u.claims[j]));
-      parts.push_back(u.claim_parts[j]);
-      which.push_back(j);
-    }
-    auto written = WriteMany(std::move(claims), parts);
-    claims_written.assign(claim_of.size(), Status(StatusCode::kAborted, "volume not bound"));
-    for (size_t n = 0; n < written.size(); ++n) claims_written[which[n]] = std::move(written[n]);
-  }
-  // A failed volume write is its claim's result; else a failed claim write.
-  for (size_t j = 0; j < claims_written.size(); ++j) {
-    if (!claims_written[j].ok()) results[binds[claim_of[j]].slot] = claims_written[j].status();
-  }
-  for (size_t j = 0; j < volumes_written.size(); ++j) {
-    if (!volumes_written[j].ok()) results[binds[volume_of[j]].slot] = volumes_written[j].status();
   }
   for (const PendingBind& b : binds) {
     if (b.reserved) volumes_.Unreserve(b.volume->metadata.name);
   }
 }
 
-bool Controller::WriteTogether(client::VolumeClaimUpdates& u,
-                               std::vector<StatusOr<VolumePtr>>& volumes,
-                               std::vector<StatusOr<ClaimPtr>>& claims) {
-  // One kind only: nothing to order.
-  if (!client_.writes_volumes_with_claims() || u.volumes.empty() || u.claims.empty()) {
-    return false;
+template <class T, class It>
+std::vector<api::ApiOr<std::shared_ptr<const T>>> Controller::Typed(It begin, It end) {
+  std::vector<api::ApiOr<std::shared_ptr<const T>>> out;
+  out.reserve(end - begin);
+  for (It it = begin; it != end; ++it) {
+    if (!it->ok()) {
+      out.push_back(it->error());
+    } else if (auto obj = api::SharedAs<T>(**it)) {
+      out.push_back(std::move(obj));
+    } else {
+      out.push_back(api::ApiError{500, "InternalError", "an update answered with another kind",
+                                  {}, {}, {}, {}});
+    }
   }
-  std::vector<std::string> volume_keys, claim_keys;
-  volume_keys.reserve(u.volumes.size());
-  for (const auto& v : u.volumes) volume_keys.push_back(ViewKey(v));
-  claim_keys.reserve(u.claims.size());
-  for (const auto& c : u.claims) claim_keys.push_back(ViewKey(c));
-  BeginWrites<PersistentVolume>(volume_keys);
-  BeginWrites<PersistentVolumeClaim>(claim_keys);
-  auto written = client_.UpdateVolumesThenClaims(u);
-  volumes = Remembered<PersistentVolume>(volume_keys, std::move(written.volumes));
-  claims = Remembered<PersistentVolumeClaim>(claim_keys, std::move(written.claims));
-  return true;
+  return out;
 }
 
 template <class T>
@@ -474,6 +458,57 @@ std::vector<StatusOr<std::shared_ptr<const T>>> Controller::Remembered(
 }
 
 // ---- running -------------------------------------------------------------------------------
+
+void Controller::StartWorkers() {
+  auto sync_volumes = [this](const std::vector<std::string>& keys) {
+    std::vector<VolumePtr> volumes;
+    volumes.reserve(keys.size());
+    for (const auto& key : keys) volumes.push_back(volumes_.Get(key));
+    return SyncVolumes(volumes);
+  };
+  auto sync_claims = [this](const std::vector<std::string>& keys) {
+    std::vector<ClaimPtr> claims;
+    claims.reserve(keys.size());
+    for (const auto& key : keys) claims.push_back(GetClaim(key));
+    return SyncClaims(claims);
+  };
+  for (int i = 0; i < options_.workers; ++i) {
+    threads_.emplace_back([this, sync_claims] {
+      SetThreadName("pv-claim");
+      RunBatchWorker(*claim_queue_, options_.claim_batch, sync_claims,
+                     "persistentvolume-controller: claim");
+    });
+    threads_.emplace_back([this, sync_volumes] {
+      SetThreadName("pv-volume");
+      RunBatchWorker(*volume_queue_, options_.volume_batch, sync_volumes,
+                     "persistentvolume-controller: volume");
+    });
+  }
+}
+
+// Resync: every object again, periodically, fed to the queues in 100 slices over half the
+// period, so that a large cluster's resync does not stand in front of new claims all at once.
+void Controller::ResyncLoop() {
+  std::unique_lock lock(stop_mu_);
+  while (!stopping_) {
+    options_.clock->WaitFor(stop_cv_, lock, options_.resync);
+    if (stopping_) break;
+    AgeTombstones();
+    PruneClaims();
+    std::vector<std::pair<client::WorkQueue*, std::string>> keys;
+    for (const auto& c : claim_informer_->List())
+      keys.emplace_back(claim_queue_.get(), client::KeyOf(*c));
+    for (const auto& v : volume_informer_->List())
+      keys.emplace_back(volume_queue_.get(), v->metadata.name);
+    constexpr size_t kSlices = 100;
+    const size_t slice = std::max<size_t>(1, (keys.size() + kSlices - 1) / kSlices);
+    for (size_t i = 0; i < keys.size() && !stopping_; i += slice) {
+      for (size_t j = i; j < std::min(keys.size(), i + slice); ++j)
+        keys[j].first->Add(keys[j].second);
+      options_.clock->WaitFor(stop_cv_, lock, options_.resync / (2 * kSlices));
+    }
+  }
+}
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   client::WorkQueueOptions qo;
@@ -539,53 +574,10 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
-  auto sync_volumes = [this](const std::vector<std::string>& keys) {
-    std::vector<VolumePtr> volumes;
-    volumes.reserve(keys.size());
-    for (const auto& key : keys) volumes.push_back(volumes_.Get(key));
-    return SyncVolumes(volumes);
-  };
-  auto sync_claims = [this](const std::vector<std::string>& keys) {
-    std::vector<ClaimPtr> claims;
-    claims.reserve(keys.size());
-    for (const auto& key : keys) claims.push_back(GetClaim(key));
-    return SyncClaims(claims);
-  };
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync_claims] {
-      SetThreadName("pv-claim");
-      RunBatchWorker(*claim_queue_, options_.claim_batch, sync_claims,
-                     "persistentvolume-controller: claim");
-    });
-    threads_.emplace_back([this, sync_volumes] {
-      SetThreadName("pv-volume");
-      RunBatchWorker(*volume_queue_, options_.volume_batch, sync_volumes,
-                     "persistentvolume-controller: volume");
-    });
-  }
-  // Resync: every object again, periodically, fed to the queues in 100 slices over half the
-  // period, so that a large cluster's resync does not stand in front of new claims all at once.
+  StartWorkers();
   threads_.emplace_back([this] {
     SetThreadName("pv-resync");
-    std::unique_lock lock(stop_mu_);
-    while (!stopping_) {
-      options_.clock->WaitFor(stop_cv_, lock, options_.resync);
-      if (stopping_) break;
-      AgeTombstones();
-      PruneClaims();
-      std::vector<std::pair<client::WorkQueue*, std::string>> keys;
-      for (const auto& c : claim_informer_->List())
-        keys.emplace_back(claim_queue_.get(), client::KeyOf(*c));
-      for (const auto& v : volume_informer_->List())
-        keys.emplace_back(volume_queue_.get(), v->metadata.name);
-      constexpr size_t kSlices = 100;
-      const size_t slice = std::max<size_t>(1, (keys.size() + kSlices - 1) / kSlices);
-      for (size_t i = 0; i < keys.size() && !stopping_; i += slice) {
-        for (size_t j = i; j < std::min(keys.size(), i + slice); ++j)
-          keys[j].first->Add(keys[j].second);
-        options_.clock->WaitFor(stop_cv_, lock, options_.resync / (2 * kSlices));
-      }
-    }
+    ResyncLoop();
   });
   return OkStatus();
 }
@@ -613,5 +605,7 @@ template void Controller::Event(const PersistentVolumeClaim&, std::string_view, 
                                 std::string);
 template StatusOr<PersistentVolume> Controller::Write(PersistentVolume, bool);
 template StatusOr<PersistentVolumeClaim> Controller::Write(PersistentVolumeClaim, bool);
+template std::vector<StatusOr<std::shared_ptr<const PersistentVolume>>> Controller::WriteMany(
+    std::vector<PersistentVolume>, const std::vector<std::pair<bool, bool>>&);
 
 }  // namespace kvol::controller::pv
