@@ -1,114 +1,26 @@
-// Registry<T>: the generic API behaviour, instantiated for every kind kvol serves.
+// Registry<T>: the generic API behaviour, instantiated for every kind kvol serves. This file has
+// its storage and the typed operations (create, get, update, batches, delete); lists and watches
+// are in registry_list_watch.cc, the JSON requests in registry_json.cc.
 #include "apiserver/registry.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "api/node_selector.h"
-#include "apiserver/patch.h"
-#include "base/strings.h"
+#include "apiserver/registry_internal.h"
 
 namespace kvol::apiserver {
 
-using namespace std::chrono_literals;
+using registry_internal::IndexObject;
+using registry_internal::kConflictRetries;
+using registry_internal::ParseRevision;
 
 namespace {
 
-constexpr int kConflictRetries = 16;
-constexpr auto kFreshnessTimeout = 5s;
-
-struct ContinueToken {
-  store::Revision rev = 0;
-  std::string start;  // the last key returned
-};
-
-std::string EncodeContinue(const ContinueToken& t) {
-  api::Json j = {{"v", "meta.k8s.io/v1"}, {"rv", t.rev}, {"start", t.start}};
-  std::string raw = api::DumpJson(j);
-  // base64url without padding, as Kubernetes' tokens look.
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  uint32_t buf = 0;
-  int bits = 0;
-  for (unsigned char c : raw) {
-    buf = (buf << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      out += kAlphabet[(buf >> (bits - 6)) & 63];
-      bits -= 6;
-    }
-  }
-  if (bits > 0) out += kAlphabet[(buf << (6 - bits)) & 63];
-  return out;
-}
-
-std::optional<ContinueToken> DecodeContinue(std::string_view s) {
-  std::string raw;
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : s) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '-' || c == '+')
-      v = 62;
-    else if (c == '_' || c == '/')
-      v = 63;
-    else if (c == '=')
-      break;
-    else
-      return std::nullopt;
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      raw += static_cast<char>((buf >> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  auto j = api::ParseJson(raw);
-  if (!j.ok() || !j->is_object() || !(*j)["rv"].is_number_integer() || !(*j)["start"].is_string()) {
-    return std::nullopt;
-  }
-  return ContinueToken{(*j)["rv"].get<int64_t>(), (*j)["start"].get<std::string>()};
-}
-
-std::optional<store::Revision> ParseRevision(std::string_view s) {
-  int64_t v;
-  if (!ParseInt64(s, &v) || v < 0) return std::nullopt;
-  return v;
-}
 
 template <class T>
 std::shared_ptr<const T> Own(T&& obj) {
   return std::make_shared<const T>(std::move(obj));
-}
-
-template <class T>
-std::vector<std::string_view> SupportedFields() {
-  std::vector<std::string_view> f = {"metadata.name", "metadata.namespace"};
-  for (auto x : api::KindInfoOf<T>().selectable_fields) f.push_back(x);
-  return f;
-}
-
-template <class T>
-StatusOr<CachedObject> IndexObject(const store::KeyValue& kv) {
-  auto j = api::ParseJson(*kv.value);
-  if (!j.ok()) return j.status();
-  api::FieldErrors errs;
-  T obj = api::DecodeStruct<T>(*j, &errs);
-  CachedObject c;
-  c.ns = obj.metadata.namespace_;
-  c.name = obj.metadata.name;
-  c.json = kv.value;
-  c.rev = kv.mod_revision;
-  c.labels = std::move(obj.metadata.labels);
-  c.fields = api::KindFields(obj);
-  return c;
 }
 
 // What the watch cache keeps of an object about to be written (json and rev are the cache's
@@ -122,77 +34,6 @@ CachedObject IndexTyped(const T& obj) {
   c.fields = api::KindFields(obj);
   return c;
 }
-
-// Events of a cache watch (or, for revisions older than the cache, of a store watch) as the
-// API sends them.
-class CacheEventStream final : public EventStream {
- public:
-  explicit CacheEventStream(std::unique_ptr<CacheWatch> w) : w_(std::move(w)) {}
-  StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) override {
-    auto evs = w_->Next(timeout);
-    if (!evs.ok()) return evs.status();
-    std::vector<WatchEvent> out;
-    out.reserve(evs->size());
-    for (auto& e : *evs) {
-      WatchEvent we;
-      we.type = e.type == CacheEvent::Type::kAdded      ? WatchEvent::Type::kAdded
-                : e.type == CacheEvent::Type::kModified ? WatchEvent::Type::kModified
-                                                        : WatchEvent::Type::kDeleted;
-      we.object.json = e.object->json;
-      we.object.rev = e.rev;
-      out.push_back(std::move(we));
-    }
-    return out;
-  }
-  void Close() override { w_->Close(); }
-  store::Revision Progress() const override { return w_->Progress(); }
-  bool Notifies() const override { return true; }
-  void SetNotify(std::function<void()> fn) override { w_->SetNotify(std::move(fn)); }
-
- private:
-  std::unique_ptr<CacheWatch> w_;
-};
-
-template <class T>
-class StoreEventStream final : public EventStream {
- public:
-  StoreEventStream(store::WatchPtr w, Filter f) : w_(std::move(w)), f_(std::move(f)) {}
-  StatusOr<std::vector<WatchEvent>> Next(std::chrono::milliseconds timeout) override {
-    auto evs = w_->Next(timeout);
-    if (!evs.ok()) return evs.status();
-    std::vector<WatchEvent> out;
-    for (auto& e : *evs) {
-      auto now = IndexObject<T>(e.kv);
-      std::optional<StatusOr<CachedObject>> before;
-      if (e.prev) before = IndexObject<T>(*e.prev);
-      const bool match_now = now.ok() && f_.Matches(*now);
-      const bool match_before = before && before->ok() && f_.Matches(**before);
-      WatchEvent we;
-      we.object.json = e.kv.value;
-      we.object.rev = e.revision();
-      if (e.type == store::Event::Type::kDeleted) {
-        if (!match_now) continue;
-        we.type = WatchEvent::Type::kDeleted;
-      } else if (match_now && !match_before) {
-        we.type = WatchEvent::Type::kAdded;
-      } else if (match_now) {
-        we.type = WatchEvent::Type::kModified;
-      } else if (match_before) {
-        we.type = WatchEvent::Type::kDeleted;
-      } else {
-        continue;
-      }
-      out.push_back(std::move(we));
-    }
-    return out;
-  }
-  void Close() override { w_->Close(); }
-  store::Revision Progress() const override { return w_->Progress(); }
-
- private:
-  store::WatchPtr w_;
-  Filter f_;
-};
 
 }  // namespace
 
@@ -342,88 +183,6 @@ T Registry<T>::Unwritten(const store::Value& json, std::shared_ptr<T> obj) {
   json->memo.reset();
   json->memo_owner = 0;
   return std::move(*obj);
-}
-
-template <class T>
-ApiOr<api::Json> Registry<T>::Decode(const StoredObject& o) {
-  auto j = api::ParseJson(o.Json());
-  if (!j.ok()) return Internal("stored object does not parse: " + j.status().message());
-  return *std::move(j);
-}
-
-template <class T>
-ApiOr<T> Registry<T>::DecodeBody(const api::Json& body, const WriteOptions& opts,
-                                 std::vector<std::string>* warnings) {
-  const auto& k = info();
-  if (!body.is_object()) return BadRequest("the request body must be a JSON object");
-  // The kind first: a body of another kind would mostly fail to decode, less clearly.
-  auto text = [&](const char* key) {
-    auto it = body.find(key);
-    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  if (auto err = CheckKind(text("apiVersion"), text("kind"))) return *err;
-  api::FieldErrors errs;
-  T obj = api::DecodeStruct<T>(body, &errs);
-  if (!errs.empty()) {
-    return BadRequest(std::string(k.kind) + " in version \"" + std::string(k.version) +
-                      "\" cannot be handled as a " + std::string(k.kind) + ": " +
-                      api::AggregateMessage(errs));
-  }
-  return CheckBody(std::move(obj), opts, warnings);
-}
-
-template <class T>
-ApiOr<api::AnyObject> Registry<T>::DecodeAny(const api::Json& body) {
-  auto obj = DecodeBody(body, {}, nullptr);
-  if (!obj.ok()) return obj.error();
-  return api::AnyObject(std::in_place_type<T>, *std::move(obj));
-}
-
-template <class T>
-ApiOr<T> Registry<T>::DecodeBodyText(std::string_view body, const WriteOptions& opts,
-                                     std::vector<std::string>* warnings) {
-  T obj;
-  if (api::DecodeJsonText(body, obj)) return CheckBody(std::move(obj), opts, warnings);
-  auto j = api::ParseJson(body);
-  if (!j.ok()) return BadRequest("error decoding the request body: " + j.status().message());
-  return DecodeBody(*j, opts, warnings);
-}
-
-template <class T>
-std::optional<ApiError> Registry<T>::CheckKind(const std::string& api_version,
-                                               const std::string& kind) {
-  const auto& k = info();
-  if (!api_version.empty() && api_version != k.ApiVersion()) {
-    return BadRequest("the API version in the data (" + api_version +
-                      ") does not match the expected API version (" + k.ApiVersion() + ")");
-  }
-  if (!kind.empty() && kind != k.kind) {
-    return BadRequest("the kind in the data (" + kind + ") does not match the expected kind (" +
-                      std::string(k.kind) + ")");
-  }
-  return std::nullopt;
-}
-
-template <class T>
-ApiOr<T> Registry<T>::CheckBody(T obj, const WriteOptions& opts,
-                                std::vector<std::string>* warnings) {
-  if (auto err = CheckKind(obj.api_version, obj.kind)) return *err;
-  // metadata is modelled completely: an unknown field there is a mistake.
-  if (obj.metadata.unknown_fields.is_object()) {
-    for (auto it = obj.metadata.unknown_fields.begin(); it != obj.metadata.unknown_fields.end();) {
-      const std::string key = it.key();
-      if (key == "managedFields" || key == "selfLink") {
-        it = obj.metadata.unknown_fields.erase(it);
-        continue;
-      }
-      std::string msg = "unknown field \"metadata." + key + "\"";
-      if (opts.field_validation == "Strict") return BadRequest("strict decoding error: " + msg);
-      if (opts.field_validation != "Ignore" && warnings) warnings->push_back(msg);
-      it = obj.metadata.unknown_fields.erase(it);
-    }
-    if (obj.metadata.unknown_fields.empty()) obj.metadata.unknown_fields = api::Json();
-  }
-  return obj;
 }
 
 template <class T>
@@ -826,181 +585,6 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
   return ObjectModified(k, name);
 }
 
-template <class T>
-ApiOr<Filter> Registry<T>::MakeFilter(std::string_view ns, const ListOptions& opts) {
-  Filter f;
-  f.ns = info().namespaced ? std::string(ns) : std::string();
-  auto ls = api::labels::Parse(opts.label_selector);
-  if (!ls.ok()) {
-    return BadRequest("unable to parse requirement: " + ls.status().message());
-  }
-  f.labels = *std::move(ls);
-  auto fs = api::fields::Parse(opts.field_selector);
-  if (!fs.ok()) return BadRequest(fs.status().message());
-  if (Status s = fs->CheckSupported(SupportedFields<T>()); !s.ok()) return BadRequest(s.message());
-  f.fields = *std::move(fs);
-  return f;
-}
-
-template <class T>
-ApiOr<ListOut> Registry<T>::ListStored(std::string_view ns, const ListOptions& opts) {
-  const auto& k = info();
-  auto filter = MakeFilter(ns, opts);
-  if (!filter.ok()) return filter.error();
-  ListOut out;
-  const bool exact = opts.resource_version_match == "Exact";
-  std::optional<ContinueToken> cont;
-  if (!opts.continue_token.empty()) {
-    cont = DecodeContinue(opts.continue_token);
-    if (!cont) return BadRequest("continue key is not valid: the token does not decode");
-  }
-  std::optional<store::Revision> rv;
-  if (!opts.resource_version.empty()) {
-    rv = ParseRevision(opts.resource_version);
-    if (!rv) {
-      return BadRequest("invalid resource version \"" + opts.resource_version + "\"");
-    }
-  }
-  if (opts.limit > 0 || cont || (exact && rv && *rv > 0)) {
-    // Pages come from the store at one revision, so they form a consistent list.
-    store::RangeOptions ro;
-    ro.prefix = StoragePrefix(k, filter->ns);
-    ro.revision = cont ? cont->rev : (exact && rv ? *rv : 0);
-    ro.start_after = cont ? cont->start : "";
-    const int64_t want = opts.limit > 0 ? opts.limit : 0;
-    while (true) {
-      ro.limit = want > 0 ? std::max<int64_t>(want - static_cast<int64_t>(out.items.size()), 1) : 0;
-      auto r = store_.Range(ro);
-      if (!r.ok()) {
-        if (r.status().code() == StatusCode::kOutOfRange && cont) {
-          return Gone(
-              "The provided continue parameter is too old to display a consistent list "
-              "result. You can start a new list without the continue parameter.");
-        }
-        if (r.status().code() == StatusCode::kOutOfRange) {
-          return Gone("too old resource version: " + opts.resource_version);
-        }
-        return FromStatus(r.status());
-      }
-      out.rev = r->revision;
-      ro.revision = r->revision;
-      for (const auto& kv : r->kvs) {
-        auto obj = IndexObject<T>(kv);
-        if (obj.ok() && filter->Matches(*obj)) out.items.push_back({kv.value, kv.mod_revision});
-      }
-      if (!r->more) break;
-      ro.start_after = r->kvs.back().key;
-      if (want > 0 && static_cast<int64_t>(out.items.size()) >= want) {
-        out.continue_token = EncodeContinue({r->revision, ro.start_after});
-        break;
-      }
-    }
-    return out;
-  }
-  // Everything else is served from the watch cache, fresh up to the requested revision.
-  store::Revision min_rev = 0;
-  if (!rv) {
-    auto cur = store_.CurrentRevision();
-    if (!cur.ok()) return FromStatus(cur.status());
-    min_rev = *cur;
-  } else {
-    min_rev = *rv;
-  }
-  store::Revision at = 0;
-  auto items =
-      cache_->List(*filter, min_rev,
-                   std::chrono::duration_cast<std::chrono::milliseconds>(kFreshnessTimeout), &at);
-  if (!items.ok()) return Timeout(items.status().message());
-  out.rev = at;
-  out.items.reserve(items->size());
-  for (const auto& c : *items) out.items.push_back({c->json, c->rev});
-  return out;
-}
-
-template <class T>
-ApiOr<std::unique_ptr<EventStream>> Registry<T>::WatchStored(std::string_view ns,
-                                                             const ListOptions& opts) {
-  const auto& k = info();
-  auto filter = MakeFilter(ns, opts);
-  if (!filter.ok()) return filter.error();
-  store::Revision after = 0;
-  if (!opts.resource_version.empty()) {
-    auto rv = ParseRevision(opts.resource_version);
-    if (!rv) return BadRequest("invalid resource version \"" + opts.resource_version + "\"");
-    after = *rv;
-  }
-  auto w = cache_->Watch(*filter, after);
-  if (w.ok())
-    return std::unique_ptr<EventStream>(std::make_unique<CacheEventStream>(std::move(*w)));
-  if (w.status().code() != StatusCode::kOutOfRange) return FromStatus(w.status());
-  // Older than the cache (e.g. from before a restart): the store may still have the history.
-  auto sw = store_.Watch(StoragePrefix(k, filter->ns), after);
-  if (sw.ok()) {
-    return std::unique_ptr<EventStream>(
-        std::make_unique<StoreEventStream<T>>(std::move(*sw), std::move(*filter)));
-  }
-  if (sw.status().code() == StatusCode::kOutOfRange) {
-    return Gone("too old resource version: " + std::to_string(after) + " (" +
-                std::to_string(cache_->revision()) + ")");
-  }
-  return FromStatus(sw.status());
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::CreateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
-                                               std::string_view ns, const WriteOptions& opts) {
-  if (!obj.ok()) return obj.error();
-  auto w = CreateImpl(*std::move(obj), ns, opts);
-  if (!w.ok()) return w.error();
-  w->stored.warnings = std::move(warnings);
-  return std::move(w->stored);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::UpdateDecoded(ApiOr<T> obj, std::vector<std::string> warnings,
-                                               std::string_view ns, std::string_view name,
-                                               bool status, const WriteOptions& opts) {
-  if (!obj.ok()) return obj.error();
-  auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
-  if (!w.ok()) return w.error();
-  w->stored.warnings = std::move(warnings);
-  return std::move(w->stored);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::CreateJson(std::string_view ns, const api::Json& body,
-                                            const WriteOptions& opts) {
-  std::vector<std::string> warnings;
-  auto obj = DecodeBody(body, opts, &warnings);
-  return CreateDecoded(std::move(obj), std::move(warnings), ns, opts);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::UpdateJson(std::string_view ns, std::string_view name,
-                                            const api::Json& body, bool status,
-                                            const WriteOptions& opts) {
-  std::vector<std::string> warnings;
-  auto obj = DecodeBody(body, opts, &warnings);
-  return UpdateDecoded(std::move(obj), std::move(warnings), ns, name, status, opts);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::CreateJsonText(std::string_view ns, std::string_view body,
-                                                const WriteOptions& opts) {
-  std::vector<std::string> warnings;
-  auto obj = DecodeBodyText(body, opts, &warnings);
-  return CreateDecoded(std::move(obj), std::move(warnings), ns, opts);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::UpdateJsonText(std::string_view ns, std::string_view name,
-                                                std::string_view body, bool status,
-                                                const WriteOptions& opts) {
-  std::vector<std::string> warnings;
-  auto obj = DecodeBodyText(body, opts, &warnings);
-  return UpdateDecoded(std::move(obj), std::move(warnings), ns, name, status, opts);
-}
-
 namespace {
 
 // The body of a PUT on a collection: a list of the kind's objects.
@@ -1086,43 +670,6 @@ ApiOr<std::vector<ApiOr<StoredObject>>> Registry<T>::UpdateManyJsonText(std::str
     out.push_back(std::move(written[i]->stored));
   }
   return out;
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::PatchJson(std::string_view ns, std::string_view name,
-                                           std::string_view content_type, std::string_view patch,
-                                           bool status, const WriteOptions& opts) {
-  const auto& k = info();
-  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
-    auto current = GetStored(ns, name);
-    if (!current.ok()) return current.error();
-    auto cur = Decode(*current);
-    if (!cur.ok()) return cur.error();
-    auto patched = ApplyPatch(*cur, content_type, patch, k.kind);
-    if (!patched.ok()) return patched.error();
-    std::vector<std::string> warnings;
-    auto obj = DecodeBody(*patched, opts, &warnings);
-    if (!obj.ok()) return obj.error();
-    // A patch that names a resourceVersion is a precondition; otherwise it applies to
-    // whatever is current, retrying if that changes underneath.
-    const bool pinned = obj->metadata.resource_version != std::to_string(current->rev);
-    auto w = UpdateImpl(*std::move(obj), ns, name, PartsOf(status), opts);
-    if (w.ok()) {
-      w->stored.warnings = std::move(warnings);
-      return std::move(w->stored);
-    }
-    if (w.error().reason == "Conflict" && !pinned) continue;
-    return w.error();
-  }
-  return ObjectModified(k, name);
-}
-
-template <class T>
-ApiOr<StoredObject> Registry<T>::DeleteStored(std::string_view ns, std::string_view name,
-                                              const DeleteOptions& opts) {
-  auto w = DeleteImpl(ns, name, opts);
-  if (!w.ok()) return w.error();
-  return std::move(w->stored);
 }
 
 // ---- typed API ----
@@ -1226,29 +773,9 @@ ApiOr<std::vector<T>> Registry<T>::List(std::string_view ns, const ListOptions& 
   return out;
 }
 
-template class Registry<api::Namespace>;
-template class Registry<api::Node>;
-template class Registry<api::Pod>;
-template class Registry<api::PersistentVolume>;
-template class Registry<api::PersistentVolumeClaim>;
-template class Registry<api::ConfigMap>;
-template class Registry<api::Secret>;
-template class Registry<api::Event>;
-template class Registry<api::StorageClass>;
-template class Registry<api::VolumeAttachment>;
-template class Registry<api::CSIDriver>;
-template class Registry<api::CSINode>;
-template class Registry<api::Lease>;
-template class Registry<api::Deployment>;
-template class Registry<api::StatefulSet>;
-template class Registry<api::DaemonSet>;
-template class Registry<api::ReplicaSet>;
-template class Registry<api::Job>;
-template class Registry<api::Service>;
-template class Registry<api::ServiceAccount>;
-template class Registry<api::ClusterRole>;
-template class Registry<api::ClusterRoleBinding>;
-template class Registry<api::Role>;
-template class Registry<api::RoleBinding>;
+// The members defined here, for every kind (those of the other registry*.cc are theirs).
+#define KVOL_INSTANTIATE(T) template class Registry<T>;
+KVOL_REGISTRY_KINDS(KVOL_INSTANTIATE)
+#undef KVOL_INSTANTIATE
 
 }  // namespace kvol::apiserver
