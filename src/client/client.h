@@ -187,10 +187,10 @@ class Client {
 
   // Updates of objects of any kinds made together (api/object_update.h), each answered in
   // order as Resource<T>::UpdateShared would answer it alone. The in-process client writes
-  // them in one commit of the store. Elsewhere they are made one after the other, an update
-  // that follows another only once that one is made (an object and its status as two requests
-  // where the transport cannot write both at once): what follows is never written without what
-  // it follows, though a crash may leave what it follows written alone.
+  // them in one commit of the store. Elsewhere they are made in rounds, an update once the one
+  // it follows is made, each round's updates of one kind in as few requests as the transport
+  // can (UpdateSharedMany): what follows is never written without what it follows, though a
+  // crash between rounds may leave what it follows written alone.
   virtual std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
       std::vector<api::ObjectUpdate> updates);
 

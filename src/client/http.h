@@ -3,7 +3,6 @@
 // taken from a kubeconfig as kubectl reads it.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -38,15 +37,10 @@ class HttpClient final : public Client {
 
   const HttpConfig& config() const;
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
-  // One request (api::kUpdateTogetherPath), written in one commit by a kvol server; one update
-  // after the other where the server does not take it (then never asked again).
-  std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
-      std::vector<api::ObjectUpdate> updates) override;
 
  private:
   explicit HttpClient(std::unique_ptr<HttpTransport> transport);
   std::unique_ptr<HttpTransport> transport_;
-  std::atomic<bool> together_refused_{false};
 };
 
 }  // namespace kvol::client

@@ -179,6 +179,15 @@ out=$(kcurl -w ' %{http_code}' -X POST -H 'Content-Type: text/plain' "$KVOL_URL/
 expect_contains "updates as text: 415" " 415" "$out"
 out=$(curl -sS -w ' %{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" -X POST "$KVOL_URL/apis/kvol.io/v1/updatetogether" -d '{}')
 expect_contains "updates without a token: 401" " 401" "$out"
+# Two updates of one object at the version read, the second following the first: the first is
+# made, the second conflicts in the same commit.
+rv=$(kubectl get cm one -o jsonpath='{.metadata.resourceVersion}')
+cm_at() { echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one","namespace":"default","resourceVersion":"'"$rv"'"},"data":{"together":"'"$1"'"}}'; }
+out=$(together '{"updates":[{"object":'"$(cm_at yes)"'},{"object":'"$(cm_at again)"',"after":0}]}')
+expect_contains "updates together: 200" " 200" "$out"
+expect_contains "updates together: the first is made" '"together":"yes"' "$out"
+expect_contains "updates together: the second conflicts" '"code":409' "$out"
+expect_eq "updates together: what is stored" "yes" "$(kubectl get cm one -o jsonpath='{.data.together}')"
 
 # A small JSON patch whose copies double a ConfigMap's data: refused before it grows, and the
 # server's memory does not grow with it.
