@@ -42,7 +42,6 @@
 
 #include "base/fd.h"
 #include "base/log.h"
-#include "base/malloc.h"
 #include "client/http.h"
 #include "client/testing/proc_stats.h"
 #include "client/testing/test_server.h"
@@ -586,8 +585,6 @@ void RunMemory(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
-  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   Flags f;
   for (int i = 1; i < argc; ++i) {

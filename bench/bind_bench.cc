@@ -13,8 +13,9 @@
 //       growth of the process's resident memory per pair while they bound, and the CPU per
 //       bind by kind of thread (the threads' names: pv-claim, kvol-committer, ...).
 //       With BIND_BENCH_PROGRESS=1, every 250 ms how many claims are created and how many
-//       Bound (on stderr); with BIND_BENCH_MALLOC_STATS=1, glibc's malloc_stats() (memory
-//       each arena holds and has in use) once the PVs are Available and again once all bound.
+//       Bound (on stderr); with BIND_BENCH_MALLOC_STATS=1, jemalloc's malloc_stats_print()
+//       (memory allocated, active and resident) once the PVs are Available and again once all
+//       bound.
 //   bind_bench latency [--pvs P] [--claims C]
 //       P Available PVs; once the controller has settled (warm-up claims until ten in a row
 //       bind within 5 ms), C claims created one at a time, each waited for until Bound: p50
@@ -58,12 +59,11 @@
 #include <thread>
 #include <vector>
 
-#include <malloc.h>
+#include <jemalloc/jemalloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/malloc.h"
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
 #include "client/testing/parallel.h"
@@ -278,7 +278,7 @@ Setup Start(int pvs, int workers) {
 void Pairs(int n, int workers, int writers) {
   Setup s = Start(n, workers);
   const bool malloc_stats_wanted = std::getenv("BIND_BENCH_MALLOC_STATS") != nullptr;
-  if (malloc_stats_wanted) malloc_stats();
+  if (malloc_stats_wanted) malloc_stats_print(nullptr, nullptr, nullptr);
   std::printf("pvs=%d available_seconds=%.3f\n", n, s.available_seconds);
   auto& c = s.server->local();
   BoundWatch bound(c);
@@ -315,7 +315,7 @@ void Pairs(int n, int workers, int writers) {
   measured = true;
   if (progress.joinable()) progress.join();
   Perf("disable");
-  if (malloc_stats_wanted) malloc_stats();
+  if (malloc_stats_wanted) malloc_stats_print(nullptr, nullptr, nullptr);
   std::printf("pairs=%d workers=%d writers=%d all_created_seconds=%.3f\n", n, workers, writers,
               created);
   std::printf("pairs=%d workers=%d all_bound_seconds=%.3f\n", n, workers, secs);
@@ -521,8 +521,6 @@ void Growth(int from, int to, int rounds, int idle_seconds, int workers, int wri
 }  // namespace
 
 int main(int argc, char** argv) {
-  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
-  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   std::string what = argc > 1 ? argv[1] : "";
   int n = 0, workers = 4, pvs = 100000, claims = 200, writers = 0;

@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "base/log.h"
-#include "base/malloc.h"
 #include "client/informer.h"
 #include "client/testing/parallel.h"
 #include "client/testing/test_server.h"
@@ -297,8 +296,6 @@ void Idle(int volumes, int seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
-  kvol::ConfigureAllocator();  // as the kvol binary does
   kvol::log::SetQuiet(true);
   const std::string mode = argc > 1 ? argv[1] : "pods";
   if (mode == "pods") {

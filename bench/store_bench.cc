@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "base/malloc.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -44,8 +43,6 @@ double Run(Store& store, int objects, int writers, const std::string& prefix) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kvol::ReexecWithHugePages(argv);  // as the kvol binary's servers do
-  kvol::ConfigureAllocator();  // as the kvol binary does
   const int objects = argc > 1 ? std::atoi(argv[1]) : 100000;
   const int writers = argc > 2 ? std::atoi(argv[2]) : 8;
   namespace fs = std::filesystem;

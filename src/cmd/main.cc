@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "base/fd.h"
-#include "base/malloc.h"
 #include "cmd/commands.h"
 #include "node/runtime/container.h"
 
@@ -111,7 +110,6 @@ CLI::App* AddAgentCommand(CLI::App& app, kvol::cmd::AgentCommandOptions& agent) 
 int main(int argc, char** argv) {
   kvol::CloseOnExecAboveStdio();
   kvol::RaiseDescriptorLimit();
-  kvol::ConfigureAllocator();
   CLI::App app{
       "kvol: the Kubernetes storage subsystem (PersistentVolumes, claims, storage classes, CSI)\n"
       "as one standalone program that unmodified kubectl can drive."};
@@ -157,8 +155,6 @@ int main(int argc, char** argv) {
   pa->group("");
 
   CLI11_PARSE(app, argc, argv);
-  // The long-running processes: their heaps in huge pages where the kernel offers them.
-  if (s->parsed() || c->parsed() || a->parsed()) kvol::ReexecWithHugePages(argv);
 
   if (v->parsed()) return kvol::cmd::RunValidate(validate);
   if (s->parsed()) return kvol::cmd::RunServer(server);

@@ -228,14 +228,9 @@ YAML
 until_true 20 phase_is survivor Running || fail "survivor runs"
 SURV_UID=$(uid_of survivor)
 before=$(pgrep -f "container-init $ROOT/containers/$SURV_UID/")
-# The server runs again with glibc's huge pages for its heaps where the kernel hands them out on
-# request; what it starts gets the caller's environment back.
+# The server allocates with jemalloc; what it starts gets the caller's environment.
 env_of() { tr '\0' '\n' <"/proc/$1/environ"; }
-if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
-  expect_contains "the server asks for huge pages" "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" \
-    "$(env_of "$KVOL_PID")"
-fi
-expect_eq "executed again, the server keeps its name" "kvol" "$(cat "/proc/$KVOL_PID/comm")"
+expect_contains "the server runs on jemalloc" "libjemalloc" "$(cat "/proc/$KVOL_PID/maps")"
 expect_eq "a container's init has the caller's GLIBC_TUNABLES" \
   "${GLIBC_TUNABLES+GLIBC_TUNABLES=$GLIBC_TUNABLES}" \
   "$(env_of "$before" | grep -E '^(GLIBC_TUNABLES|KVOL_CALLER_GLIBC_TUNABLES)=')"
