@@ -10,7 +10,16 @@ KVOL_BIN=${KVOL_BIN:?set KVOL_BIN to the kvol binary}
 WORK=$(mktemp -d "${KVOL_WORK_PARENT:-/tmp}/kvol-it.XXXXXX")
 FAILURES=0
 PIDS=()
+declare -A PID_STARTS=()  # by PID: its start time when tracked
 LOOPS=()
+
+# proc_start PID: the process's start time (field 22 of /proc/PID/stat), "" if it is gone. With
+# its PID it names one process: PIDs are reused (pid_max may be 32,768), so a PID this test
+# killed and reaped may be another test's server by the time it cleans up.
+proc_start() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20; }
+
+# kill_tracked PID START: kill -9 the process, if PID still names the one started at START.
+kill_tracked() { [ -n "$2" ] && [ "$(proc_start "$1")" = "$2" ] && kill -9 "$1" 2>/dev/null; }
 
 # unmount_under DIR: unmounts everything mounted below DIR (node agents mount pods' volumes
 # there), deepest first.
@@ -32,7 +41,7 @@ kill_containers() {
 
 cleanup() {
   local pid
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  for pid in "${PIDS[@]}"; do kill_tracked "$pid" "${PID_STARTS[$pid]:-}"; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   kill_containers "$WORK"
   unmount_under "$WORK"
@@ -48,7 +57,9 @@ trap cleanup EXIT
 (
   parent=$$
   while kill -0 "$parent" 2>/dev/null; do sleep 1; done
-  [ -f "$WORK/pids" ] && xargs -r kill -9 <"$WORK/pids" 2>/dev/null
+  if [ -f "$WORK/pids" ]; then
+    while read -r pid start; do kill_tracked "$pid" "$start"; done <"$WORK/pids"
+  fi
   kill_containers "$WORK"
   unmount_under "$WORK"
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
@@ -59,7 +70,8 @@ disown
 # track PID: remember a process to kill at the end.
 track() {
   PIDS+=("$1")
-  echo "$1" >>"$WORK/pids"
+  PID_STARTS[$1]=$(proc_start "$1")
+  echo "$1 ${PID_STARTS[$1]}" >>"$WORK/pids"
 }
 
 # loop_attach FILE: a loop device backed by FILE, detached at the end; sets LOOP.
