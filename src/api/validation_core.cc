@@ -310,6 +310,47 @@ void ValidateDataMap(FieldErrors& errs, const StringMap& data, bool base64, cons
 
 constexpr size_t kMaxDataSize = 1024 * 1024;
 
+// The one volume source a PersistentVolume has (flexVolume may come with another), checked.
+void ValidatePersistentVolumeSource(FieldErrors& errs, const PersistentVolumeSpec& spec,
+                                    const Path& path) {
+  auto sources = PresentSources(spec);
+  if (sources.empty()) errs.push_back(Required(path, "must specify a volume type"));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string_view src = sources[i];
+    if (i > 0 && src != "flexVolume") {
+      errs.push_back(Forbidden(path.Child(src == "cephfs" ? "cephFS" : src),
+                               "may not specify more than 1 volume type"));
+      continue;
+    }
+    if (src == "hostPath") {
+      ValidateHostPath(errs, *spec.host_path, path.Child("hostPath"));
+    } else if (src == "nfs") {
+      ValidateNFS(errs, *spec.nfs, path.Child("nfs"));
+    } else if (src == "flexVolume") {
+      if (spec.flex_volume->driver.empty()) {
+        errs.push_back(Required(path.Child("flexVolume").Child("driver")));
+      }
+      ValidateFlexOptions(errs, spec.flex_volume->options, path.Child("flexVolume").Child("options"));
+      if (spec.flex_volume->secret_ref) {
+        ValidateSecretReference(errs, *spec.flex_volume->secret_ref,
+                                path.Child("flexVolume").Child("secretRef"));
+      }
+    } else if (src == "local") {
+      Path lp = path.Child("local").Child("path");
+      if (spec.local->path.empty()) {
+        errs.push_back(Required(lp));
+      } else if (HasBackstep(spec.local->path)) {
+        errs.push_back(Invalid(lp, spec.local->path, "must not contain '..'"));
+      }
+      if (!spec.node_affinity.has_value()) {
+        errs.push_back(Required(path.Child("nodeAffinity"), "Local volume requires node affinity"));
+      }
+    } else if (src == "csi") {
+      ValidateCSIPersistentVolume(errs, *spec.csi, path.Child("csi"));
+    }
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -343,8 +384,8 @@ FieldErrors ValidatePersistentVolumeSpec(const PersistentVolumeSpec& spec, const
     }
   }
 
-  // Any nodeAffinity counts as specified; a missing `required` is reported on its own.
-  const bool node_affinity_specified = spec.node_affinity.has_value();
+  // Any nodeAffinity counts as specified (a local volume needs one); a missing `required` is
+  // reported on its own.
   if (spec.node_affinity) {
     Path na = path.Child("nodeAffinity");
     if (!spec.node_affinity->required) {
@@ -354,42 +395,7 @@ FieldErrors ValidatePersistentVolumeSpec(const PersistentVolumeSpec& spec, const
     }
   }
 
-  auto sources = PresentSources(spec);
-  if (sources.empty()) errs.push_back(Required(path, "must specify a volume type"));
-  for (size_t i = 0; i < sources.size(); ++i) {
-    std::string_view src = sources[i];
-    if (i > 0 && src != "flexVolume") {
-      errs.push_back(Forbidden(path.Child(src == "cephfs" ? "cephFS" : src),
-                               "may not specify more than 1 volume type"));
-      continue;
-    }
-    if (src == "hostPath") {
-      ValidateHostPath(errs, *spec.host_path, path.Child("hostPath"));
-    } else if (src == "nfs") {
-      ValidateNFS(errs, *spec.nfs, path.Child("nfs"));
-    } else if (src == "flexVolume") {
-      if (spec.flex_volume->driver.empty()) {
-        errs.push_back(Required(path.Child("flexVolume").Child("driver")));
-      }
-      ValidateFlexOptions(errs, spec.flex_volume->options, path.Child("flexVolume").Child("options"));
-      if (spec.flex_volume->secret_ref) {
-        ValidateSecretReference(errs, *spec.flex_volume->secret_ref,
-                                path.Child("flexVolume").Child("secretRef"));
-      }
-    } else if (src == "local") {
-      Path lp = path.Child("local").Child("path");
-      if (spec.local->path.empty()) {
-        errs.push_back(Required(lp));
-      } else if (HasBackstep(spec.local->path)) {
-        errs.push_back(Invalid(lp, spec.local->path, "must not contain '..'"));
-      }
-      if (!node_affinity_specified) {
-        errs.push_back(Required(path.Child("nodeAffinity"), "Local volume requires node affinity"));
-      }
-    } else if (src == "csi") {
-      ValidateCSIPersistentVolume(errs, *spec.csi, path.Child("csi"));
-    }
-  }
+  ValidatePersistentVolumeSource(errs, spec, path);
 
   if (spec.host_path && spec.persistent_volume_reclaim_policy == "Recycle") {
     std::string_view p = spec.host_path->path;

@@ -146,6 +146,24 @@ std::string ClientUrl(const std::string& host, int port) {
          ":" + std::to_string(port);
 }
 
+// The controllers and the scheduler, on the in-process client, under leader election.
+std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginManager& plugins,
+                                          client::SharedInformers& informers,
+                                          const Provisioners& provisioners) {
+  log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
+            provisioners.node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
+            provisioners.shared_dir);
+  ManagerOptions mo;
+  mo.plugins = &plugins;
+  mo.informers = &informers;
+  mo.identity = Hostname() + "_" + std::to_string(getpid());
+  auto controllers = std::make_unique<Manager>(local, mo);
+  controllers->Start();
+  log::Info("controllers: leader election on kube-system/kvol-controller-manager as " +
+            mo.identity);
+  return controllers;
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& opts) {
@@ -181,11 +199,8 @@ int RunServer(const ServerOptions& opts) {
   ro.token = *token;
   ro.nodes = &nodes;
   apiserver::RestHandler rest(api, ro);
-  apiserver::HttpServerOptions ho;
-  ho.host = host;
-  ho.port = port;
-  ho.cert_pem = tls->server_cert_pem;
-  ho.key_pem = tls->server_key_pem;
+  apiserver::HttpServerOptions ho{
+      .host = host, .port = port, .cert_pem = tls->server_cert_pem, .key_pem = tls->server_key_pem};
   apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req,
                                      apiserver::ResponseWriter& w) { rest.Handle(req, w); });
   if (Status s = http.Start(); !s.ok()) return Fail(s);
@@ -206,17 +221,7 @@ int RunServer(const ServerOptions& opts) {
   client::SharedInformers informers(local);
   std::unique_ptr<Manager> controllers;
   if (opts.controllers) {
-    log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
-              provisioners->node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
-              provisioners->shared_dir);
-    ManagerOptions mo;
-    mo.plugins = &plugins;
-    mo.informers = &informers;
-    mo.identity = Hostname() + "_" + std::to_string(getpid());
-    controllers = std::make_unique<Manager>(local, mo);
-    controllers->Start();
-    log::Info("controllers: leader election on kube-system/kvol-controller-manager as " +
-              mo.identity);
+    controllers = StartControllers(local, plugins, informers, *provisioners);
   } else {
     log::Info("controllers: not run here (--no-controllers)");
   }
