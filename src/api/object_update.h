@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "api/api_error.h"
 #include "api/scheme.h"
 
 namespace kvol::api {
@@ -53,6 +54,20 @@ template <class T>
 std::shared_ptr<const T> SharedAs(const AnySharedObject& o) {
   const auto* p = std::get_if<std::shared_ptr<const T>>(&o);
   return p ? *p : nullptr;
+}
+
+// An answer of one kind as an answer of any kind, and back (an object of another kind is an
+// internal error).
+template <class T>
+ApiOr<AnySharedObject> ToAny(ApiOr<std::shared_ptr<const T>> r) {
+  if (!r.ok()) return r.error();
+  return AnySharedObject(*std::move(r));
+}
+template <class T>
+ApiOr<std::shared_ptr<const T>> FromAny(const ApiOr<AnySharedObject>& r) {
+  if (!r.ok()) return r.error();
+  if (auto obj = SharedAs<T>(*r)) return obj;
+  return ApiError{500, "InternalError", "an update answered with another kind", {}, {}, {}, {}};
 }
 
 inline const ObjectMeta& MetaOf(const AnyObject& o) {

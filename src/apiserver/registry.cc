@@ -477,12 +477,7 @@ PreparedTogether Registry<T>::PrepareTogether(T obj, bool main, bool status) {
   PreparedTogether out;
   UpdateStep step = PrepareBatched(obj, PartsOfShared(main, status), {});
   if (step.answer) {
-    auto shared = SharedOf(*std::move(step.answer));
-    if (!shared.ok()) {
-      out.answer = shared.error();
-    } else {
-      out.answer = api::AnySharedObject(*std::move(shared));
-    }
+    out.answer = api::ToAny(SharedOf(*std::move(step.answer)));
     return out;
   }
   out.write = {store::Write::Kind::kUpdate, step.write.key, step.write.stored.json,
@@ -492,9 +487,7 @@ PreparedTogether Registry<T>::PrepareTogether(T obj, bool main, bool status) {
                 prepared](const StatusOr<store::Revision>& rev) -> ApiOr<api::AnySharedObject> {
     const std::string name = prepared->obj->metadata.name;
     // Conditional: never asks for another attempt.
-    auto shared = SharedOf(*FinishUpdate(std::move(*prepared), rev, name, true));
-    if (!shared.ok()) return shared.error();
-    return api::AnySharedObject(*std::move(shared));
+    return api::ToAny(SharedOf(*FinishUpdate(std::move(*prepared), rev, name, true)));
   };
   return out;
 }

@@ -56,8 +56,7 @@ std::vector<ApiOr<api::AnySharedObject>> UpdateMany(Resource<T>& r, std::vector<
       std::vector<size_t> which;
       auto first = r.UpdateSharedMany(objs, true, false);
       for (size_t i = 0; i < first.size(); ++i) {
-        out.push_back(first[i].ok() ? ApiOr<api::AnySharedObject>(api::AnySharedObject(*first[i]))
-                                    : ApiOr<api::AnySharedObject>(first[i].error()));
+        out.push_back(api::ToAny(first[i]));
         if (!first[i].ok()) continue;
         T with_status = **first[i];
         with_status.status = std::move(objs[i].status);
@@ -66,16 +65,13 @@ std::vector<ApiOr<api::AnySharedObject>> UpdateMany(Resource<T>& r, std::vector<
       }
       auto second = r.UpdateSharedMany(std::move(next), false, true);
       for (size_t j = 0; j < second.size(); ++j) {
-        out[which[j]] = second[j].ok()
-                            ? ApiOr<api::AnySharedObject>(api::AnySharedObject(*second[j]))
-                            : ApiOr<api::AnySharedObject>(second[j].error());
+        out[which[j]] = api::ToAny(std::move(second[j]));
       }
       return out;
     }
   }
   for (auto& w : r.UpdateSharedMany(std::move(objs), main, status)) {
-    out.push_back(w.ok() ? ApiOr<api::AnySharedObject>(api::AnySharedObject(*std::move(w)))
-                         : ApiOr<api::AnySharedObject>(w.error()));
+    out.push_back(api::ToAny(std::move(w)));
   }
   return out;
 }

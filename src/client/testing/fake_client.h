@@ -277,10 +277,8 @@ class FakeClient final : public Client {
         continue;
       }
       out.push_back(std::visit(
-          [&](auto& obj) -> ApiOr<api::AnySharedObject> {
-            auto written = WriteParts(std::move(obj), updates[i].main, updates[i].status);
-            if (!written.ok()) return written.error();
-            return api::AnySharedObject(*std::move(written));
+          [&](auto& obj) {
+            return api::ToAny(WriteParts(std::move(obj), updates[i].main, updates[i].status));
           },
           updates[i].object));
     }

@@ -424,16 +424,7 @@ template <class T, class It>
 std::vector<api::ApiOr<std::shared_ptr<const T>>> Controller::Typed(It begin, It end) {
   std::vector<api::ApiOr<std::shared_ptr<const T>>> out;
   out.reserve(end - begin);
-  for (It it = begin; it != end; ++it) {
-    if (!it->ok()) {
-      out.push_back(it->error());
-    } else if (auto obj = api::SharedAs<T>(**it)) {
-      out.push_back(std::move(obj));
-    } else {
-      out.push_back(api::ApiError{500, "InternalError", "an update answered with another kind",
-                                  {}, {}, {}, {}});
-    }
-  }
+  for (It it = begin; it != end; ++it) out.push_back(api::FromAny<T>(*it));
   return out;
 }
 
