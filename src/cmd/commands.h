@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "csi/driver/driver.h"
 #include "volume/plugins/plugins.h"
 
 namespace kvol::cmd {
@@ -78,6 +79,9 @@ int RunAgent(const AgentCommandOptions& opts);
 // `kvol container-init SPEC`: becomes a container's first process (node/runtime); returns the
 // container's exit status.
 int RunContainerInit(const std::string& spec_path);
+
+// The bundled CSI driver on its own; runs until SIGINT/SIGTERM and returns the process exit code.
+int RunCsiDriver(const csi::driver::DriverOptions& opts);
 
 // Prints one line per object ("Kind/name: valid" or one line per problem) and per unreadable
 // document; returns the process exit code: 0 when everything is valid.

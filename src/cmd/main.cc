@@ -105,6 +105,23 @@ CLI::App* AddAgentCommand(CLI::App& app, kvol::cmd::AgentCommandOptions& agent) 
   return a;
 }
 
+CLI::App* AddCsiDriverCommand(CLI::App& app, kvol::csi::driver::DriverOptions& o) {
+  CLI::App* d = app.add_subcommand(
+      "csi-driver",
+      "Run the bundled CSI driver, loop.csi.kvol.io: formatted volumes on this machine, each a "
+      "sparse file of its size on a loop device, served over CSI's gRPC on a unix socket.");
+  d->add_option("--endpoint", o.endpoint, "The socket to serve on, unix:///path/csi.sock.")
+      ->required();
+  d->add_option("--node-id", o.node_id, "This node's name, as NodeGetInfo answers it.")
+      ->required();
+  d->add_option("--data-dir", o.data_dir, "Where the volumes' and snapshots' files live.")
+      ->required();
+  d->add_option("--max-volumes-per-node", o.max_volumes_per_node,
+                "How many of its volumes a node may use at once.")
+      ->capture_default_str();
+  return d;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +150,8 @@ int main(int argc, char** argv) {
   CLI::App* c = AddControllerManagerCommand(app, cm);
   kvol::cmd::AgentCommandOptions agent;
   CLI::App* a = AddAgentCommand(app, agent);
+  kvol::csi::driver::DriverOptions csi_driver;
+  CLI::App* cd = AddCsiDriverCommand(app, csi_driver);
 
   // Internal: the first process of a container, started by the node agent (not for users).
   std::string container_spec;
@@ -160,6 +179,7 @@ int main(int argc, char** argv) {
   if (s->parsed()) return kvol::cmd::RunServer(server);
   if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
   if (a->parsed()) return kvol::cmd::RunAgent(agent);
+  if (cd->parsed()) return kvol::cmd::RunCsiDriver(csi_driver);
   if (ci->parsed()) return kvol::cmd::RunContainerInit(container_spec);
   if (pa->parsed()) return kvol::node::runtime::Pause();
   if (ce->parsed()) return kvol::node::runtime::RunInContainer(exec_pid, exec_command, exec_tty);

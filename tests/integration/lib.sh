@@ -39,6 +39,13 @@ kill_containers() {
   done
 }
 
+# detach_loops_under DIR: detaches the loop devices whose files are below DIR (a CSI driver's
+# volumes there).
+detach_loops_under() {
+  losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v d="$1/" 'index($2, d) == 1 { print $1 }' |
+    xargs -r -n1 losetup -d 2>/dev/null
+}
+
 cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill_tracked "$pid" "${PID_STARTS[$pid]:-}"; done
@@ -48,6 +55,7 @@ cleanup() {
   for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null; done
   # Loop devices made by what the test ran (a FlexVolume driver) are listed there too.
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
+  detach_loops_under "$WORK"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -63,6 +71,7 @@ trap cleanup EXIT
   kill_containers "$WORK"
   unmount_under "$WORK"
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
+  detach_loops_under "$WORK"
   rm -rf "$WORK"
 ) >/dev/null 2>&1 &
 disown

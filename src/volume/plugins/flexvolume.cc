@@ -22,7 +22,7 @@
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
-#include "volume/util/format.h"
+#include "os/format.h"
 
 namespace kvol::volume::plugins {
 namespace {
@@ -242,7 +242,7 @@ class FlexVolumePlugin final : public VolumePlugin,
         auto source = SourceOf(spec);
         std::vector<std::string> options;
         if (source->read_only) options.push_back("ro");
-        s = util::FormatAndMount(host_.exec(), host_.mounter(), device_path, target,
+        s = os::FormatAndMount(host_.exec(), host_.mounter(), device_path, target,
                                  source->fs_type, options);
       }
     }
@@ -277,7 +277,7 @@ class FlexVolumePlugin final : public VolumePlugin,
                                      " does not implement expandfs and volume " + spec.Name() +
                                      " has no device whose filesystem could be grown");
     }
-    return util::ResizeFilesystem(host_.exec(), o.device_path, o.device_mount_path);
+    return os::ResizeFilesystem(host_.exec(), o.device_path, o.device_mount_path);
   }
 
   // ---- the driver ----

@@ -6,7 +6,7 @@
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
-#include "volume/util/format.h"
+#include "os/format.h"
 
 namespace kvol::volume::plugins {
 namespace {
@@ -130,7 +130,7 @@ class LocalPlugin final : public VolumePlugin,
     if (mounted.ok() && *mounted) return OkStatus();
     KVOL_RETURN_IF_ERROR(MakeDir(target, 0750));
     const auto& local = *spec.pv->spec.local;
-    Status s = util::FormatAndMount(host_.exec(), host_.mounter(), local.path, target,
+    Status s = os::FormatAndMount(host_.exec(), host_.mounter(), local.path, target,
                                     local.fs_type.value_or(""), spec.pv->spec.mount_options);
     if (!s.ok()) (void)util::CleanupDir(host_.mounter(), target, false);
     return s;

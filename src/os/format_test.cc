@@ -1,13 +1,13 @@
 // SafeFormatAndMount's rules with scripted blkid and mkfs: blank devices are formatted, devices
 // with a filesystem or a partition table never are.
-#include "volume/util/format.h"
+#include "os/format.h"
 
 #include <gtest/gtest.h>
 
 #include "os/testing/fake_exec.h"
 #include "os/testing/fake_mounter.h"
 
-namespace kvol::volume::util {
+namespace kvol::os {
 namespace {
 
 using os::ExecResult;
@@ -87,4 +87,4 @@ TEST_F(FormatTest, FailuresSayWhat) {
 }
 
 }  // namespace
-}  // namespace kvol::volume::util
+}  // namespace kvol::os

@@ -1,11 +1,11 @@
 // DetectFilesystem with blkid, FormatAndMount with mkfs and the Mounter.
-#include "volume/util/format.h"
+#include "os/format.h"
 
 #include <chrono>
 
 #include "base/strings.h"
 
-namespace kvol::volume::util {
+namespace kvol::os {
 namespace {
 
 constexpr std::chrono::minutes kFormatTimeout{5};
@@ -14,7 +14,7 @@ std::string Trim(std::string_view s) { return std::string(TrimRight(s)); }
 
 }  // namespace
 
-StatusOr<std::string> DetectFilesystem(os::Exec& exec, const std::string& device) {
+StatusOr<std::string> DetectFilesystem(Exec& exec, const std::string& device) {
   KVOL_ASSIGN_OR_RETURN(
       auto r, exec.Run({"blkid", "-p", "-s", "TYPE", "-s", "PTTYPE", "-o", "export", device},
                        std::chrono::seconds(30)));
@@ -40,7 +40,7 @@ StatusOr<std::string> DetectFilesystem(os::Exec& exec, const std::string& device
   return type;
 }
 
-Status FormatAndMount(os::Exec& exec, os::Mounter& mounter, const std::string& device,
+Status FormatAndMount(Exec& exec, Mounter& mounter, const std::string& device,
                       const std::string& target, std::string fs_type,
                       const std::vector<std::string>& options) {
   const bool chosen = !fs_type.empty();
@@ -69,7 +69,7 @@ Status FormatAndMount(os::Exec& exec, os::Mounter& mounter, const std::string& d
   return mounter.Mount(device, target, fs_type, options);
 }
 
-Status ResizeFilesystem(os::Exec& exec, const std::string& device,
+Status ResizeFilesystem(Exec& exec, const std::string& device,
                         const std::string& mount_path) {
   KVOL_ASSIGN_OR_RETURN(std::string fs_type, DetectFilesystem(exec, device));
   std::vector<std::string> argv;
@@ -90,4 +90,4 @@ Status ResizeFilesystem(os::Exec& exec, const std::string& device,
   return OkStatus();
 }
 
-}  // namespace kvol::volume::util
+}  // namespace kvol::os

@@ -1,0 +1,114 @@
+// Client: channels to CSI drivers, and their errors as kubelet reads them.
+#include "csi/client.h"
+
+#include "base/log.h"
+#include "csi/redact.h"
+
+namespace kvol::csi {
+namespace {
+
+// Go's names of the gRPC codes (codes.Code.String()), as they appear in kubelet's events.
+const char* CodeName(grpc::StatusCode c) {
+  static constexpr const char* kNames[] = {
+      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
+  const int i = static_cast<int>(c);
+  return i >= 0 && i < 17 ? kNames[i] : "Unknown";
+}
+
+}  // namespace
+
+Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return OkStatus();
+  return Status(static_cast<StatusCode>(s.error_code()), std::string("rpc error: code = ") +
+                                                             CodeName(s.error_code()) +
+                                                             " desc = " + s.error_message());
+}
+
+bool IsFinal(const Status& s) {
+  // Only errors that came from the driver are known to be final: FromGrpc words them so.
+  if (s.message().rfind("rpc error: ", 0) != 0) return false;
+  switch (s.code()) {
+    case StatusCode::kCancelled:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kUnavailable:
+    case StatusCode::kResourceExhausted:
+    case StatusCode::kAborted:
+      return false;
+    default:
+      return true;
+  }
+}
+
+StatusOr<std::string> UnixTarget(std::string_view endpoint) {
+  std::string_view path = endpoint;
+  if (path.rfind("unix://", 0) == 0) {
+    path.remove_prefix(7);
+  } else if (path.rfind("unix:", 0) == 0) {
+    path.remove_prefix(5);
+  } else if (path.find("://") != std::string_view::npos) {
+    return InvalidArgumentError("CSI endpoint \"" + std::string(endpoint) +
+                                "\": only unix sockets are supported");
+  }
+  if (path.empty() || path.front() != '/') {
+    return InvalidArgumentError("CSI endpoint \"" + std::string(endpoint) +
+                                "\": the socket path must be absolute");
+  }
+  return "unix://" + std::string(path);
+}
+
+StatusOr<std::unique_ptr<Client>> Client::New(std::string_view endpoint) {
+  KVOL_ASSIGN_OR_RETURN(std::string target, UnixTarget(endpoint));
+  std::unique_ptr<Client> c(new Client());
+  c->target_ = target;
+  grpc::ChannelArguments args;
+  // A restarted driver is found again quickly: gRPC's reconnect backoff otherwise grows to
+  // two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  c->channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  c->identity_ = pb::Identity::NewStub(c->channel_);
+  c->controller_ = pb::Controller::NewStub(c->channel_);
+  c->node_ = pb::Node::NewStub(c->channel_);
+  return c;
+}
+
+Status Client::Failed(const google::protobuf::Message& req, const grpc::Status& s) {
+  Status out = FromGrpc(s);
+  std::string method = req.GetDescriptor()->name();
+  if (method.ends_with("Request")) method.resize(method.size() - 7);
+  log::Warn("csi " + target_ + ": " + method + " {" + StripSecrets(req) +
+            "} failed: " + out.message());
+  return out;
+}
+
+StatusOr<pb::GetPluginInfoResponse> Client::GetPluginInfo() {
+  return Call(&pb::Identity::Stub::GetPluginInfo, pb::GetPluginInfoRequest());
+}
+
+StatusOr<pb::NodeGetInfoResponse> Client::NodeGetInfo() {
+  return Call(&pb::Node::Stub::NodeGetInfo, pb::NodeGetInfoRequest());
+}
+
+StatusOr<bool> Client::NodeSupports(pb::NodeServiceCapability::RPC::Type rpc) {
+  KVOL_ASSIGN_OR_RETURN(
+      auto caps, Call(&pb::Node::Stub::NodeGetCapabilities, pb::NodeGetCapabilitiesRequest()));
+  for (const auto& c : caps.capabilities()) {
+    if (c.has_rpc() && c.rpc().type() == rpc) return true;
+  }
+  return false;
+}
+
+StatusOr<bool> Client::ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc) {
+  KVOL_ASSIGN_OR_RETURN(auto caps, Call(&pb::Controller::Stub::ControllerGetCapabilities,
+                                        pb::ControllerGetCapabilitiesRequest()));
+  for (const auto& c : caps.capabilities()) {
+    if (c.has_rpc() && c.rpc().type() == rpc) return true;
+  }
+  return false;
+}
+
+}  // namespace kvol::csi

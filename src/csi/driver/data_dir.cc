@@ -1,0 +1,330 @@
+// DataDir: sparse files and JSON records under one directory.
+#include "csi/driver/data_dir.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "base/strings.h"
+#include "os/files.h"
+
+namespace kvol::csi::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::chrono::minutes kCopyTimeout{30};
+
+json ToJson(const VolumeRecord& v) {
+  return {{"id", v.id},
+          {"name", v.name},
+          {"capacity", v.capacity},
+          {"sourceSnapshot", v.source_snapshot},
+          {"sourceVolume", v.source_volume},
+          {"parameters", v.parameters}};
+}
+
+json ToJson(const SnapshotRecord& s) {
+  return {{"id", s.id},
+          {"name", s.name},
+          {"sourceVolume", s.source_volume},
+          {"size", s.size},
+          {"created", s.created_unix_nanos}};
+}
+
+// A record read back; nullopt when the file is not one.
+std::optional<VolumeRecord> VolumeFromJson(const json& j) {
+  if (!j.is_object() || !j.value("id", json()).is_string()) return std::nullopt;
+  VolumeRecord v;
+  v.id = j.value("id", "");
+  v.name = j.value("name", "");
+  v.capacity = j.value("capacity", int64_t{0});
+  v.source_snapshot = j.value("sourceSnapshot", "");
+  v.source_volume = j.value("sourceVolume", "");
+  if (auto p = j.find("parameters"); p != j.end() && p->is_object()) {
+    for (const auto& [k, val] : p->items()) {
+      if (val.is_string()) v.parameters[k] = val.get<std::string>();
+    }
+  }
+  return v;
+}
+
+std::optional<SnapshotRecord> SnapshotFromJson(const json& j) {
+  if (!j.is_object() || !j.value("id", json()).is_string()) return std::nullopt;
+  SnapshotRecord s;
+  s.id = j.value("id", "");
+  s.name = j.value("name", "");
+  s.source_volume = j.value("sourceVolume", "");
+  s.size = j.value("size", int64_t{0});
+  s.created_unix_nanos = j.value("created", int64_t{0});
+  return s;
+}
+
+Status Errno(const std::string& what) { return InternalError(what + ": " + std::strerror(errno)); }
+
+// Creates `path` as a sparse file of `size` bytes.
+Status CreateSparse(const std::string& path, int64_t size) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno("cannot create " + path);
+  Status s = ftruncate(fd, size) == 0 ? OkStatus() : Errno("cannot size " + path);
+  if (s.ok() && fsync(fd) != 0) s = Errno("cannot sync " + path);
+  close(fd);
+  return s;
+}
+
+Status Resize(const std::string& path, int64_t size) {
+  if (truncate(path.c_str(), size) != 0) return Errno("cannot grow " + path);
+  return OkStatus();
+}
+
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+Status WriteRecord(const std::string& path, const json& j) {
+  return os::WriteFileAtomically(path, j.dump(), 0600);
+}
+
+void RemoveQuietly(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+}
+
+}  // namespace
+
+std::string NewId(const std::string& prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return prefix + buf;
+}
+
+StatusOr<std::unique_ptr<DataDir>> DataDir::Open(const std::string& dir, os::Exec& exec) {
+  std::error_code ec;
+  for (const char* sub : {"volumes", "snapshots"}) {
+    fs::create_directories(fs::path(dir) / sub, ec);
+    if (ec) return InternalError("cannot create " + dir + "/" + sub + ": " + ec.message());
+  }
+  std::unique_ptr<DataDir> d(new DataDir(dir, exec));
+  d->real_volumes_ = fs::canonical(fs::path(dir) / "volumes", ec).string() + "/";
+  if (ec) return InternalError("cannot resolve " + dir + "/volumes: " + ec.message());
+  KVOL_RETURN_IF_ERROR(d->Load());
+  return d;
+}
+
+Status DataDir::Load() {
+  for (const char* sub : {"volumes", "snapshots"}) {
+    const bool volumes = std::string_view(sub) == "volumes";
+    std::error_code ec;
+    std::vector<fs::path> images;
+    for (const auto& e : fs::directory_iterator(fs::path(dir_) / sub, ec)) {
+      const fs::path p = e.path();
+      if (p.extension() == ".img") {
+        images.push_back(p);
+        continue;
+      }
+      if (p.extension() != ".json") {
+        RemoveQuietly(p);  // a temporary file of a write a crash cut short
+        continue;
+      }
+      std::string text;
+      if (!os::ReadFile(p, &text).ok()) continue;
+      json j = json::parse(text, nullptr, false);
+      if (volumes) {
+        if (auto v = VolumeFromJson(j)) volumes_[v->id] = *std::move(v);
+      } else if (auto s = SnapshotFromJson(j)) {
+        snapshots_[s->id] = *std::move(s);
+      }
+    }
+    if (ec) return InternalError("cannot list " + dir_ + "/" + sub + ": " + ec.message());
+    for (const auto& img : images) {
+      const std::string id = img.stem();
+      if (volumes ? !volumes_.contains(id) : !snapshots_.contains(id)) RemoveQuietly(img);
+    }
+  }
+  return OkStatus();
+}
+
+std::string DataDir::VolumeFile(const std::string& id) const {
+  return dir_ + "/volumes/" + id + ".img";
+}
+
+bool DataDir::Owns(const std::string& path) const {
+  return path.rfind(real_volumes_, 0) == 0 && path.ends_with(".img");
+}
+
+std::string DataDir::SnapshotFile(const std::string& id) const {
+  return dir_ + "/snapshots/" + id + ".img";
+}
+
+std::optional<VolumeRecord> DataDir::VolumeById(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(id);
+  if (it == volumes_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<VolumeRecord> DataDir::VolumeByName(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, v] : volumes_) {
+    if (v.name == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::vector<VolumeRecord> DataDir::Volumes() const {
+  std::lock_guard lock(mu_);
+  std::vector<VolumeRecord> out;
+  out.reserve(volumes_.size());
+  for (const auto& [id, v] : volumes_) out.push_back(v);
+  return out;
+}
+
+StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t capacity,
+                                             const ContentSource& source,
+                                             std::map<std::string, std::string> parameters) {
+  std::lock_guard lock(mu_);
+  std::string from;
+  if (!source.snapshot.empty()) {
+    if (!snapshots_.contains(source.snapshot)) {
+      return NotFoundError("snapshot " + source.snapshot + " not found");
+    }
+    from = SnapshotFile(source.snapshot);
+  } else if (!source.volume.empty()) {
+    if (!volumes_.contains(source.volume)) {
+      return NotFoundError("volume " + source.volume + " not found");
+    }
+    from = VolumeFile(source.volume);
+  }
+  VolumeRecord v{NewId("vol-"),   name,          capacity,
+                 source.snapshot, source.volume, std::move(parameters)};
+  const std::string file = VolumeFile(v.id);
+  const std::string tmp = file + ".tmp";
+  Status s;
+  if (from.empty()) {
+    s = CreateSparse(tmp, capacity);
+  } else if (int64_t size = FileSize(from); size > capacity) {
+    s = OutOfRangeError("the source holds " + std::to_string(size) +
+                        " bytes, more than the requested capacity of " + std::to_string(capacity));
+  } else {
+    s = CopyFile(from, tmp);
+    if (s.ok()) s = Resize(tmp, capacity);
+  }
+  if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
+  if (s.ok()) s = WriteRecord(dir_ + "/volumes/" + v.id + ".json", ToJson(v));
+  if (!s.ok()) {
+    RemoveQuietly(tmp);
+    RemoveQuietly(file);
+    return s;
+  }
+  volumes_[v.id] = v;
+  return v;
+}
+
+Status DataDir::DeleteVolume(const std::string& id) {
+  std::lock_guard lock(mu_);
+  if (!volumes_.contains(id)) return OkStatus();
+  // The record goes first: a crash between leaves a file that the next start removes.
+  const std::string record = dir_ + "/volumes/" + id + ".json";
+  if (unlink(record.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove " + record);
+  volumes_.erase(id);
+  RemoveQuietly(VolumeFile(id));
+  return OkStatus();
+}
+
+StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capacity) {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(id);
+  if (it == volumes_.end()) return NotFoundError("volume " + id + " not found");
+  if (capacity <= it->second.capacity) return it->second;
+  VolumeRecord grown = it->second;
+  grown.capacity = capacity;
+  // The file grows first: a crash between leaves a record smaller than its file, which the
+  // next expansion mends.
+  KVOL_RETURN_IF_ERROR(Resize(VolumeFile(id), capacity));
+  KVOL_RETURN_IF_ERROR(WriteRecord(dir_ + "/volumes/" + id + ".json", ToJson(grown)));
+  it->second = grown;
+  return grown;
+}
+
+std::optional<SnapshotRecord> DataDir::SnapshotById(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = snapshots_.find(id);
+  if (it == snapshots_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<SnapshotRecord> DataDir::SnapshotByName(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, s] : snapshots_) {
+    if (s.name == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::vector<SnapshotRecord> DataDir::Snapshots() const {
+  std::lock_guard lock(mu_);
+  std::vector<SnapshotRecord> out;
+  out.reserve(snapshots_.size());
+  for (const auto& [id, s] : snapshots_) out.push_back(s);
+  return out;
+}
+
+StatusOr<SnapshotRecord> DataDir::CreateSnapshot(const std::string& name,
+                                                 const std::string& source) {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(source);
+  if (it == volumes_.end()) return NotFoundError("volume " + source + " not found");
+  SnapshotRecord snap{NewId("snap-"), name, source, it->second.capacity,
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count()};
+  const std::string file = SnapshotFile(snap.id);
+  const std::string tmp = file + ".tmp";
+  Status s = CopyFile(VolumeFile(source), tmp);
+  if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
+  if (s.ok()) s = WriteRecord(dir_ + "/snapshots/" + snap.id + ".json", ToJson(snap));
+  if (!s.ok()) {
+    RemoveQuietly(tmp);
+    RemoveQuietly(file);
+    return s;
+  }
+  snapshots_[snap.id] = snap;
+  return snap;
+}
+
+Status DataDir::DeleteSnapshot(const std::string& id) {
+  std::lock_guard lock(mu_);
+  if (!snapshots_.contains(id)) return OkStatus();
+  const std::string record = dir_ + "/snapshots/" + id + ".json";
+  if (unlink(record.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove " + record);
+  snapshots_.erase(id);
+  RemoveQuietly(SnapshotFile(id));
+  return OkStatus();
+}
+
+StatusOr<int64_t> DataDir::AvailableBytes() const {
+  struct statvfs st {};
+  if (statvfs(dir_.c_str(), &st) != 0) return Errno("cannot statvfs " + dir_);
+  return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
+}
+
+Status DataDir::CopyFile(const std::string& from, const std::string& to) {
+  KVOL_ASSIGN_OR_RETURN(
+      auto r, exec_.Run({"cp", "--reflink=auto", "--sparse=always", from, to}, kCopyTimeout));
+  if (r.exit_code != 0) {
+    return InternalError("cannot copy " + from + ": cp " + os::DescribeExit(r.exit_code) + ": " +
+                         std::string(TrimRight(r.output)));
+  }
+  return OkStatus();
+}
+
+}  // namespace kvol::csi::driver
