@@ -57,4 +57,8 @@ inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes
 // the API server pins when it dials the agent (set by the agent itself).
 inline constexpr std::string_view kAnnAgentCertificateSha256 = "kvol.io/agent-certificate-sha256";
 
+// Node: the node ID each registered CSI driver gave, as JSON {"driver": "node id"} (set by the
+// node's agent, as kubelet does).
+inline constexpr std::string_view kAnnCSINodeID = "csi.volume.kubernetes.io/nodeid";
+
 }  // namespace kvol::api

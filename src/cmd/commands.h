@@ -34,6 +34,8 @@ struct NodeAgentOptions {
   // Files of the agent's own no container may see (its --kubeconfig), besides the data
   // directory, its root directory and the node's secrets.
   std::vector<std::string> hidden_files;
+  // CSI drivers to register without node-driver-registrar: unix:///path/csi.sock.
+  std::vector<std::string> csi_drivers;
 };
 
 struct ServerOptions {
@@ -43,6 +45,8 @@ struct ServerOptions {
   ProvisionerOptions provisioners;
   bool controllers = true;  // run the controllers and the scheduler in this process
   bool agent = true;        // run the node agent for this machine in this process
+  // Run the bundled CSI driver, loop.csi.kvol.io, for this machine's node (with the agent).
+  bool bundled_csi_driver = true;
   NodeAgentOptions node;
 };
 

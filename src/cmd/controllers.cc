@@ -57,6 +57,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.root_dir = AgentRootDir(opts, default_dir);
   ao.version = kVersion;
   ao.node_ip = opts.node_ip;
+  ao.csi_endpoints = opts.csi_drivers;
   if (endpoint) {
     ao.daemon_port = endpoint->port;
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =

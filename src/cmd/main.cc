@@ -36,6 +36,10 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "Where FlexVolume drivers are installed, as <vendor~driver>/<driver>; drivers "
                   "installed while the agent runs are found too.")
       ->capture_default_str();
+  app->add_option("--csi-driver", o.csi_drivers,
+                  "A CSI driver's socket, unix:///path/csi.sock, to register on this node without "
+                  "node-driver-registrar (its name from GetPluginInfo). May be repeated. Drivers "
+                  "also register through ROOT_DIR/plugins_registry/.");
 }
 
 CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
@@ -55,6 +59,9 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
               "Do not run the controllers and the scheduler here (a `kvol controller-manager` "
               "runs them).");
 
+  s->add_flag("!--no-bundled-csi-driver", server.bundled_csi_driver,
+              "Do not run the bundled CSI driver, loop.csi.kvol.io (volumes on loop devices "
+              "under DATA_DIR/csi-loop), for this machine.");
   s->add_flag("!--no-agent", server.agent,
               "Do not run the node agent for this machine here (no Node is registered and no "
               "volumes are mounted by this process).");

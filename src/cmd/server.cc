@@ -164,6 +164,17 @@ std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginM
   return controllers;
 }
 
+// The bundled CSI driver for this machine's node: its socket under the agent's plugins/
+// directory (where kubelet's drivers put theirs), its volumes under DATA_DIR/csi-loop.
+StatusOr<std::unique_ptr<csi::driver::Driver>> StartBundledCsiDriver(const NodeAgentOptions& node,
+                                                                    const std::string& dir) {
+  return csi::driver::Driver::Start(
+      {.endpoint = "unix://" + AgentRootDir(node, dir) + "/plugins/" +
+                   csi::driver::kDriverName + "/csi.sock",
+       .node_id = node.node_name,
+       .data_dir = dir + "/csi-loop"});
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& opts) {
@@ -227,9 +238,16 @@ int RunServer(const ServerOptions& opts) {
   }
   std::optional<RunningAgent> agent;
   std::unique_ptr<LocalNodeConnection> local_node;
+  std::unique_ptr<csi::driver::Driver> bundled_driver;
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     no.node_name = provisioners->node_name;
+    if (opts.bundled_csi_driver) {
+      auto started = StartBundledCsiDriver(no, dir);
+      if (!started.ok()) return Fail(started.status().Annotate("starting the bundled CSI driver"));
+      bundled_driver = *std::move(started);
+      no.csi_drivers.push_back("unix://" + bundled_driver->socket_path());
+    }
     auto started = StartNodeAgent(local, no, dir, &plugins, nullptr, &informers);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
     agent = *std::move(started);
@@ -245,6 +263,7 @@ int RunServer(const ServerOptions& opts) {
   WaitForSignal();
   if (agent) nodes.Register(agent->agent->node_name(), nullptr);
   if (agent) agent->agent->Stop();
+  if (bundled_driver) bundled_driver->Shutdown();
   if (controllers) controllers->Stop();
   informers.Stop();
   rest.Shutdown();

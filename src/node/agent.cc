@@ -82,7 +82,8 @@ Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter,
       clock_(clock),
       machine_(MachineOf(options_)),
       host_(std::make_unique<AgentHost>(*this, mounter, exec, Allocatable(machine_))),
-      plugins_(options_.plugins ? options_.plugins : &own_plugins_) {}
+      plugins_(options_.plugins ? options_.plugins : &own_plugins_),
+      csi_drivers_(options_.csi_drivers ? options_.csi_drivers : &own_csi_drivers_) {}
 
 Agent::~Agent() { Stop(); }
 
@@ -167,6 +168,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   so.daemon_port = options_.daemon_port;
   status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
   if (Status s = status_->Start(); !s.ok()) return s;
+  if (Status s = StartPluginWatcher(); !s.ok()) return s;
 
   client::InformerOptions pod_opts;
   pod_opts.field_selector = "spec.nodeName=" + options_.node_name;
@@ -207,6 +209,16 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   return volume_manager_->Start();
 }
 
+Status Agent::StartPluginWatcher() {
+  csi_node_info_ = std::make_unique<CsiNodeInfo>(client_, options_.node_name);
+  csi_registration_ = std::make_unique<CsiRegistrationHandler>(*csi_node_info_, *csi_drivers_);
+  plugin_watcher_ = std::make_unique<pluginwatcher::PluginWatcher>(
+      pluginwatcher::PluginWatcherOptions{.dir = options_.root_dir + "/plugins_registry",
+                                          .direct = options_.csi_endpoints},
+      *csi_registration_);
+  return plugin_watcher_->Start();
+}
+
 std::shared_ptr<const api::Pod> Agent::FindPod(std::string_view ns, std::string_view name) const {
   return pods_ ? pods_->Get(ns, name) : nullptr;
 }
@@ -214,6 +226,7 @@ std::shared_ptr<const api::Pod> Agent::FindPod(std::string_view ns, std::string_
 void Agent::Stop() {
   // Runtime and volume manager first (they read the caches), then the caches, then status
   // and events. Containers keep running.
+  if (plugin_watcher_) plugin_watcher_->Stop();
   if (runtime_) runtime_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();

@@ -18,7 +18,10 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "node/csi_node_info.h"
+#include "node/csi_registration.h"
 #include "node/node_status.h"
+#include "node/pluginwatcher/plugin_watcher.h"
 #include "node/runtime/pod_runtime.h"
 #include "node/volume_status.h"
 #include "node/volumemanager/volume_manager.h"
@@ -27,6 +30,7 @@
 #include "os/machine.h"
 #include "os/mounter.h"
 #include "volume/plugin.h"
+#include "volume/plugins/csi/csi_drivers.h"
 
 namespace kvol::node {
 
@@ -56,6 +60,12 @@ struct AgentOptions {
   // Node paths no container may see, besides root_dir and the node's secrets: kvol's data
   // directory (its store, token, kubeconfig and CA key).
   std::vector<std::string> hidden_paths;
+  // CSI drivers registered without a registration socket (--csi-driver unix:///...); drivers
+  // also register through <root_dir>/plugins_registry/.
+  std::vector<std::string> csi_endpoints;
+  // The process's table of registered CSI drivers, shared with its controllers (`kvol
+  // server`); the agent's own when null.
+  volume::plugins::CsiDrivers* csi_drivers = nullptr;
 };
 
 class Agent {
@@ -69,6 +79,8 @@ class Agent {
   // What plugins are made with, and where they are registered before Start.
   volume::Host& host();
   volume::PluginManager& plugins() { return *plugins_; }
+  // The CSI drivers registered on this node.
+  volume::plugins::CsiDrivers& csi_drivers() { return *csi_drivers_; }
 
   // Registers the node, fills the caches (Unavailable if they do not sync in time), and
   // starts the volume manager.
@@ -86,6 +98,8 @@ class Agent {
   // starts them once the caches are synced.
   void MakeVolumeManager();
   void MakePodRuntime();
+  // Watches plugins_registry/ and registers the --csi-driver endpoints.
+  Status StartPluginWatcher();
   class AgentHost;
 
   client::Client& client_;
@@ -95,6 +109,11 @@ class Agent {
   std::unique_ptr<AgentHost> host_;
   volume::PluginManager own_plugins_;
   volume::PluginManager* plugins_;
+  volume::plugins::CsiDrivers own_csi_drivers_;
+  volume::plugins::CsiDrivers* csi_drivers_;
+  std::unique_ptr<CsiNodeInfo> csi_node_info_;
+  std::unique_ptr<CsiRegistrationHandler> csi_registration_;
+  std::unique_ptr<pluginwatcher::PluginWatcher> plugin_watcher_;
   std::unique_ptr<client::EventRecorder> recorder_;
   std::unique_ptr<client::Informer<api::Pod>> pods_;
   std::unique_ptr<client::InformerScope> informers_;
