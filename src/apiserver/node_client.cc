@@ -16,6 +16,7 @@
 #include "apiserver/websocket.h"
 #include "base/fd.h"
 #include "base/log.h"
+#include "base/sha256.h"
 #include "base/strings.h"
 
 namespace kvol::apiserver {

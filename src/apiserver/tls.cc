@@ -3,9 +3,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <openssl/bio.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
@@ -14,6 +11,8 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -22,6 +21,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/sha256.h"
 #include "base/strings.h"
 #include "os/files.h"
 
@@ -139,7 +139,6 @@ bool Covers(X509* cert, const std::vector<std::string>& hosts) {
 
 }  // namespace
 
-
 StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::string>& hosts) {
   fs::path pki = fs::path(dir) / "pki";
   std::error_code ec;
@@ -150,7 +149,8 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
   std::string ca_key_pem;
   PKeyPtr ca_key;
   X509Ptr ca;
-  if (os::ReadFile(pki / "ca.crt", &files.ca_cert_pem).ok() && os::ReadFile(pki / "ca.key", &ca_key_pem).ok()) {
+  if (os::ReadFile(pki / "ca.crt", &files.ca_cert_pem).ok() &&
+      os::ReadFile(pki / "ca.key", &ca_key_pem).ok()) {
     ca = ParseCert(files.ca_cert_pem);
     ca_key = ParseKey(ca_key_pem);
     if (!ca || !ca_key) return DataLossError("unreadable CA in " + pki.string());
@@ -159,8 +159,10 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
     if (!ca_key) return InternalError("cannot generate a key");
     KVOL_ASSIGN_OR_RETURN(ca, Issue(ca_key.get(), "kvol-ca", nullptr, nullptr, 3650, true, {}));
     files.ca_cert_pem = PemOf(ca.get());
-    KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "ca.key").string(), PemOf(ca_key.get()), 0600));
-    KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "ca.crt").string(), files.ca_cert_pem, 0644));
+    KVOL_RETURN_IF_ERROR(
+        os::WriteFileAtomically((pki / "ca.key").string(), PemOf(ca_key.get()), 0600));
+    KVOL_RETURN_IF_ERROR(
+        os::WriteFileAtomically((pki / "ca.crt").string(), files.ca_cert_pem, 0644));
   }
 
   if (os::ReadFile(pki / "server.crt", &files.server_cert_pem).ok() &&
@@ -173,25 +175,15 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
   }
   PKeyPtr key = NewKey();
   if (!key) return InternalError("cannot generate a key");
-  KVOL_ASSIGN_OR_RETURN(X509Ptr server,
-                        Issue(key.get(), "kvol-apiserver", ca.get(), ca_key.get(), 365, false, hosts));
+  KVOL_ASSIGN_OR_RETURN(X509Ptr server, Issue(key.get(), "kvol-apiserver", ca.get(), ca_key.get(),
+                                              365, false, hosts));
   files.server_cert_pem = PemOf(server.get());
   files.server_key_pem = PemOf(key.get());
-  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "server.key").string(), files.server_key_pem, 0600));
-  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically((pki / "server.crt").string(), files.server_cert_pem, 0644));
+  KVOL_RETURN_IF_ERROR(
+      os::WriteFileAtomically((pki / "server.key").string(), files.server_key_pem, 0600));
+  KVOL_RETURN_IF_ERROR(
+      os::WriteFileAtomically((pki / "server.crt").string(), files.server_cert_pem, 0644));
   return files;
-}
-
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
 }
 
 StatusOr<std::string> CertificateSha256(std::string_view cert_pem) {

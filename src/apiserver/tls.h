@@ -25,7 +25,6 @@ StatusOr<TlsFiles> EnsureTls(const std::string& dir, const std::vector<std::stri
 // The SHA-256 of a certificate's DER encoding, in lower-case hex: how a node agent's
 // self-signed certificate is published and pinned.
 StatusOr<std::string> CertificateSha256(std::string_view cert_pem);
-std::string Sha256Hex(std::string_view bytes);
 
 // The admin token in <dir>/token (mode 0600), created with 256 random bits if absent.
 StatusOr<std::string> EnsureAdminToken(const std::string& dir);

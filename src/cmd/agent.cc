@@ -86,7 +86,7 @@ int RunAgent(const AgentCommandOptions& opts) {
   log::Info("kvol agent is ready");
   WaitForSignal();
   (*served)->Stop();
-  agent->agent->Stop();
+  agent->Stop();
   log::Info("stopped");
   return 0;
 }

@@ -94,6 +94,10 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   }
   r.agent->plugins().SetProber(std::move(prober));
   KVOL_RETURN_IF_ERROR(r.agent->Start());
+  r.attacher = std::make_unique<controller::attacher::Controller>(
+      client, controller::attacher::Options{.node_name = ao.node_name,
+                                            .drivers = &r.agent->csi_drivers()});
+  KVOL_RETURN_IF_ERROR(r.attacher->Start());
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "client/client.h"
 #include "cmd/commands.h"
+#include "controller/attacher/attacher.h"
 #include "node/agent.h"
 #include "os/mounter.h"
 #include "volume/local_path.h"
@@ -32,6 +33,13 @@ StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
 struct RunningAgent {
   std::unique_ptr<os::Mounter> mounter;
   std::unique_ptr<node::Agent> agent;
+  // The built-in attacher of the CSI drivers registered on the agent's node.
+  std::unique_ptr<controller::attacher::Controller> attacher;
+  // Stops the attacher, then the agent.
+  void Stop() {
+    if (attacher) attacher->Stop();
+    if (agent) agent->Stop();
+  }
   std::string kvol_binary;  // this binary: containers are started and joined with it
 };
 

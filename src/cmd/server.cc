@@ -262,7 +262,7 @@ int RunServer(const ServerOptions& opts) {
 
   WaitForSignal();
   if (agent) nodes.Register(agent->agent->node_name(), nullptr);
-  if (agent) agent->agent->Stop();
+  if (agent) agent->Stop();
   if (bundled_driver) bundled_driver->Shutdown();
   if (controllers) controllers->Stop();
   informers.Stop();
