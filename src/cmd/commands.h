@@ -84,6 +84,19 @@ int RunAgent(const AgentCommandOptions& opts);
 // container's exit status.
 int RunContainerInit(const std::string& spec_path);
 
+struct CsiCallOptions {
+  std::string endpoint;
+  bool create = true;  // create-volume; else delete-volume
+  std::string name;
+  int64_t size = 0;
+  std::string fs_type;
+  bool block = false;
+  std::string volume_id;
+};
+
+// `kvol csi create-volume|delete-volume`; prints the volume as JSON; returns the exit code.
+int RunCsiCall(const CsiCallOptions& opts);
+
 // The bundled CSI driver on its own; runs until SIGINT/SIGTERM and returns the process exit code.
 int RunCsiDriver(const csi::driver::DriverOptions& opts);
 

@@ -1,5 +1,7 @@
 #include "cmd/controllers.h"
 
+#include "volume/plugins/csi/csi_plugin.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -84,6 +86,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   for (auto& p : volume::plugins::InTreePlugins(r.agent->host())) {
     KVOL_RETURN_IF_ERROR(r.agent->plugins().Register(std::move(p)));
   }
+  KVOL_RETURN_IF_ERROR(r.agent->plugins().Register(volume::plugins::NewCsiPlugin(r.agent->host())));
   // FlexVolume drivers installed now are registered before the volume manager reconstructs
   // what is on disk; those installed later are found when a volume names them.
   volume::plugins::FlexVolumeOptions flex;

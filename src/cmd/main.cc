@@ -129,6 +129,28 @@ CLI::App* AddCsiDriverCommand(CLI::App& app, kvol::csi::driver::DriverOptions& o
   return d;
 }
 
+// `kvol csi create-volume ...` and `kvol csi delete-volume ...`.
+CLI::App* AddCsiCallCommand(CLI::App& app, kvol::cmd::CsiCallOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "csi", "Call a CSI driver's Controller service: make or remove a volume by hand.");
+  c->require_subcommand(1);
+  CLI::App* create = c->add_subcommand("create-volume", "CreateVolume; prints the volume as JSON.");
+  create->add_option("--endpoint", o.endpoint, "The driver's socket, unix:///path/csi.sock.")
+      ->required();
+  create->add_option("--name", o.name, "The volume's name (creating it again is a no-op).")
+      ->required();
+  create->add_option("--size", o.size, "Its capacity in bytes.")->required();
+  create->add_option("--fs-type", o.fs_type, "The filesystem it will be used with.");
+  create->add_flag("--block", o.block, "It will be used as a raw block device.");
+  create->callback([&o] { o.create = true; });
+  CLI::App* del = c->add_subcommand("delete-volume", "DeleteVolume.");
+  del->add_option("--endpoint", o.endpoint, "The driver's socket, unix:///path/csi.sock.")
+      ->required();
+  del->add_option("--id", o.volume_id, "The volume's ID.")->required();
+  del->callback([&o] { o.create = false; });
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +181,8 @@ int main(int argc, char** argv) {
   CLI::App* a = AddAgentCommand(app, agent);
   kvol::csi::driver::DriverOptions csi_driver;
   CLI::App* cd = AddCsiDriverCommand(app, csi_driver);
+  kvol::cmd::CsiCallOptions csi_call;
+  CLI::App* cc = AddCsiCallCommand(app, csi_call);
 
   // Internal: the first process of a container, started by the node agent (not for users).
   std::string container_spec;
@@ -187,6 +211,7 @@ int main(int argc, char** argv) {
   if (c->parsed()) return kvol::cmd::RunControllerManager(cm);
   if (a->parsed()) return kvol::cmd::RunAgent(agent);
   if (cd->parsed()) return kvol::cmd::RunCsiDriver(csi_driver);
+  if (cc->parsed()) return kvol::cmd::RunCsiCall(csi_call);
   if (ci->parsed()) return kvol::cmd::RunContainerInit(container_spec);
   if (pa->parsed()) return kvol::node::runtime::Pause();
   if (ce->parsed()) return kvol::node::runtime::RunInContainer(exec_pid, exec_command, exec_tty);

@@ -1,6 +1,8 @@
 // The node agent's wiring: host, caches, node status, volume manager.
 #include "node/agent.h"
 
+#include "client/worker.h"
+
 #include "api/api_error.h"
 #include "base/log.h"
 #include "node/runtime/rootfs.h"
@@ -36,6 +38,23 @@ class Agent::AgentHost final : public volume::Host {
   }
   StatusOr<api::Secret> GetSecret(std::string_view ns, std::string_view name) override {
     return Fetch(agent_.secrets_, ns, name, "secret");
+  }
+  volume::plugins::CsiDrivers* CsiDrivers() override { return agent_.csi_drivers_; }
+  StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) override {
+    return Fetch<api::CSIDriver>(nullptr, "", name, "csidriver");
+  }
+  StatusOr<api::VolumeAttachment> GetVolumeAttachment(std::string_view name) override {
+    return Fetch<api::VolumeAttachment>(nullptr, "", name, "volumeattachment");
+  }
+  StatusOr<api::VolumeAttachment> CreateVolumeAttachment(const api::VolumeAttachment& va) override {
+    auto created = agent_.client_.resource<api::VolumeAttachment>().Create(va);
+    if (created.ok()) return *std::move(created);
+    return Status(client::ApiStatus(created.error()).code(), created.error().message);
+  }
+  Status DeleteVolumeAttachment(std::string_view name) override {
+    auto deleted = agent_.client_.resource<api::VolumeAttachment>().Delete("", name);
+    if (deleted.ok() || api::IsNotFound(deleted.error())) return OkStatus();
+    return Status(client::ApiStatus(deleted.error()).code(), deleted.error().message);
   }
 
  private:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/core.h"
+#include "api/storage.h"
 #include "base/status.h"
 #include "os/clock.h"
 #include "os/exec.h"
@@ -21,6 +22,10 @@
 #include "volume/provisioner.h"
 
 namespace kvol::volume {
+
+namespace plugins {
+class CsiDrivers;
+}
 
 // One volume of one pod: an inline pod volume, or the PersistentVolume a claim is bound to.
 // Owns copies, so an operation may outlive the objects it was made from.
@@ -58,6 +63,25 @@ class Host {
   // The node's allocatable resources: what downwardAPI reports for a limit a container does not
   // set.
   virtual api::ResourceList NodeAllocatable() const = 0;
+
+  // What the csi plugin needs. The CSI drivers registered on this node; nullptr where none can
+  // be.
+  virtual plugins::CsiDrivers* CsiDrivers() { return nullptr; }
+  // The CSIDriver object of that name: NotFound when there is none.
+  virtual StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) {
+    return NotFoundError("csidriver \"" + std::string(name) + "\" not found");
+  }
+  // VolumeAttachments: NotFound when there is none of that name; Create answers the stored
+  // object, AlreadyExists when there is one.
+  virtual StatusOr<api::VolumeAttachment> GetVolumeAttachment(std::string_view name) {
+    return UnimplementedError("this host reads no VolumeAttachments");
+  }
+  virtual StatusOr<api::VolumeAttachment> CreateVolumeAttachment(const api::VolumeAttachment& va) {
+    return UnimplementedError("this host writes no VolumeAttachments");
+  }
+  virtual Status DeleteVolumeAttachment(std::string_view name) {
+    return UnimplementedError("this host writes no VolumeAttachments");
+  }
 };
 
 // Sets one volume up for one pod.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # CSI on one node, with a real kvol server and kubectl: the bundled driver, loop.csi.kvol.io,
 # registered for the server's node (CSINode, the Node's csi.volume.kubernetes.io/nodeid
-# annotation and topology label); a driver run on its own (`kvol csi-driver`) registered with
-# --csi-driver; and a driver that goes away deregistered when its socket goes.
+# annotation and topology label); a static PersistentVolume of it used by a pod (attached
+# through a VolumeAttachment by the built-in attacher, staged, published), its data seen by the
+# next pod, and everything undone after the last; a driver run on its own (`kvol csi-driver`)
+# registered with --csi-driver.
 # Usage: csi_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -25,6 +27,70 @@ expect_eq "node id annotation" "{\"loop.csi.kvol.io\":\"$NODE\"}" \
   "$(kubectl get node "$NODE" -o jsonpath='{.metadata.annotations.csi\.volume\.kubernetes\.io/nodeid}')"
 expect_eq "topology label" "$NODE" \
   "$(kubectl get node "$NODE" -o jsonpath='{.metadata.labels.topology\.csi\.kvol\.io/node}')"
+# ---- a static volume of the bundled driver, used by two pods in turn ------------------------
+SOCK="unix://$KVOL_DIR/agent/plugins/loop.csi.kvol.io/csi.sock"
+HANDLE=$("$KVOL_BIN" csi create-volume --endpoint "$SOCK" --name static-1 --size 67108864 |
+  sed -n 's/.*"volumeId":"\([^"]*\)".*/\1/p')
+[ -n "$HANDLE" ] || fail "kvol csi create-volume gave no volume"
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: csi-pv}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  csi: {driver: loop.csi.kvol.io, volumeHandle: $HANDLE, fsType: ext4}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: csi-pv
+  resources: {requests: {storage: 64Mi}}
+EOF
+pod_with() {  # pod_with NAME COMMAND
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, "$2"], volumeMounts: [{name: d, mountPath: /data}]}
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: data}}
+EOF
+}
+pod_with writer 'echo written-by-the-first-pod > /data/f && sleep 3600'
+until_true 60 phase_is writer Running || { fail "the writer did not run"; kubectl describe pod writer; }
+VA=$(kubectl get volumeattachment -o jsonpath='{.items[0].metadata.name}')
+expect_eq "VolumeAttachment named as Kubernetes names it" \
+  "csi-$(printf '%s' "${HANDLE}loop.csi.kvol.io$NODE" | sha256sum | cut -d' ' -f1)" "$VA"
+expect_eq "attached" true "$(kubectl get volumeattachment "$VA" -o jsonpath='{.status.attached}')"
+expect_eq "attacher finalizer" external-attacher/loop.csi.kvol.io \
+  "$(kubectl get volumeattachment "$VA" -o jsonpath='{.metadata.finalizers[0]}')"
+STAGE="$KVOL_DIR/agent/plugins/kubernetes.io/csi/loop.csi.kvol.io/$(printf '%s' "$HANDLE" | sha256sum | cut -d' ' -f1)"
+mountpoint -q "$STAGE/globalmount" || fail "not staged at $STAGE/globalmount"
+UID1=$(kubectl get pod writer -o jsonpath='{.metadata.uid}')
+PUBLISHED="$KVOL_DIR/agent/pods/$UID1/volumes/kubernetes.io~csi/csi-pv"
+mountpoint -q "$PUBLISHED/mount" || fail "not published at $PUBLISHED/mount"
+expect_contains "vol_data.json" "\"volumeHandle\":\"$HANDLE\"" "$(cat "$PUBLISHED/vol_data.json")"
+kubectl delete pod writer --wait=true --timeout=60s >/dev/null
+
+pod_with reader 'cat /data/f'
+until_true 60 phase_is reader Succeeded || { fail "the reader did not finish"; kubectl describe pod reader; }
+expect_eq "the next pod reads the data" written-by-the-first-pod "$(kubectl logs reader)"
+kubectl delete pod reader --wait=true --timeout=60s >/dev/null
+no_attachments() { [ -z "$(kubectl get volumeattachment -o name)" ]; }
+until_true 30 no_attachments || fail "the VolumeAttachment stayed after the last pod"
+expect_eq "mounts left" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
+expect_eq "loop devices left" 0 "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
+[ -e "$STAGE" ] && fail "the staging directory stayed: $STAGE"
+"$KVOL_BIN" csi delete-volume --endpoint "$SOCK" --id "$HANDLE" || fail "the volume was not deleted"
+
 kill "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 

@@ -213,10 +213,25 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
       client::RunWorker(*queue_, sync, "csi-attacher");
     });
   }
+  threads_.emplace_back([this] {
+    SetThreadName("csi-attach-sync");
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, options_.resync, [this] { return stopping_; })) {
+      for (const auto& va : attachments_->List()) {
+        if (va->spec.node_name == options_.node_name && options_.drivers->Find(va->spec.attacher))
+          queue_->Add(client::KeyOf(*va));
+      }
+    }
+  });
   return OkStatus();
 }
 
 void Controller::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
   if (attachments_) attachments_->Stop();
   if (queue_) queue_->ShutDown();
   for (auto& t : threads_) t.join();

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +32,9 @@ struct Options {
   int workers = 4;
   os::Clock* clock = &os::RealClock();
   std::chrono::milliseconds call_timeout{120'000};
+  // How often every attachment to the node is looked at again (a driver registered after its
+  // attachment was made, a failure to retry).
+  std::chrono::milliseconds resync{5'000};
 };
 
 class Controller {
@@ -60,6 +65,9 @@ class Controller {
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::Informer<api::VolumeAttachment>> attachments_;
   std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
 };
 
 }  // namespace kvol::controller::attacher

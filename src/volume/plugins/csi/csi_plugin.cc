@@ -1,0 +1,375 @@
+// The csi plugin: attach through VolumeAttachments, stage, publish, expand.
+#include "volume/plugins/csi/csi_plugin.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/sha256.h"
+#include "base/strings.h"
+#include "csi/client.h"
+#include "csi/names.h"
+#include "os/files.h"
+#include "volume/plugins/csi/csi_drivers.h"
+#include "volume/plugins/csi/csi_util.h"
+
+namespace kvol::volume::plugins {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = ::csi::v1;
+using nlohmann::json;
+
+constexpr std::chrono::seconds kAttachWait{60};
+constexpr std::chrono::seconds kDetachWait{60};
+constexpr char kVolData[] = "vol_data.json";
+
+// An error of a CSI call as the volume manager should see it: one after which the driver may
+// still be working is DeadlineExceeded (uncertain), with the driver's words kept.
+Status Classify(const Status& s) {
+  if (s.ok() || csi::IsFinal(s) || s.code() == StatusCode::kDeadlineExceeded) return s;
+  return DeadlineExceededError(s.message());
+}
+
+Status WriteVolData(const std::string& dir, const json& data) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return InternalError("cannot create " + dir + ": " + ec.message());
+  return os::WriteFileAtomically(dir + "/" + kVolData, data.dump(), 0600);
+}
+
+StatusOr<json> ReadVolData(const std::string& dir) {
+  std::string text;
+  KVOL_RETURN_IF_ERROR(os::ReadFile(dir + "/" + kVolData, &text));
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.value("driverName", json()).is_string() ||
+      !j.value("volumeHandle", json()).is_string()) {
+    return InternalError(dir + "/" + kVolData + " is not a CSI volume's record");
+  }
+  return j;
+}
+
+void RemoveQuietly(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+}
+
+class CsiPlugin;
+
+struct Volume {
+  const api::CSIPersistentVolumeSource* csi = nullptr;
+  const api::PersistentVolumeSpec* pv = nullptr;
+};
+
+Volume VolumeOf(const Spec& spec) {
+  if (spec.pv && spec.pv->spec.csi) return {&*spec.pv->spec.csi, &spec.pv->spec};
+  return {};
+}
+
+class CsiPlugin final : public VolumePlugin,
+                        public DeviceMountableVolumePlugin,
+                        public AttachableVolumePlugin,
+                        public NodeExpandableVolumePlugin {
+ public:
+  explicit CsiPlugin(Host& host) : host_(host) {}
+
+  std::string_view Name() const override { return kCsiPluginName; }
+  bool CanSupport(const Spec& spec) const override { return VolumeOf(spec).csi != nullptr; }
+  StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) override;
+  StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
+                                                    std::string_view pod_uid) override;
+  DeviceMountableVolumePlugin* AsDeviceMountable() override { return this; }
+  AttachableVolumePlugin* AsAttachable() override { return this; }
+  NodeExpandableVolumePlugin* AsNodeExpandable() override { return this; }
+
+  // Device mount: NodeStageVolume.
+  bool NeedsDeviceMount(const Spec& spec) override {
+    auto d = Driver(VolumeOf(spec).csi->driver);
+    if (!d.ok()) return true;  // MountDevice says why
+    auto stage = (*d)->client->NodeSupports(pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
+    return !stage.ok() || *stage;
+  }
+  std::string GetDeviceMountPath(const Spec& spec) override {
+    const auto* csi = VolumeOf(spec).csi;
+    return host_.PluginDir(kCsiPluginName) + "/" + csi->driver + "/" +
+           Sha256Hex(csi->volume_handle) + "/globalmount";
+  }
+  Status MountDevice(const Spec& spec, const std::string& device_path) override;
+  Status UnmountDevice(const std::string& device_mount_path) override;
+
+  // Attach: a VolumeAttachment, served by an attacher.
+  bool NeedsAttach(const Spec& spec) override {
+    auto d = host_.GetCSIDriver(VolumeOf(spec).csi->driver);
+    return !d.ok() || d->spec.attach_required.value_or(true);
+  }
+  StatusOr<std::string> Attach(const Spec& spec, const std::string& node_name) override;
+  StatusOr<std::string> WaitForAttach(const Spec& spec, const std::string& device_path) override;
+  Status Detach(const std::string& volume_name, const std::string& node_name) override;
+
+  Status NodeExpand(const Spec& spec, const NodeExpandOptions& options) override;
+
+  // The registered driver of that name, in kubelet's words when there is none.
+  StatusOr<std::shared_ptr<const CsiDriver>> Driver(const std::string& name) {
+    CsiDrivers* drivers = host_.CsiDrivers();
+    auto d = drivers ? drivers->Find(name) : nullptr;
+    if (!d) {
+      return NotFoundError("kubernetes.io/csi: driver name " + name +
+                           " not found in the list of registered CSI drivers");
+    }
+    return d;
+  }
+  // The publish context of the volume's attachment to this node; empty when not attached.
+  std::map<std::string, std::string> PublishContext(const Spec& spec) {
+    const auto* csi = VolumeOf(spec).csi;
+    auto va = host_.GetVolumeAttachment(
+        csi::AttachmentName(csi->volume_handle, csi->driver, host_.NodeName()));
+    if (!va.ok() || !va->status) return {};
+    return va->status->attachment_metadata;
+  }
+  StatusOr<std::map<std::string, std::string>> Secrets(
+      const std::optional<api::SecretReference>& ref) {
+    std::map<std::string, std::string> out;
+    if (!ref) return out;
+    KVOL_ASSIGN_OR_RETURN(api::Secret secret, host_.GetSecret(ref->namespace_, ref->name));
+    for (const auto& [k, v] : secret.data) {
+      auto raw = Base64Decode(v);
+      if (!raw)
+        return InvalidArgumentError("secret " + ref->name + ": data[" + k + "] is not base64");
+      out[k] = *std::move(raw);
+    }
+    return out;
+  }
+  StatusOr<pb::VolumeCapability> Capability(const CsiDriver& d, const Spec& spec) {
+    KVOL_ASSIGN_OR_RETURN(
+        bool multi,
+        d.client->NodeSupports(pb::NodeServiceCapability::RPC::SINGLE_NODE_MULTI_WRITER));
+    return VolumeCapabilityOf(*VolumeOf(spec).pv, multi);
+  }
+
+  Host& host_;
+};
+
+// ---- set-up and tear-down: NodePublishVolume, NodeUnpublishVolume ----------------------------
+
+class CsiMounter final : public Mounter {
+ public:
+  CsiMounter(CsiPlugin& plugin, Spec spec, api::Pod pod)
+      : plugin_(plugin), spec_(std::move(spec)), pod_(std::move(pod)) {}
+  std::string Dir() const {
+    return plugin_.host_.PodVolumeDir(pod_.metadata.uid, kCsiPluginName, spec_.Name());
+  }
+  std::string GetPath() const override { return Dir() + "/mount"; }
+  bool ReadOnly() const override { return spec_.read_only || VolumeOf(spec_).csi->read_only; }
+
+  Status SetUp() override {
+    const auto* csi = VolumeOf(spec_).csi;
+    KVOL_ASSIGN_OR_RETURN(auto driver, plugin_.Driver(csi->driver));
+    KVOL_RETURN_IF_ERROR(WriteVolData(
+        Dir(), {{"driverName", csi->driver},
+                {"volumeHandle", csi->volume_handle},
+                {"specVolID", spec_.Name()},
+                {"nodeName", plugin_.host_.NodeName()},
+                {"attachmentID",
+                 csi::AttachmentName(csi->volume_handle, csi->driver, plugin_.host_.NodeName())},
+                {"volumeLifecycleMode", "Persistent"}}));
+    pb::NodePublishVolumeRequest req;
+    req.set_volume_id(csi->volume_handle);
+    for (const auto& [k, v] : plugin_.PublishContext(spec_))
+      (*req.mutable_publish_context())[k] = v;
+    KVOL_ASSIGN_OR_RETURN(bool stage, driver->client->NodeSupports(
+                                          pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME));
+    if (stage) req.set_staging_target_path(plugin_.GetDeviceMountPath(spec_));
+    req.set_target_path(GetPath());
+    KVOL_ASSIGN_OR_RETURN(*req.mutable_volume_capability(), plugin_.Capability(*driver, spec_));
+    req.set_readonly(ReadOnly());
+    KVOL_ASSIGN_OR_RETURN(auto secrets, plugin_.Secrets(csi->node_publish_secret_ref));
+    for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
+    for (const auto& [k, v] : csi->volume_attributes) (*req.mutable_volume_context())[k] = v;
+    auto published = driver->client->Call(&pb::Node::Stub::NodePublishVolume, req);
+    return Classify(published.status());
+  }
+
+ private:
+  CsiPlugin& plugin_;
+  const Spec spec_;
+  const api::Pod pod_;
+};
+
+class CsiUnmounter final : public Unmounter {
+ public:
+  CsiUnmounter(CsiPlugin& plugin, std::string dir) : plugin_(plugin), dir_(std::move(dir)) {}
+  std::string GetPath() const override { return dir_ + "/mount"; }
+  Status TearDown() override {
+    auto data = ReadVolData(dir_);
+    if (!data.ok()) {
+      // Nothing was published here (set-up failed before it wrote its record).
+      std::error_code ec;
+      if (!fs::exists(dir_, ec)) return OkStatus();
+      if (fs::exists(GetPath(), ec)) return data.status();
+      fs::remove_all(dir_, ec);
+      return OkStatus();
+    }
+    KVOL_ASSIGN_OR_RETURN(auto driver, plugin_.Driver((*data)["driverName"].get<std::string>()));
+    pb::NodeUnpublishVolumeRequest req;
+    req.set_volume_id((*data)["volumeHandle"].get<std::string>());
+    req.set_target_path(GetPath());
+    auto unpublished = driver->client->Call(&pb::Node::Stub::NodeUnpublishVolume, req);
+    if (!unpublished.ok()) return Classify(unpublished.status());
+    RemoveQuietly(GetPath());
+    RemoveQuietly(dir_ + "/" + kVolData);
+    RemoveQuietly(dir_);
+    return OkStatus();
+  }
+
+ private:
+  CsiPlugin& plugin_;
+  const std::string dir_;
+};
+
+StatusOr<std::unique_ptr<Mounter>> CsiPlugin::NewMounter(const Spec& spec, const api::Pod& pod) {
+  if (!CanSupport(spec)) return InvalidArgumentError("not a CSI volume");
+  return std::unique_ptr<Mounter>(new CsiMounter(*this, spec, pod));
+}
+
+StatusOr<std::unique_ptr<Unmounter>> CsiPlugin::NewUnmounter(std::string_view volume_name,
+                                                             std::string_view pod_uid) {
+  return std::unique_ptr<Unmounter>(
+      new CsiUnmounter(*this, host_.PodVolumeDir(pod_uid, kCsiPluginName, volume_name)));
+}
+
+// ---- device mount: NodeStageVolume, NodeUnstageVolume ---------------------------------------
+
+Status CsiPlugin::MountDevice(const Spec& spec, const std::string&) {
+  const auto* csi = VolumeOf(spec).csi;
+  KVOL_ASSIGN_OR_RETURN(auto driver, Driver(csi->driver));
+  KVOL_ASSIGN_OR_RETURN(bool stage, driver->client->NodeSupports(
+                                        pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME));
+  if (!stage) return OkStatus();
+  const std::string path = GetDeviceMountPath(spec);
+  KVOL_RETURN_IF_ERROR(
+      WriteVolData(fs::path(path).parent_path(),
+                   {{"driverName", csi->driver}, {"volumeHandle", csi->volume_handle}}));
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return InternalError("cannot create " + path + ": " + ec.message());
+  pb::NodeStageVolumeRequest req;
+  req.set_volume_id(csi->volume_handle);
+  for (const auto& [k, v] : PublishContext(spec)) (*req.mutable_publish_context())[k] = v;
+  req.set_staging_target_path(path);
+  KVOL_ASSIGN_OR_RETURN(*req.mutable_volume_capability(), Capability(*driver, spec));
+  KVOL_ASSIGN_OR_RETURN(auto secrets, Secrets(csi->node_stage_secret_ref));
+  for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
+  for (const auto& [k, v] : csi->volume_attributes) (*req.mutable_volume_context())[k] = v;
+  return Classify(driver->client->Call(&pb::Node::Stub::NodeStageVolume, req).status());
+}
+
+Status CsiPlugin::UnmountDevice(const std::string& device_mount_path) {
+  const std::string dir = fs::path(device_mount_path).parent_path();
+  auto data = ReadVolData(dir);
+  if (!data.ok()) {
+    std::error_code ec;
+    return fs::exists(dir, ec) ? data.status() : OkStatus();
+  }
+  KVOL_ASSIGN_OR_RETURN(auto driver, Driver((*data)["driverName"].get<std::string>()));
+  pb::NodeUnstageVolumeRequest req;
+  req.set_volume_id((*data)["volumeHandle"].get<std::string>());
+  req.set_staging_target_path(device_mount_path);
+  auto unstaged = driver->client->Call(&pb::Node::Stub::NodeUnstageVolume, req);
+  if (!unstaged.ok()) return Classify(unstaged.status());
+  RemoveQuietly(device_mount_path);
+  RemoveQuietly(dir + "/" + kVolData);
+  RemoveQuietly(dir);
+  return OkStatus();
+}
+
+// ---- attach: the VolumeAttachment ------------------------------------------------------------
+
+StatusOr<std::string> CsiPlugin::Attach(const Spec& spec, const std::string& node_name) {
+  const auto* csi = VolumeOf(spec).csi;
+  api::VolumeAttachment va;
+  va.metadata.name = csi::AttachmentName(csi->volume_handle, csi->driver, node_name);
+  va.spec.attacher = csi->driver;
+  va.spec.node_name = node_name;
+  va.spec.source.persistent_volume_name = spec.Name();
+  // Which attachment a volume has, for Detach, which knows only the volume's name.
+  KVOL_RETURN_IF_ERROR(
+      WriteVolData(host_.PluginDir(kCsiPluginName) + "/volumeattachments/" + spec.Name(),
+                   {{"driverName", csi->driver},
+                    {"volumeHandle", csi->volume_handle},
+                    {"attachmentID", va.metadata.name}}));
+  auto created = host_.CreateVolumeAttachment(va);
+  if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+    return created.status();
+  }
+  return std::string();
+}
+
+StatusOr<std::string> CsiPlugin::WaitForAttach(const Spec& spec, const std::string&) {
+  const auto* csi = VolumeOf(spec).csi;
+  const std::string name = csi::AttachmentName(csi->volume_handle, csi->driver, host_.NodeName());
+  const auto deadline = std::chrono::steady_clock::now() + kAttachWait;
+  for (auto delay = std::chrono::milliseconds(20);;
+       delay = std::min(delay * 2, std::chrono::milliseconds(500))) {
+    KVOL_ASSIGN_OR_RETURN(api::VolumeAttachment va, host_.GetVolumeAttachment(name));
+    if (va.status && va.status->attached) return std::string();
+    if (va.status && va.status->attach_error) {
+      return InternalError("rpc error: attachment " + name +
+                           " failed: " + va.status->attach_error->message);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceededError("timed out waiting for external-attacher of " + csi->driver +
+                                   " CSI driver to attach volume " + csi->volume_handle);
+    }
+    std::this_thread::sleep_for(delay);
+  }
+}
+
+Status CsiPlugin::Detach(const std::string& volume_name, const std::string&) {
+  const std::string dir = host_.PluginDir(kCsiPluginName) + "/volumeattachments/" + volume_name;
+  auto data = ReadVolData(dir);
+  if (!data.ok()) return OkStatus();  // never attached by this agent
+  const std::string name = (*data)["attachmentID"].get<std::string>();
+  KVOL_RETURN_IF_ERROR(host_.DeleteVolumeAttachment(name));
+  // Detached when the attacher has unpublished it and the attachment is gone.
+  const auto deadline = std::chrono::steady_clock::now() + kDetachWait;
+  for (auto delay = std::chrono::milliseconds(20);;
+       delay = std::min(delay * 2, std::chrono::milliseconds(500))) {
+    auto va = host_.GetVolumeAttachment(name);
+    if (!va.ok() && va.status().code() == StatusCode::kNotFound) break;
+    if (va.ok() && va->status && va->status->detach_error) {
+      return InternalError("detaching " + name + " failed: " + va->status->detach_error->message);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceededError("timed out waiting for the attacher to detach " + name);
+    }
+    std::this_thread::sleep_for(delay);
+  }
+  RemoveQuietly(dir + "/" + kVolData);
+  RemoveQuietly(dir);
+  return OkStatus();
+}
+
+// ---- expansion: NodeExpandVolume -------------------------------------------------------------
+
+Status CsiPlugin::NodeExpand(const Spec& spec, const NodeExpandOptions& o) {
+  const auto* csi = VolumeOf(spec).csi;
+  KVOL_ASSIGN_OR_RETURN(auto driver, Driver(csi->driver));
+  KVOL_ASSIGN_OR_RETURN(
+      bool expand, driver->client->NodeSupports(pb::NodeServiceCapability::RPC::EXPAND_VOLUME));
+  if (!expand) return OkStatus();
+  pb::NodeExpandVolumeRequest req;
+  req.set_volume_id(csi->volume_handle);
+  req.set_volume_path(o.device_mount_path);
+  req.set_staging_target_path(o.device_mount_path);
+  req.mutable_capacity_range()->set_required_bytes(o.new_size);
+  KVOL_ASSIGN_OR_RETURN(*req.mutable_volume_capability(), Capability(*driver, spec));
+  KVOL_ASSIGN_OR_RETURN(auto secrets, Secrets(csi->node_expand_secret_ref));
+  for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
+  return Classify(driver->client->Call(&pb::Node::Stub::NodeExpandVolume, req).status());
+}
+
+}  // namespace
+
+std::unique_ptr<VolumePlugin> NewCsiPlugin(Host& host) { return std::make_unique<CsiPlugin>(host); }
+
+}  // namespace kvol::volume::plugins
