@@ -50,6 +50,48 @@ class FakeHost final : public Host {
     return {{"cpu", api::Quantity::MustParse("2")}, {"memory", api::Quantity::MustParse("24Gi")}};
   }
 
+  plugins::CsiDrivers* CsiDrivers() override { return csi_drivers_; }
+  StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    auto it = csi_driver_objects_.find(std::string(name));
+    if (it == csi_driver_objects_.end())
+      return NotFoundError("csidriver \"" + std::string(name) + "\" not found");
+    return it->second;
+  }
+  StatusOr<api::VolumeAttachment> GetVolumeAttachment(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    auto it = attachments_.find(std::string(name));
+    if (it == attachments_.end())
+      return NotFoundError("volumeattachment \"" + std::string(name) + "\" not found");
+    return it->second;
+  }
+  StatusOr<api::VolumeAttachment> CreateVolumeAttachment(const api::VolumeAttachment& va) override {
+    std::lock_guard lock(mu_);
+    if (!attachments_.emplace(va.metadata.name, va).second)
+      return AlreadyExistsError("volumeattachment \"" + va.metadata.name + "\" already exists");
+    return va;
+  }
+  Status DeleteVolumeAttachment(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    attachments_.erase(std::string(name));
+    return OkStatus();
+  }
+
+  void SetCsiDrivers(plugins::CsiDrivers* drivers) { csi_drivers_ = drivers; }
+  void PutCSIDriver(api::CSIDriver d) {
+    std::lock_guard lock(mu_);
+    csi_driver_objects_[d.metadata.name] = std::move(d);
+  }
+  // Sets an attachment's status, as an attacher would.
+  void SetAttachmentStatus(const std::string& name, api::VolumeAttachmentStatus st) {
+    std::lock_guard lock(mu_);
+    attachments_.at(name).status = std::move(st);
+  }
+  std::map<std::string, api::VolumeAttachment> Attachments() {
+    std::lock_guard lock(mu_);
+    return attachments_;
+  }
+
   void PutConfigMap(api::ConfigMap cm) {
     std::lock_guard lock(mu_);
     config_maps_[cm.metadata.namespace_ + "/" + cm.metadata.name] = std::move(cm);
@@ -71,6 +113,9 @@ class FakeHost final : public Host {
   std::mutex mu_;
   std::map<std::string, api::ConfigMap> config_maps_;
   std::map<std::string, api::Secret> secrets_;
+  plugins::CsiDrivers* csi_drivers_ = nullptr;
+  std::map<std::string, api::CSIDriver> csi_driver_objects_;
+  std::map<std::string, api::VolumeAttachment> attachments_;
 };
 
 }  // namespace kvol::volume::testing
