@@ -58,6 +58,7 @@ kind: Pod
 metadata: {name: $1}
 spec:
   restartPolicy: Never
+  terminationGracePeriodSeconds: 1
   containers:
   - {name: c, image: busybox, command: [sh, -c, "$2"], volumeMounts: [{name: d, mountPath: /data}]}
   volumes:

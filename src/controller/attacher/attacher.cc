@@ -215,23 +215,38 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   }
   threads_.emplace_back([this] {
     SetThreadName("csi-attach-sync");
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, options_.resync, [this] { return stopping_; })) {
+    Kick& k = *kick_;
+    std::unique_lock lock(k.mu);
+    while (!k.stopping) {
+      k.cv.wait_for(lock, options_.resync, [&k] { return k.stopping || k.kicked; });
+      if (k.stopping) break;
+      k.kicked = false;
+      lock.unlock();
       for (const auto& va : attachments_->List()) {
         if (va->spec.node_name == options_.node_name && options_.drivers->Find(va->spec.attacher))
           queue_->Add(client::KeyOf(*va));
       }
+      lock.lock();
     }
+  });
+  // A driver that registers now is served at once. (The table may outlive this controller:
+  // the callback holds only the shared flag.)
+  options_.drivers->OnAdd([kick = kick_](const std::string&) {
+    {
+      std::lock_guard lock(kick->mu);
+      kick->kicked = true;
+    }
+    kick->cv.notify_all();
   });
   return OkStatus();
 }
 
 void Controller::Stop() {
   {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
+    std::lock_guard lock(kick_->mu);
+    kick_->stopping = true;
   }
-  cv_.notify_all();
+  kick_->cv.notify_all();
   if (attachments_) attachments_->Stop();
   if (queue_) queue_->ShutDown();
   for (auto& t : threads_) t.join();

@@ -65,9 +65,14 @@ class Controller {
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::Informer<api::VolumeAttachment>> attachments_;
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  // Wakes the pass over every attachment: stopping, or a driver registered.
+  struct Kick {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stopping = false;
+    bool kicked = false;
+  };
+  std::shared_ptr<Kick> kick_ = std::make_shared<Kick>();
 };
 
 }  // namespace kvol::controller::attacher

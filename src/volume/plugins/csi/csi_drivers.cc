@@ -3,8 +3,19 @@
 namespace kvol::volume::plugins {
 
 void CsiDrivers::Add(std::shared_ptr<const CsiDriver> driver) {
+  const std::string name = driver->name;
+  std::vector<std::function<void(const std::string&)>> listeners;
+  {
+    std::lock_guard lock(mu_);
+    drivers_[name] = std::move(driver);
+    listeners = on_add_;
+  }
+  for (const auto& fn : listeners) fn(name);
+}
+
+void CsiDrivers::OnAdd(std::function<void(const std::string& name)> fn) {
   std::lock_guard lock(mu_);
-  drivers_[driver->name] = std::move(driver);
+  on_add_.push_back(std::move(fn));
 }
 
 bool CsiDrivers::Remove(std::string_view name, std::string_view endpoint) {

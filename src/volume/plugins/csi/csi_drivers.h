@@ -2,6 +2,7 @@
 // the node agent's plugin registration fills (from plugins_registry/ sockets, or --csi-driver).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,10 +33,14 @@ class CsiDrivers {
   // nullptr when no driver of that name is registered.
   std::shared_ptr<const CsiDriver> Find(std::string_view name) const;
   std::vector<std::string> Names() const;
+  // Calls `fn` (on the registering thread) after every Add: an attacher serves at once the
+  // attachments made before their driver registered.
+  void OnAdd(std::function<void(const std::string& name)> fn);
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const CsiDriver>, std::less<>> drivers_;
+  std::vector<std::function<void(const std::string&)>> on_add_;
 };
 
 }  // namespace kvol::volume::plugins
