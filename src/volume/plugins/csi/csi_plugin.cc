@@ -74,7 +74,9 @@ class CsiPlugin final : public VolumePlugin,
   explicit CsiPlugin(Host& host) : host_(host) {}
 
   std::string_view Name() const override { return kCsiPluginName; }
-  bool CanSupport(const Spec& spec) const override { return VolumeOf(spec).csi != nullptr; }
+  bool CanSupport(const Spec& spec) const override {
+    return VolumeOf(spec).csi != nullptr || (!spec.pv && spec.volume.csi);
+  }
   StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) override;
   StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
                                                     std::string_view pod_uid) override;
@@ -84,6 +86,7 @@ class CsiPlugin final : public VolumePlugin,
 
   // Device mount: NodeStageVolume.
   bool NeedsDeviceMount(const Spec& spec) override {
+    if (!VolumeOf(spec).csi) return false;  // inline: published only
     auto d = Driver(VolumeOf(spec).csi->driver);
     if (!d.ok()) return true;  // MountDevice says why
     auto stage = (*d)->client->NodeSupports(pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
@@ -99,6 +102,7 @@ class CsiPlugin final : public VolumePlugin,
 
   // Attach: a VolumeAttachment, served by an attacher.
   bool NeedsAttach(const Spec& spec) override {
+    if (!VolumeOf(spec).csi) return false;  // inline: never attached
     auto d = host_.GetCSIDriver(VolumeOf(spec).csi->driver);
     return !d.ok() || d->spec.attach_required.value_or(true);
   }
@@ -118,6 +122,36 @@ class CsiPlugin final : public VolumePlugin,
     }
     return d;
   }
+  // The CSIDriver object, when there is one.
+  std::optional<api::CSIDriver> DriverObject(const std::string& name) {
+    auto d = host_.GetCSIDriver(name);
+    if (!d.ok()) return std::nullopt;
+    return *std::move(d);
+  }
+  // Whether the driver serves volumes of `mode` (Persistent, Ephemeral), in kubelet's words
+  // when not: a driver without a CSIDriver, or one that lists none, serves Persistent only.
+  Status CheckLifecycleMode(const std::string& driver, const std::optional<api::CSIDriver>& obj,
+                            const std::string& mode) {
+    std::vector<std::string> modes = {"Persistent"};
+    if (obj && !obj->spec.volume_lifecycle_modes.empty()) modes = obj->spec.volume_lifecycle_modes;
+    std::string quoted;
+    for (const auto& m : modes) {
+      if (m == mode) return OkStatus();
+      quoted += (quoted.empty() ? "\"" : " \"") + m + "\"";
+    }
+    return InvalidArgumentError("volume mode \"" + mode + "\" not supported by driver " + driver +
+                                " (only supports [" + quoted + "])");
+  }
+  // The pod's details, for a driver whose CSIDriver asks for them (podInfoOnMount).
+  static void AddPodInfo(const api::Pod& pod,
+                         google::protobuf::Map<std::string, std::string>* ctx) {
+    (*ctx)["csi.storage.k8s.io/pod.name"] = pod.metadata.name;
+    (*ctx)["csi.storage.k8s.io/pod.namespace"] = pod.metadata.namespace_;
+    (*ctx)["csi.storage.k8s.io/pod.uid"] = pod.metadata.uid;
+    (*ctx)["csi.storage.k8s.io/serviceAccount.name"] =
+        pod.spec.service_account_name.empty() ? "default" : pod.spec.service_account_name;
+  }
+
   // The publish context of the volume's attachment to this node; empty when not attached.
   std::map<std::string, std::string> PublishContext(const Spec& spec) {
     const auto* csi = VolumeOf(spec).csi;
@@ -159,11 +193,18 @@ class CsiMounter final : public Mounter {
     return plugin_.host_.PodVolumeDir(pod_.metadata.uid, kCsiPluginName, spec_.Name());
   }
   std::string GetPath() const override { return Dir() + "/mount"; }
-  bool ReadOnly() const override { return spec_.read_only || VolumeOf(spec_).csi->read_only; }
+  bool ReadOnly() const override {
+    if (const auto* csi = VolumeOf(spec_).csi) return spec_.read_only || csi->read_only;
+    return spec_.volume.csi->read_only.value_or(false);
+  }
 
-  Status SetUp() override {
+  Status SetUp() override { return VolumeOf(spec_).csi ? SetUpPersistent() : SetUpInline(); }
+
+  Status SetUpPersistent() {
     const auto* csi = VolumeOf(spec_).csi;
     KVOL_ASSIGN_OR_RETURN(auto driver, plugin_.Driver(csi->driver));
+    const auto object = plugin_.DriverObject(csi->driver);
+    KVOL_RETURN_IF_ERROR(plugin_.CheckLifecycleMode(csi->driver, object, "Persistent"));
     KVOL_RETURN_IF_ERROR(WriteVolData(
         Dir(), {{"driverName", csi->driver},
                 {"volumeHandle", csi->volume_handle},
@@ -185,6 +226,45 @@ class CsiMounter final : public Mounter {
     KVOL_ASSIGN_OR_RETURN(auto secrets, plugin_.Secrets(csi->node_publish_secret_ref));
     for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
     for (const auto& [k, v] : csi->volume_attributes) (*req.mutable_volume_context())[k] = v;
+    if (object && object->spec.pod_info_on_mount.value_or(false)) {
+      CsiPlugin::AddPodInfo(pod_, req.mutable_volume_context());
+    }
+    auto published = driver->client->Call(&pb::Node::Stub::NodePublishVolume, req);
+    return Classify(published.status());
+  }
+
+  // An inline ephemeral volume (spec.volumes[].csi): published only, its handle made from the
+  // pod and the volume as kubelet makes it, gone with the pod.
+  Status SetUpInline() {
+    const api::CSIVolumeSource& src = *spec_.volume.csi;
+    KVOL_ASSIGN_OR_RETURN(auto driver, plugin_.Driver(src.driver));
+    const auto object = plugin_.DriverObject(src.driver);
+    KVOL_RETURN_IF_ERROR(plugin_.CheckLifecycleMode(src.driver, object, "Ephemeral"));
+    const std::string handle = "csi-" + Sha256Hex(pod_.metadata.uid + spec_.volume.name);
+    KVOL_RETURN_IF_ERROR(WriteVolData(Dir(), {{"driverName", src.driver},
+                                              {"volumeHandle", handle},
+                                              {"specVolID", spec_.Name()},
+                                              {"nodeName", plugin_.host_.NodeName()},
+                                              {"volumeLifecycleMode", "Ephemeral"}}));
+    pb::NodePublishVolumeRequest req;
+    req.set_volume_id(handle);
+    req.set_target_path(GetPath());
+    auto* cap = req.mutable_volume_capability();
+    cap->mutable_mount()->set_fs_type(src.fs_type.value_or(""));
+    cap->mutable_access_mode()->set_mode(pb::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    req.set_readonly(ReadOnly());
+    if (src.node_publish_secret_ref) {
+      KVOL_ASSIGN_OR_RETURN(auto secrets, plugin_.Secrets(api::SecretReference{
+                                              .name = src.node_publish_secret_ref->name,
+                                              .namespace_ = pod_.metadata.namespace_}));
+      for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
+    }
+    auto* ctx = req.mutable_volume_context();
+    for (const auto& [k, v] : src.volume_attributes) (*ctx)[k] = v;
+    (*ctx)["csi.storage.k8s.io/ephemeral"] = "true";
+    if (object && object->spec.pod_info_on_mount.value_or(false)) {
+      CsiPlugin::AddPodInfo(pod_, ctx);
+    }
     auto published = driver->client->Call(&pb::Node::Stub::NodePublishVolume, req);
     return Classify(published.status());
   }

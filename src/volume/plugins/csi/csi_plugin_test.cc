@@ -251,5 +251,71 @@ TEST_F(CsiPluginTest, AttachThroughAVolumeAttachment) {
   ASSERT_TRUE(at->Detach("pv-1", "node-1").ok());  // idempotent
 }
 
+// spec.volumes[].csi: published only, for drivers whose CSIDriver lists Ephemeral.
+TEST_F(CsiPluginTest, InlineEphemeralVolumes) {
+  Spec spec;
+  spec.volume.name = "scratch";
+  api::CSIVolumeSource src;
+  src.driver = "fake.csi.io";
+  src.volume_attributes = {{"size", "1Mi"}};
+  spec.volume.csi = src;
+  ASSERT_TRUE(plugin_->CanSupport(spec));
+  EXPECT_FALSE(plugin_->AsDeviceMountable()->NeedsDeviceMount(spec));
+  EXPECT_FALSE(plugin_->AsAttachable()->NeedsAttach(spec));
+
+  // No CSIDriver: Persistent only, as in Kubernetes.
+  auto mounter = plugin_->NewMounter(spec, Pod());
+  ASSERT_TRUE(mounter.ok());
+  Status s = (*mounter)->SetUp();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "volume mode \"Ephemeral\" not supported by driver fake.csi.io (only "
+            "supports [\"Persistent\"])");
+  EXPECT_TRUE(node_.published.empty());
+
+  api::CSIDriver d;
+  d.metadata.name = "fake.csi.io";
+  d.spec.volume_lifecycle_modes = {"Ephemeral"};
+  d.spec.pod_info_on_mount = true;
+  host_.PutCSIDriver(d);
+  ASSERT_TRUE((*mounter)->SetUp().ok());
+  ASSERT_EQ(node_.published.size(), 1u);
+  const auto& req = node_.published[0];
+  EXPECT_EQ(req.volume_id(), "csi-" + Sha256Hex("uid-1scratch"));
+  EXPECT_EQ(req.staging_target_path(), "");
+  EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/ephemeral"), "true");
+  EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/pod.name"), "p");
+  EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/pod.namespace"), "default");
+  EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/pod.uid"), "uid-1");
+  EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/serviceAccount.name"), "default");
+  EXPECT_EQ(req.volume_context().at("size"), "1Mi");
+
+  auto unmounter = NewCsiPlugin(host_)->NewUnmounter("scratch", "uid-1");
+  ASSERT_TRUE((*unmounter)->TearDown().ok());
+  EXPECT_EQ(node_.calls.back(),
+            "unpublish csi-" + Sha256Hex("uid-1scratch") + " " + (*mounter)->GetPath());
+
+  // A driver that serves only inline volumes refuses PersistentVolumes.
+  s = plugin_->NewMounter(PvSpec(), Pod()).value()->SetUp();
+  EXPECT_EQ(s.message(),
+            "volume mode \"Persistent\" not supported by driver fake.csi.io (only "
+            "supports [\"Ephemeral\"])");
+}
+
+TEST_F(CsiPluginTest, PodInfoOnMount) {
+  api::CSIDriver d;
+  d.metadata.name = "fake.csi.io";
+  d.spec.pod_info_on_mount = true;
+  host_.PutCSIDriver(d);
+  api::Pod pod = Pod();
+  pod.spec.service_account_name = "builder";
+  ASSERT_TRUE(plugin_->NewMounter(PvSpec(), pod).value()->SetUp().ok());
+  const auto& ctx = node_.published.back().volume_context();
+  EXPECT_EQ(ctx.at("csi.storage.k8s.io/serviceAccount.name"), "builder");
+  EXPECT_EQ(ctx.at("csi.storage.k8s.io/pod.uid"), "uid-1");
+  EXPECT_FALSE(ctx.contains("csi.storage.k8s.io/ephemeral"));
+  EXPECT_EQ(ctx.at("tier"), "gold");
+}
+
 }  // namespace
 }  // namespace kvol::volume::plugins
