@@ -106,6 +106,24 @@ Status EnsureDefaultStorageClass(client::Client& c) {
   return OkStatus();
 }
 
+// The bundled driver's CSIDriver object, made once (an administrator's edits are kept): attached
+// before staging, and serving PersistentVolumes and inline ephemeral volumes.
+Status EnsureBundledCsiDriverObject(client::Client& c) {
+  auto& drivers = c.resource<api::CSIDriver>();
+  api::CSIDriver d;
+  d.metadata.name = csi::driver::kDriverName;
+  d.spec.attach_required = true;
+  d.spec.pod_info_on_mount = false;
+  d.spec.volume_lifecycle_modes = {"Persistent", "Ephemeral"};
+  d.spec.fs_group_policy = "ReadWriteOnceWithFSType";
+  auto created = drivers.Create(d);
+  if (!created.ok() && !api::IsAlreadyExists(created.error())) {
+    return UnavailableError("creating CSIDriver " + d.metadata.name + ": " +
+                            created.error().message);
+  }
+  return OkStatus();
+}
+
 int Fail(const Status& s) {
   log::Error(s.message());
   return 1;
@@ -167,12 +185,11 @@ std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginM
 // The bundled CSI driver for this machine's node: its socket under the agent's plugins/
 // directory (where kubelet's drivers put theirs), its volumes under DATA_DIR/csi-loop.
 StatusOr<std::unique_ptr<csi::driver::Driver>> StartBundledCsiDriver(const NodeAgentOptions& node,
-                                                                    const std::string& dir) {
-  return csi::driver::Driver::Start(
-      {.endpoint = "unix://" + AgentRootDir(node, dir) + "/plugins/" +
-                   csi::driver::kDriverName + "/csi.sock",
-       .node_id = node.node_name,
-       .data_dir = dir + "/csi-loop"});
+                                                                     const std::string& dir) {
+  return csi::driver::Driver::Start({.endpoint = "unix://" + AgentRootDir(node, dir) + "/plugins/" +
+                                                 csi::driver::kDriverName + "/csi.sock",
+                                     .node_id = node.node_name,
+                                     .data_dir = dir + "/csi-loop"});
 }
 
 }  // namespace
@@ -247,6 +264,7 @@ int RunServer(const ServerOptions& opts) {
       if (!started.ok()) return Fail(started.status().Annotate("starting the bundled CSI driver"));
       bundled_driver = *std::move(started);
       no.csi_drivers.push_back("unix://" + bundled_driver->socket_path());
+      if (Status s = EnsureBundledCsiDriverObject(local); !s.ok()) return Fail(s);
     }
     auto started = StartNodeAgent(local, no, dir, &plugins, nullptr, &informers);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));

@@ -3,8 +3,8 @@
 # registered for the server's node (CSINode, the Node's csi.volume.kubernetes.io/nodeid
 # annotation and topology label); a static PersistentVolume of it used by a pod (attached
 # through a VolumeAttachment by the built-in attacher, staged, published), its data seen by the
-# next pod, and everything undone after the last; a driver run on its own (`kvol csi-driver`)
-# registered with --csi-driver.
+# next pod, and everything undone after the last; an inline ephemeral volume, made and removed
+# with its pod; a driver run on its own (`kvol csi-driver`) registered with --csi-driver.
 # Usage: csi_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -91,6 +91,38 @@ expect_eq "mounts left" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
 expect_eq "loop devices left" 0 "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
 [ -e "$STAGE" ] && fail "the staging directory stayed: $STAGE"
 "$KVOL_BIN" csi delete-volume --endpoint "$SOCK" --id "$HANDLE" || fail "the volume was not deleted"
+
+# ---- an inline ephemeral volume of the bundled driver ----------------------------------------
+expect_eq "the bundled driver's CSIDriver" "true Persistent Ephemeral" \
+  "$(kubectl get csidriver loop.csi.kvol.io -o jsonpath='{.spec.attachRequired} {.spec.volumeLifecycleModes[*]}')"
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, "echo in-an-ephemeral-volume > /scratch/f && cat /scratch/f && df -k /scratch | tail -1 && sleep 3600"]
+    volumeMounts: [{name: s, mountPath: /scratch}]
+  volumes:
+  - name: s
+    csi: {driver: loop.csi.kvol.io, volumeAttributes: {size: 32Mi}}
+EOF
+until_true 60 phase_is scratch Running || { fail "the ephemeral pod did not run"; kubectl describe pod scratch; }
+NEEDLE=in-an-ephemeral-volume until_true 20 logs_contain scratch || fail "the pod did not write its volume"
+UID2=$(kubectl get pod scratch -o jsonpath='{.metadata.uid}')
+EPHEMERAL="$KVOL_DIR/agent/pods/$UID2/volumes/kubernetes.io~csi/s"
+mountpoint -q "$EPHEMERAL/mount" || fail "the ephemeral volume is not mounted at $EPHEMERAL/mount"
+expect_contains "its record" '"volumeLifecycleMode":"Ephemeral"' "$(cat "$EPHEMERAL/vol_data.json")"
+expect_eq "no attachment for an inline volume" "" "$(kubectl get volumeattachment -o name)"
+kubectl delete pod scratch --wait=true --timeout=60s >/dev/null
+expect_eq "mounts left after the ephemeral pod" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
+expect_eq "loop devices left after the ephemeral pod" 0 \
+  "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
+expect_eq "the ephemeral volume's file" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
 
 kill "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null

@@ -64,6 +64,29 @@ bool HasSysResource() {
   return caps & (uint64_t{1} << 24);  // CAP_SYS_RESOURCE
 }
 
+// The volume context key kubelet sets on an inline ephemeral volume.
+bool IsEphemeral(const google::protobuf::Map<std::string, std::string>& ctx) {
+  auto it = ctx.find("csi.storage.k8s.io/ephemeral");
+  return it != ctx.end() && it->second == "true";
+}
+
+// "64Mi", "1Gi", "1048576": bytes; nullopt when not a size.
+std::optional<int64_t> ParseSize(const std::string& text) {
+  static const std::pair<const char*, int> kSuffixes[] = {
+      {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}};
+  std::string digits = text;
+  int shift = 0;
+  for (const auto& [suffix, bits] : kSuffixes) {
+    if (text.size() > 2 && text.ends_with(suffix)) {
+      digits = text.substr(0, text.size() - 2);
+      shift = bits;
+    }
+  }
+  int64_t n = 0;
+  if (!ParseInt64(digits, &n) || n <= 0 || n > (int64_t{1} << (62 - shift))) return std::nullopt;
+  return n << shift;
+}
+
 }  // namespace
 
 std::string DefaultFilesystem(int64_t device_bytes) {
@@ -142,12 +165,13 @@ grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
 
 Status NodeService::Publish(const pb::NodePublishVolumeRequest& req) {
   if (req.volume_id().empty()) return InvalidArgumentError("volume_id is required");
-  if (req.staging_target_path().empty()) {
+  if (req.staging_target_path().empty() && !IsEphemeral(req.volume_context())) {
     return InvalidArgumentError("staging_target_path is required");
   }
   if (req.target_path().empty()) return InvalidArgumentError("target_path is required");
   if (!req.has_volume_capability()) return InvalidArgumentError("volume_capability is required");
   KVOL_RETURN_IF_ERROR(CheckCapability(req.volume_capability(), "volume_capability"));
+  if (IsEphemeral(req.volume_context())) return PublishEphemeral(req);
   KeyedLocks::Hold hold(s_.locks, req.volume_id());
   if (!s_.data->VolumeById(req.volume_id())) {
     return NotFoundError("volume " + req.volume_id() + " not found");
@@ -198,7 +222,44 @@ Status NodeService::Unpublish(const pb::NodeUnpublishVolumeRequest& req) {
   std::error_code ec;
   fs::remove(req.target_path(), ec);  // the directory or file that publishing made
   if (ec) return InternalError("cannot remove " + req.target_path() + ": " + ec.message());
-  return OkStatus();
+  // An ephemeral volume goes with its pod: its device, then its file.
+  auto v = s_.data->VolumeByName(req.volume_id());
+  if (!v || !v->parameters.contains(kEphemeralKey)) return OkStatus();
+  KVOL_ASSIGN_OR_RETURN(std::string device, s_.loops.Find(s_.data->VolumeFile(v->id)));
+  if (!device.empty()) KVOL_RETURN_IF_ERROR(s_.loops.Detach(device));
+  return s_.data->DeleteVolume(v->id);
+}
+
+Status NodeService::PublishEphemeral(const pb::NodePublishVolumeRequest& req) {
+  if (req.volume_capability().has_block()) {
+    return InvalidArgumentError("volume_capability: an ephemeral volume is a mount, not a block");
+  }
+  int64_t size = kDefaultEphemeralBytes;
+  if (auto it = req.volume_context().find("size"); it != req.volume_context().end()) {
+    auto parsed = ParseSize(it->second);
+    if (!parsed) {
+      return InvalidArgumentError("volume_context.size \"" + it->second +
+                                  "\" is not a size (bytes, or with Ki, Mi, Gi or Ti)");
+    }
+    size = *parsed;
+  }
+  KeyedLocks::Hold hold(s_.locks, req.volume_id());
+  const std::string& target = req.target_path();
+  KVOL_ASSIGN_OR_RETURN(auto mounted, MountAt(*s_.mounter, target));
+  if (mounted) return OkStatus();
+  std::optional<VolumeRecord> v = s_.data->VolumeByName(req.volume_id());
+  if (!v) {
+    KVOL_ASSIGN_OR_RETURN(v, s_.data->CreateVolume(req.volume_id(), size, {},
+                                                   {{std::string(kEphemeralKey), "true"}}));
+  }
+  KVOL_ASSIGN_OR_RETURN(std::string device, s_.loops.Attach(s_.data->VolumeFile(v->id), false));
+  KVOL_RETURN_IF_ERROR(MakeDirs(target));
+  std::string fs_type = req.volume_capability().mount().fs_type();
+  if (fs_type.empty()) fs_type = DefaultFilesystem(v->capacity);
+  std::vector<std::string> options(req.volume_capability().mount().mount_flags().begin(),
+                                   req.volume_capability().mount().mount_flags().end());
+  if (req.readonly()) options.push_back("ro");
+  return os::FormatAndMount(s_.exec, *s_.mounter, device, target, fs_type, options);
 }
 
 grpc::Status NodeService::NodeGetVolumeStats(grpc::ServerContext*,

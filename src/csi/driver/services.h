@@ -66,6 +66,10 @@ Status CheckCapability(const pb::VolumeCapability& c, const std::string& field);
 // mounted with the privilege mounting needs anyway (ext4 asks for CAP_SYS_RESOURCE too, which
 // containers often lack); ext4 for volumes smaller than the smallest xfs.
 inline constexpr int64_t kSmallestXfs = int64_t{300} << 20;
+// Inline ephemeral volumes: their size when volumeAttributes.size does not say, and the
+// parameter that marks their record.
+inline constexpr int64_t kDefaultEphemeralBytes = int64_t{100} << 20;
+inline constexpr char kEphemeralKey[] = "kvol.io/ephemeral";
 std::string DefaultFilesystem(int64_t device_bytes);
 // This node's topology.
 pb::Topology NodeTopology(const DriverOptions& o);
@@ -159,6 +163,8 @@ class NodeService final : public pb::Node::Service {
   Status Unstage(const pb::NodeUnstageVolumeRequest& req);
   Status Publish(const pb::NodePublishVolumeRequest& req);
   Status Unpublish(const pb::NodeUnpublishVolumeRequest& req);
+  // An inline ephemeral volume: made, attached, formatted and mounted at the target at once.
+  Status PublishEphemeral(const pb::NodePublishVolumeRequest& req);
   Status Stats(const pb::NodeGetVolumeStatsRequest& req, pb::NodeGetVolumeStatsResponse* out);
   Status Expand(const pb::NodeExpandVolumeRequest& req, pb::NodeExpandVolumeResponse* out);
   // The loop device serving volume `id` on this node; FailedPrecondition when it is not
