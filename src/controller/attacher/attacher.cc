@@ -31,14 +31,7 @@ StatusOr<std::map<std::string, std::string>> SecretsOf(
     return Status(ApiStatus(secret.error()).code(), "cannot read secret " + ref->namespace_ + "/" +
                                                         ref->name + ": " + secret.error().message);
   }
-  for (const auto& [k, v] : secret->data) {
-    auto raw = Base64Decode(v);
-    if (!raw)
-      return InvalidArgumentError("secret " + ref->namespace_ + "/" + ref->name + ": data[" + k +
-                                  "] is not base64");
-    out[k] = *std::move(raw);
-  }
-  return out;
+  return volume::plugins::CsiSecrets(*secret);
 }
 
 }  // namespace

@@ -153,6 +153,19 @@ Status DataDir::Load() {
   return OkStatus();
 }
 
+template <class Records>
+Status DataDir::RemoveRecorded(Records& records, const char* sub, const std::string& id) {
+  if (!records.contains(id)) return OkStatus();
+  // The record goes first: a crash between leaves a file that the next start removes.
+  const std::string base = dir_ + "/" + sub + "/" + id;
+  if (unlink((base + ".json").c_str()) != 0 && errno != ENOENT) {
+    return Errno("cannot remove " + base + ".json");
+  }
+  records.erase(id);
+  RemoveQuietly(base + ".img");
+  return OkStatus();
+}
+
 std::string DataDir::VolumeFile(const std::string& id) const {
   return dir_ + "/volumes/" + id + ".img";
 }
@@ -231,13 +244,7 @@ StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t ca
 
 Status DataDir::DeleteVolume(const std::string& id) {
   std::lock_guard lock(mu_);
-  if (!volumes_.contains(id)) return OkStatus();
-  // The record goes first: a crash between leaves a file that the next start removes.
-  const std::string record = dir_ + "/volumes/" + id + ".json";
-  if (unlink(record.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove " + record);
-  volumes_.erase(id);
-  RemoveQuietly(VolumeFile(id));
-  return OkStatus();
+  return RemoveRecorded(volumes_, "volumes", id);
 }
 
 StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capacity) {
@@ -303,12 +310,7 @@ StatusOr<SnapshotRecord> DataDir::CreateSnapshot(const std::string& name,
 
 Status DataDir::DeleteSnapshot(const std::string& id) {
   std::lock_guard lock(mu_);
-  if (!snapshots_.contains(id)) return OkStatus();
-  const std::string record = dir_ + "/snapshots/" + id + ".json";
-  if (unlink(record.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove " + record);
-  snapshots_.erase(id);
-  RemoveQuietly(SnapshotFile(id));
-  return OkStatus();
+  return RemoveRecorded(snapshots_, "snapshots", id);
 }
 
 StatusOr<int64_t> DataDir::AvailableBytes() const {

@@ -80,6 +80,9 @@ class DataDir {
   DataDir(std::string dir, os::Exec& exec) : dir_(std::move(dir)), exec_(exec) {}
   Status Load();
   std::string SnapshotFile(const std::string& id) const;
+  // Removes the record of `id` under `sub` ("volumes", "snapshots"), then its file; mu_ held.
+  template <class Records>
+  Status RemoveRecorded(Records& records, const char* sub, const std::string& id);
   // Copies `from` to `to` sharing blocks where the filesystem can (reflink), sparse otherwise.
   Status CopyFile(const std::string& from, const std::string& to);
 

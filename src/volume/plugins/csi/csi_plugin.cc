@@ -165,13 +165,7 @@ class CsiPlugin final : public VolumePlugin,
     std::map<std::string, std::string> out;
     if (!ref) return out;
     KVOL_ASSIGN_OR_RETURN(api::Secret secret, host_.GetSecret(ref->namespace_, ref->name));
-    for (const auto& [k, v] : secret.data) {
-      auto raw = Base64Decode(v);
-      if (!raw)
-        return InvalidArgumentError("secret " + ref->name + ": data[" + k + "] is not base64");
-      out[k] = *std::move(raw);
-    }
-    return out;
+    return CsiSecrets(secret);
   }
   StatusOr<pb::VolumeCapability> Capability(const CsiDriver& d, const Spec& spec) {
     KVOL_ASSIGN_OR_RETURN(

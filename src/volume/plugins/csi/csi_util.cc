@@ -1,5 +1,7 @@
 #include "volume/plugins/csi/csi_util.h"
 
+#include "base/strings.h"
+
 namespace kvol::volume::plugins {
 
 ::csi::v1::VolumeCapability VolumeCapabilityOf(const api::PersistentVolumeSpec& pv,
@@ -26,6 +28,19 @@ namespace kvol::volume::plugins {
   }
   c.mutable_access_mode()->set_mode(m);
   return c;
+}
+
+StatusOr<std::map<std::string, std::string>> CsiSecrets(const api::Secret& secret) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : secret.data) {
+    auto raw = Base64Decode(v);
+    if (!raw) {
+      return InvalidArgumentError("secret " + secret.metadata.namespace_ + "/" +
+                                  secret.metadata.name + ": data[" + k + "] is not base64");
+    }
+    out[k] = *std::move(raw);
+  }
+  return out;
 }
 
 }  // namespace kvol::volume::plugins

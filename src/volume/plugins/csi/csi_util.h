@@ -2,7 +2,11 @@
 // the CSI volume capability, as kubelet and external-attacher map it.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "api/core.h"
+#include "base/status.h"
 #include "csi/proto/csi.pb.h"
 
 namespace kvol::volume::plugins {
@@ -12,5 +16,9 @@ namespace kvol::volume::plugins {
 // as SINGLE_NODE_MULTI_WRITER when the driver offers it, as kubelet does).
 ::csi::v1::VolumeCapability VolumeCapabilityOf(const api::PersistentVolumeSpec& pv,
                                                bool single_node_multi_writer);
+
+// A Secret's data as the CSI secrets of a request: each value decoded from base64.
+// InvalidArgument naming the key that is not base64.
+StatusOr<std::map<std::string, std::string>> CsiSecrets(const api::Secret& secret);
 
 }  // namespace kvol::volume::plugins
