@@ -18,20 +18,6 @@ struct Driver::Services {
   NodeService node{state};
 };
 
-KeyedLocks::Hold::Hold(KeyedLocks& locks, std::string key) : locks_(locks), key_(std::move(key)) {
-  std::unique_lock lock(locks_.mu_);
-  locks_.cv_.wait(lock, [&] { return !locks_.held_.contains(key_); });
-  locks_.held_.insert(key_);
-}
-
-KeyedLocks::Hold::~Hold() {
-  {
-    std::lock_guard lock(locks_.mu_);
-    locks_.held_.erase(key_);
-  }
-  locks_.cv_.notify_all();
-}
-
 Status CheckCapability(const pb::VolumeCapability& c, const std::string& field) {
   using Mode = pb::VolumeCapability::AccessMode;
   if (!c.has_block() && !c.has_mount()) {

@@ -3,12 +3,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 
+#include "base/keyed_locks.h"
 #include "base/status.h"
 #include "csi/driver/data_dir.h"
 #include "csi/driver/driver.h"
@@ -26,28 +24,6 @@ inline grpc::Status ToGrpc(const Status& s) {
   if (s.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), s.message());
 }
-
-// One operation at a time per key (a volume's id or name), as the CSI spec asks of a plugin
-// whose caller may not serialise them.
-class KeyedLocks {
- public:
-  class Hold {
-   public:
-    Hold(KeyedLocks& locks, std::string key);
-    ~Hold();
-    Hold(const Hold&) = delete;
-    Hold& operator=(const Hold&) = delete;
-
-   private:
-    KeyedLocks& locks_;
-    std::string key_;
-  };
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::string> held_;
-};
 
 // What the services share.
 struct DriverState {
