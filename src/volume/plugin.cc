@@ -2,6 +2,7 @@
 #include "volume/plugin.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace kvol::volume {
 
@@ -40,6 +41,15 @@ std::string PluginDir(std::string_view root, std::string_view plugin) {
 }
 
 }  // namespace layout
+
+std::vector<DeviceMountableVolumePlugin::FoundDevice> FoundDevicesUnder(const std::string& dir) {
+  std::vector<DeviceMountableVolumePlugin::FoundDevice> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator e(dir, ec), end; !ec && e != end; e.increment(ec)) {
+    out.push_back({e->path().filename().string(), e->path().string()});
+  }
+  return out;
+}
 
 Status PluginManager::Register(std::unique_ptr<VolumePlugin> plugin) {
   std::unique_lock lock(mu_);

@@ -116,6 +116,7 @@ class BlockVolumePlugin;
 class AttachableVolumePlugin;
 class ExpandableVolumePlugin;
 class NodeExpandableVolumePlugin;
+class StatsVolumePlugin;
 
 class VolumePlugin {
  public:
@@ -124,9 +125,10 @@ class VolumePlugin {
   // pod's directory for the plugin's volumes.
   virtual std::string_view Name() const = 0;
   virtual bool CanSupport(const Spec& spec) const = 0;
-  // Whether SetUp runs again while the pod lives, to follow changes of the source
-  // (configMap, secret, downwardAPI, projected).
-  virtual bool RequiresRemount() const { return false; }
+  // Whether SetUp runs again while the pod lives: to follow changes of the source (configMap,
+  // secret, downwardAPI, projected), or at each resync when the source has no version to follow
+  // (a CSI driver whose CSIDriver says requiresRepublish).
+  virtual bool RequiresRemount(const Spec& spec) { return false; }
   // Errors are InvalidArgument for a spec the plugin cannot use.
   virtual StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) = 0;
   virtual StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
@@ -137,6 +139,7 @@ class VolumePlugin {
   virtual AttachableVolumePlugin* AsAttachable() { return nullptr; }
   virtual ExpandableVolumePlugin* AsExpandable() { return nullptr; }
   virtual NodeExpandableVolumePlugin* AsNodeExpandable() { return nullptr; }
+  virtual StatsVolumePlugin* AsStats() { return nullptr; }
 };
 
 // Plugins whose volumes may be a device mounted once per node at a global path (formatted
@@ -158,7 +161,20 @@ class DeviceMountableVolumePlugin {
   virtual Status MountDevice(const Spec& spec, const std::string& device_path) = 0;
   // Unmounts a global mount point and removes it; nothing there is success.
   virtual Status UnmountDevice(const std::string& device_mount_path) = 0;
+
+  // A global mount point found on disk, by the volume's Spec::Name().
+  struct FoundDevice {
+    std::string volume_name;
+    std::string mount_path;
+  };
+  // The global mount points this plugin's devices have (or may have, after a crash half-way),
+  // found on disk: what a restarted agent mounts again or unmounts.
+  virtual std::vector<FoundDevice> FindDeviceMounts() = 0;
 };
+
+// The entries of `dir` as found devices, named by their file names: for plugins whose global
+// mount points are <dir>/<volume name>. Nothing when `dir` does not exist.
+std::vector<DeviceMountableVolumePlugin::FoundDevice> FoundDevicesUnder(const std::string& dir);
 
 // Where an agent keeps things under its root directory, as kubelet lays them out. Hosts answer
 // Host::PodVolumeDir and friends with these.
@@ -271,6 +287,31 @@ class NodeExpandableVolumePlugin {
   // Grows the filesystem of a mounted volume. Idempotent: a filesystem already that size is
   // success.
   virtual Status NodeExpand(const Spec& spec, const NodeExpandOptions& options) = 0;
+};
+
+// A volume's usage and health, as its plugin reports them; each figure is absent when the
+// plugin cannot tell.
+struct VolumeStats {
+  std::optional<int64_t> capacity_bytes;
+  std::optional<int64_t> available_bytes;
+  std::optional<int64_t> used_bytes;
+  std::optional<int64_t> inodes;
+  std::optional<int64_t> inodes_free;
+  std::optional<int64_t> inodes_used;
+  // The volume's condition (CSI's VOLUME_CONDITION), when the plugin reports one.
+  std::optional<bool> abnormal;
+  std::string message;
+};
+
+// Plugins that report the usage and health of a volume set up for a pod (kubelet's
+// MetricsProvider).
+class StatsVolumePlugin {
+ public:
+  virtual ~StatsVolumePlugin() = default;
+  // Made from the pod's uid and the volume's directory name alone, as Unmounter is. Unimplemented
+  // when this volume's driver reports nothing.
+  virtual StatusOr<VolumeStats> GetVolumeStats(std::string_view volume_name,
+                                               std::string_view pod_uid, bool block) = 0;
 };
 
 }  // namespace kvol::volume

@@ -31,9 +31,9 @@ void ActualStateOfWorld::MarkVolumeUnmounted(const std::string& key) {
 }
 
 void ActualStateOfWorld::MarkDeviceMounted(const std::string& name, std::string plugin,
-                                           std::string mount_path) {
+                                           std::string mount_path, bool mount_point) {
   std::lock_guard lock(mu_);
-  devices_[name] = {std::move(plugin), std::move(mount_path), MountState::kMounted};
+  devices_[name] = {std::move(plugin), std::move(mount_path), MountState::kMounted, mount_point};
 }
 
 void ActualStateOfWorld::MarkDeviceUncertain(const std::string& name, std::string plugin,

@@ -46,6 +46,9 @@ struct ActualDevice {
   std::string plugin_name;
   std::string mount_path;
   MountState state = MountState::kMounted;
+  // Whether mount_path is a mount point once mounted: a CSI driver may stage a block volume
+  // without mounting anything there. Only mount points are checked against the mount table.
+  bool mount_point = true;
 };
 
 // A volume attached to this node (AttachableVolumePlugin), by unique name. Each is recorded
@@ -74,7 +77,8 @@ class ActualStateOfWorld {
   void MarkVolumeUnmounted(const std::string& key);
 
   // Devices mounted for the node.
-  void MarkDeviceMounted(const std::string& name, std::string plugin, std::string mount_path);
+  void MarkDeviceMounted(const std::string& name, std::string plugin, std::string mount_path,
+                         bool mount_point = true);
   void MarkDeviceUncertain(const std::string& name, std::string plugin, std::string mount_path);
   // A recorded device only: false when there is none.
   bool MarkDeviceUncertain(const std::string& name);

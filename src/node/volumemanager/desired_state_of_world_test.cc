@@ -10,6 +10,7 @@
 #include <string>
 
 #include "node/volumemanager/populator.h"
+#include "volume/plugins/csi/csi_plugin.h"
 #include "volume/plugins/plugins.h"
 #include "volume/testing/fake_host.h"
 #include "volume/testing/temp_dir.h"
@@ -44,6 +45,7 @@ class PopulatorTest : public ::testing::Test {
     for (auto& p : volume::plugins::InTreePlugins(host_)) {
       EXPECT_TRUE(plugins_.Register(std::move(p)).ok());
     }
+    EXPECT_TRUE(plugins_.Register(volume::plugins::NewCsiPlugin(host_)).ok());
     lookups_.claim = [this](const std::string& ns, const std::string& name) {
       auto it = claims_.find(ns + "/" + name);
       return it == claims_.end() ? nullptr
@@ -66,7 +68,8 @@ class PopulatorTest : public ::testing::Test {
     for (const auto& [key, v] : dp.volumes) {
       out += v.outer_name + ": " + key + " unique " + v.unique_name +
              (v.content_version.empty() ? "" : " content " + v.content_version) +
-             (v.block ? " block" : "") + (v.attach ? " attach" : "") + "\n";
+             (v.block ? " block" : "") + (v.attach ? " attach" : "") +
+             (v.device_mount ? " device" : "") + "\n";
     }
     for (const auto& [name, why] : dp.unresolved) out += name + ": " + why + "\n";
     if (dp.missing_plugin) out += "missing plugin\n";
@@ -156,6 +159,17 @@ TEST_F(PopulatorTest, ResolvesEachVolumeOrSaysWhyNot) {
            },
        .want = "data: volume plugin kubernetes.io/host-path cannot give volume pv as a block "
                "device\n"},
+      {.name = "a CSI block volume is attached and staged, then mapped",
+       .volume = data,
+       .caches =
+           [&](auto& c, auto& pv) {
+             bound(c, pv);
+             pv.spec.local.reset();
+             pv.spec.csi.emplace() = {.driver = "d.example.com", .volume_handle = "h"};
+             pv.spec.volume_mode = "Block";
+           },
+       .want = "data: uid-a/kubernetes.io/csi/pv unique kubernetes.io/csi/pv block attach "
+               "device\n"},
       {.name = "a kind no plugin serves yet",
        .volume = flex,
        .want = "flex: no volume plugin matched\nmissing plugin\n"},
@@ -179,6 +193,29 @@ TEST_F(PopulatorTest, ResolvesEachVolumeOrSaysWhyNot) {
     pod->spec.volumes = {row.volume};
     EXPECT_EQ(Describe(Populate(pod, lookups_, plugins_)), row.want);
   }
+}
+
+// A volume to be set up again at each resync (a CSI driver's requiresRepublish) has the resync
+// count as its content version, so that each resync sets it up again.
+TEST_F(PopulatorTest, RepublishedAtEachResync) {
+  api::CSIDriver d;
+  d.metadata.name = "d.example.com";
+  d.spec.requires_republish = true;
+  host_.PutCSIDriver(d);
+  api::Volume v;
+  v.name = "token";
+  v.csi.emplace().driver = "d.example.com";
+  auto pod = std::make_shared<api::Pod>();
+  pod->metadata.namespace_ = "default";
+  pod->metadata.uid = "uid-a";
+  pod->spec.volumes = {v};
+  EXPECT_EQ(Describe(Populate(pod, lookups_, plugins_, 7)),
+            "token: uid-a/kubernetes.io/csi/token unique kubernetes.io/csi/token content "
+            "resync:7\n");
+  d.spec.requires_republish = false;
+  host_.PutCSIDriver(d);
+  EXPECT_EQ(Describe(Populate(pod, lookups_, plugins_, 8)),
+            "token: uid-a/kubernetes.io/csi/token unique kubernetes.io/csi/token\n");
 }
 
 }  // namespace

@@ -119,25 +119,33 @@ void OperationGenerator::Detach(const std::string& unique_name, const ActualAtta
 void OperationGenerator::MountDevice(const DesiredPod& dp, const DesiredVolume& v,
                                      const std::string& device_path) {
   std::shared_ptr<const api::Pod> pod = dp.pod;
+  auto mount_point = std::make_shared<bool>(true);
   executor_.Run(
       DeviceOperationKey(v.unique_name),
-      [v, device_path]() -> Status {
-        return v.plugin->AsDeviceMountable()->MountDevice(v.spec, device_path);
+      [this, v, device_path, mount_point]() -> Status {
+        auto* dm = v.plugin->AsDeviceMountable();
+        KVOL_RETURN_IF_ERROR(dm->MountDevice(v.spec, device_path));
+        auto mounted = host_.mounter().IsMountPoint(dm->GetDeviceMountPath(v.spec));
+        // A plugin may have had nothing to mount (a CSI driver that stages nothing).
+        *mount_point = mounted.ok() && *mounted;
+        return OkStatus();
       },
-      [this, pod, v](Status s) {
+      [this, pod, v, mount_point](Status s) {
         std::string plugin(v.plugin->Name());
         std::string path = v.plugin->AsDeviceMountable()->GetDeviceMountPath(v.spec);
         if (s.ok()) {
-          actual_.MarkDeviceMounted(v.unique_name, std::move(plugin), std::move(path));
+          actual_.MarkDeviceMounted(v.unique_name, std::move(plugin), std::move(path),
+                                    *mount_point);
           return;
         }
         // A mount that timed out may yet have happened: unmounted if no pod wants it.
         if (s.code() == StatusCode::kDeadlineExceeded) {
           actual_.MarkDeviceUncertain(v.unique_name, std::move(plugin), std::move(path));
         }
-        PodEvent(
-            *pod, "Warning", "FailedMount",
-            "MountVolume.MountDevice failed for volume \"" + v.spec.Name() + "\" : " + s.message());
+        // A block volume's stage is MapVolume.SetUpDevice in kubelet's words.
+        const std::string what = v.block ? "MapVolume.SetUpDevice" : "MountVolume.MountDevice";
+        PodEvent(*pod, "Warning", v.block ? "FailedMapVolume" : "FailedMount",
+                 what + " failed for volume \"" + v.spec.Name() + "\" : " + s.message());
       },
       "mount-device");
 }

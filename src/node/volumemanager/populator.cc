@@ -60,7 +60,7 @@ std::optional<DesiredVolume::FsResize> FsResizeOf(const api::PersistentVolumeCla
 }  // namespace
 
 DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
-                    volume::PluginManager& plugins) {
+                    volume::PluginManager& plugins, uint64_t resync) {
   DesiredPod out;
   out.pod = pod;
   const std::string& ns = pod->metadata.namespace_;
@@ -111,13 +111,15 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     d.block = block;
     d.outer_name = v.name;
     d.plugin = *plugin;
-    if (d.plugin->RequiresRemount()) d.content_version = ContentVersion(v, *pod, lookups);
+    if (d.plugin->RequiresRemount(spec)) {
+      d.content_version = ContentVersion(v, *pod, lookups);
+      if (d.content_version.empty()) d.content_version = "resync:" + std::to_string(resync);
+    }
     d.unique_name = UniqueVolumeName(d.plugin->Name(), spec.Name());
     if (auto* at = d.plugin->AsAttachable()) d.attach = at->NeedsAttach(spec);
     if (d.plugin->AsNodeExpandable() && !block) d.fs_resize = std::move(fs_resize);
-    if (auto* dm = d.plugin->AsDeviceMountable(); dm && !block) {
-      d.device_mount = dm->NeedsDeviceMount(spec);
-    }
+    // A block volume may be staged too (a CSI driver's NodeStageVolume); the plugin says.
+    if (auto* dm = d.plugin->AsDeviceMountable()) d.device_mount = dm->NeedsDeviceMount(spec);
     d.spec = std::move(spec);
     out.volumes[VolumeKey(pod->metadata.uid, d.plugin->Name(), d.spec.Name())] = std::move(d);
   }

@@ -29,7 +29,9 @@ struct Lookups {
 // being deleted.
 bool PodNeedsVolumes(const api::Pod& pod);
 
+// `resync` counts the volume manager's resyncs: volumes to be set up again at each (RequiresRemount
+// with no source version to follow) have it as their content version.
 DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
-                    volume::PluginManager& plugins);
+                    volume::PluginManager& plugins, uint64_t resync = 0);
 
 }  // namespace kvol::node::volumemanager

@@ -148,7 +148,7 @@ void Reconciler::MarkDrifted(const std::set<std::string>& mount_points) {
   }
   std::vector<std::pair<std::string, ActualDevice>> lost;
   actual_.ForEachDevice([&](const std::string& name, const ActualDevice& d) {
-    if (d.state == MountState::kMounted && !mount_points.count(d.mount_path)) {
+    if (d.state == MountState::kMounted && d.mount_point && !mount_points.count(d.mount_path)) {
       lost.emplace_back(name, d);
     }
   });

@@ -303,6 +303,7 @@ TEST(Reconciler, WhatDriftedBecomesUncertain) {
   actual.MarkVolumeMounted("a/p/removed", plain);
   actual.MarkDeviceMounted("p/d1", "p", "/g/d1");
   actual.MarkDeviceMounted("p/d2", "p", "/g/d2");
+  actual.MarkDeviceMounted("p/staged", "p", "/g/staged", /*mount_point=*/false);
   RecordedOperations ops;
   Reconciler r(actual, ops, nullptr);
   r.MarkDrifted({"/pods/a/mounted", "/g/d1"});
@@ -312,6 +313,7 @@ TEST(Reconciler, WhatDriftedBecomesUncertain) {
   EXPECT_FALSE(actual.VolumeMountedAs("a/p/removed", ""));
   EXPECT_TRUE(actual.DeviceMounted("p/d1"));
   EXPECT_FALSE(actual.DeviceMounted("p/d2"));
+  EXPECT_TRUE(actual.DeviceMounted("p/staged")) << "staged without a mount: nothing to lose";
   EXPECT_TRUE(ops.started.empty()) << "the next pass sets them up";
 }
 

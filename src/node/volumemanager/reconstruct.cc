@@ -88,18 +88,16 @@ void VolumeManager::Reconstruct() {
     scan(uid, p->path() / "volumeDevices", true);
     scan(uid, p->path() / "volumes", false);
   }
-  // Devices mounted for the node, under each device-mountable plugin's mounts/ directory.
-  ec.clear();
+  // Devices mounted for the node, as each device-mountable plugin finds them.
   for (const auto& name : plugins_.Names()) {
-    if (!plugins_.FindByName(name)->AsDeviceMountable()) continue;
-    const fs::path mounts = fs::path(host_.PluginDir(name)) / "mounts";
-    for (fs::directory_iterator m(mounts, ec), end; !ec && m != end; m.increment(ec)) {
+    auto* dm = plugins_.FindByName(name)->AsDeviceMountable();
+    if (!dm) continue;
+    for (auto& d : dm->FindDeviceMounts()) {
       // Mounted again if wanted (idempotent), else unmounted.
-      actual_.MarkDeviceUncertain(UniqueVolumeName(name, m->path().filename().string()), name,
-                                  m->path().string());
+      actual_.MarkDeviceUncertain(UniqueVolumeName(name, d.volume_name), name,
+                                  std::move(d.mount_path));
       ++found;
     }
-    ec.clear();
   }
   // Volumes attached to the node, by their records.
   for (const auto& name : plugins_.Names()) {

@@ -135,6 +135,18 @@ std::vector<PodVolumesState> VolumeManager::PodStates(const DesiredPods& desired
   return out;
 }
 
+std::vector<MountedPodVolume> VolumeManager::MountedPodVolumes() const {
+  std::vector<MountedPodVolume> out;
+  for (const auto& [uid, dp] : desired_.Pods()) {
+    for (const auto& [key, v] : dp.volumes) {
+      auto a = actual_.Volume(key);
+      if (!a || a->state != MountState::kMounted) continue;
+      out.push_back({dp.pod, v.outer_name, a->plugin_name, a->dir_name, a->block});
+    }
+  }
+  return out;
+}
+
 bool VolumeManager::PodVolumesTornDown(const std::string& uid) const {
   return !actual_.PodHasVolumes(uid) && !executor_->AnyPending(uid + "/");
 }
@@ -170,6 +182,7 @@ void VolumeManager::Loop() {
 }
 
 void VolumeManager::Resync() {
+  ++resyncs_;
   // One read of the mount table for every volume: nothing per volume unless it drifted.
   if (auto table = host_.mounter().List(); table.ok()) {
     std::set<std::string> mount_points;
@@ -185,7 +198,7 @@ void VolumeManager::ReconcileOnce() {
   DesiredPods desired;
   for (auto& pod : sources_.pods()) {
     if (!PodNeedsVolumes(*pod) && !ContainersAlive(pod->metadata.uid)) continue;
-    desired.emplace(pod->metadata.uid, Populate(pod, sources_.lookups, plugins_));
+    desired.emplace(pod->metadata.uid, Populate(pod, sources_.lookups, plugins_, resyncs_));
   }
   desired_.Set(desired);
   reconciler_->Reconcile(desired);

@@ -55,6 +55,15 @@ struct PodVolume {
   bool read_only = false;
 };
 
+// A volume set up for a pod: what the volume stats collector asks its plugin about.
+struct MountedPodVolume {
+  std::shared_ptr<const api::Pod> pod;
+  std::string outer_name;  // its name in the pod's spec
+  std::string plugin_name;
+  std::string dir_name;  // Spec::Name(): the PV's name, or the pod's volume name
+  bool block = false;
+};
+
 // One pod's volumes as the status writer reports them. A volume found on disk after a restart
 // counts as set up while its SetUp confirms it, so that a restart does not flap the pod's
 // status.
@@ -122,6 +131,8 @@ class VolumeManager {
   std::map<std::string, std::string> AttachedVolumes() const;
   // The pod's volumes that are set up, by their name in the pod's spec. Thread-safe.
   std::map<std::string, PodVolume> PodVolumes(const std::string& uid) const;
+  // Every volume set up for a pod the node runs. Thread-safe.
+  std::vector<MountedPodVolume> MountedPodVolumes() const;
   // True when nothing of the pod's volumes is set up, recorded or in flight. Thread-safe.
   bool PodVolumesTornDown(const std::string& uid) const;
 
@@ -165,6 +176,7 @@ class VolumeManager {
   std::optional<os::MonoTime> status_due_;             // as on_reconciled last answered
   std::vector<std::string> volumes_in_use_;            // as last reported
   std::vector<api::AttachedVolume> volumes_attached_;  // as last reported
+  uint64_t resyncs_ = 0;                               // resyncs so far
 
   std::thread thread_;
 };

@@ -50,7 +50,7 @@ class FilesPlugin final : public VolumePlugin {
       : host_(host), name_(name), tmpfs_(tmpfs), supports_(supports), make_(make) {}
   std::string_view Name() const override { return name_; }
   bool CanSupport(const Spec& spec) const override { return !spec.pv && supports_(spec); }
-  bool RequiresRemount() const override { return true; }
+  bool RequiresRemount(const Spec&) override { return true; }
   StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) override {
     return std::unique_ptr<Mounter>(
         std::make_unique<FilesMounter>(host_, name_, pod, spec, tmpfs_, make_(spec)));

@@ -19,10 +19,10 @@
 #include "api/codec.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "os/format.h"
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
-#include "os/format.h"
 
 namespace kvol::volume::plugins {
 namespace {
@@ -45,8 +45,7 @@ struct Reply {
 // Runs one driver call and reads its reply. A reply of "Not supported" is Unimplemented; a
 // "Failure" (or any status but "Success") is an error carrying the driver's message.
 StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
-                          const std::vector<std::string>& args,
-                          std::chrono::milliseconds timeout) {
+                          const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   std::vector<std::string> argv = {executable};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string& command = args.front();
@@ -54,8 +53,8 @@ StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
   if (!run.ok()) {
     if (run.status().code() == StatusCode::kDeadlineExceeded) {
       return DeadlineExceededError(command + " command of driver " + executable +
-                                   " timed out after " +
-                                   std::to_string(timeout.count() / 1000) + "s");
+                                   " timed out after " + std::to_string(timeout.count() / 1000) +
+                                   "s");
     }
     return run.status();
   }
@@ -67,13 +66,12 @@ StatusOr<Reply> RunDriver(os::Exec& exec, const std::string& executable,
   }
   const std::string status = reply["status"].get<std::string>();
   // A field of the wrong type is as if it were absent (never an exception).
-  const std::string message =
-      reply.contains("message") && reply["message"].is_string() ? reply["message"].get<std::string>()
-                                                                : std::string();
+  const std::string message = reply.contains("message") && reply["message"].is_string()
+                                  ? reply["message"].get<std::string>()
+                                  : std::string();
   if (status == kNotSupported) return UnimplementedError(std::string(kNotSupported));
   if (status != "Success") {
-    return InternalError(command + " command failed, status: " + status +
-                         ", reason: " + message);
+    return InternalError(command + " command failed, status: " + status + ", reason: " + message);
   }
   if (run->exit_code != 0) {
     return InternalError("driver " + executable + " answered Success to " + command +
@@ -242,8 +240,8 @@ class FlexVolumePlugin final : public VolumePlugin,
         auto source = SourceOf(spec);
         std::vector<std::string> options;
         if (source->read_only) options.push_back("ro");
-        s = os::FormatAndMount(host_.exec(), host_.mounter(), device_path, target,
-                                 source->fs_type, options);
+        s = os::FormatAndMount(host_.exec(), host_.mounter(), device_path, target, source->fs_type,
+                               options);
       }
     }
     if (!s.ok()) (void)util::CleanupDir(host_.mounter(), target, false);
@@ -256,6 +254,9 @@ class FlexVolumePlugin final : public VolumePlugin,
     if (!r.ok() && !IsNotSupported(r.status())) return r.status();
     // The default (and what a driver's unmountdevice leaves): unmount and remove the directory.
     return util::CleanupDir(host_.mounter(), device_mount_path, false);
+  }
+  std::vector<FoundDevice> FindDeviceMounts() override {
+    return FoundDevicesUnder(host_.PluginDir(name_) + "/mounts");
   }
 
   // ---- expand ----
@@ -416,8 +417,7 @@ std::vector<std::unique_ptr<VolumePlugin>> Probe(Host& host, const FlexVolumeOpt
     if (made->count(driver)) continue;
     const size_t tilde = dir_name.rfind('~');
     const std::string executable =
-        (d->path() / (tilde == std::string::npos ? dir_name : dir_name.substr(tilde + 1)))
-            .string();
+        (d->path() / (tilde == std::string::npos ? dir_name : dir_name.substr(tilde + 1))).string();
     if (!IsExecutableFile(executable)) continue;  // being installed, perhaps
     auto init = RunDriver(host.exec(), executable, {"init"}, options.call_timeout);
     if (!init.ok()) {
@@ -428,8 +428,8 @@ std::vector<std::unique_ptr<VolumePlugin>> Probe(Host& host, const FlexVolumeOpt
     log::Info("FlexVolume driver " + driver + " loaded from " + executable +
               (init->capabilities.attach ? " (attach)" : ""));
     made->insert(driver);
-    out.push_back(std::make_unique<FlexVolumePlugin>(host, driver, executable,
-                                                     init->capabilities, options.call_timeout));
+    out.push_back(std::make_unique<FlexVolumePlugin>(host, driver, executable, init->capabilities,
+                                                     options.call_timeout));
   }
   return out;
 }

@@ -3,10 +3,10 @@
 
 #include <filesystem>
 
+#include "os/format.h"
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/cleanup.h"
-#include "os/format.h"
 
 namespace kvol::volume::plugins {
 namespace {
@@ -131,12 +131,15 @@ class LocalPlugin final : public VolumePlugin,
     KVOL_RETURN_IF_ERROR(MakeDir(target, 0750));
     const auto& local = *spec.pv->spec.local;
     Status s = os::FormatAndMount(host_.exec(), host_.mounter(), local.path, target,
-                                    local.fs_type.value_or(""), spec.pv->spec.mount_options);
+                                  local.fs_type.value_or(""), spec.pv->spec.mount_options);
     if (!s.ok()) (void)util::CleanupDir(host_.mounter(), target, false);
     return s;
   }
   Status UnmountDevice(const std::string& device_mount_path) override {
     return util::CleanupDir(host_.mounter(), device_mount_path, false);
+  }
+  std::vector<FoundDevice> FindDeviceMounts() override {
+    return FoundDevicesUnder(host_.PluginDir(kLocal) + "/mounts");
   }
 
  private:
