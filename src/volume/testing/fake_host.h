@@ -82,6 +82,10 @@ class FakeHost final : public Host {
     std::lock_guard lock(mu_);
     csi_driver_objects_[d.metadata.name] = std::move(d);
   }
+  void DeleteCSIDriver(const std::string& name) {
+    std::lock_guard lock(mu_);
+    csi_driver_objects_.erase(name);
+  }
   // Sets an attachment's status, as an attacher would.
   void SetAttachmentStatus(const std::string& name, api::VolumeAttachmentStatus st) {
     std::lock_guard lock(mu_);

@@ -1,10 +1,12 @@
 // The csi plugin: attach through VolumeAttachments, stage, publish, expand.
 #include "volume/plugins/csi/csi_plugin.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/keyed_locks.h"
 #include "base/sha256.h"
 #include "base/strings.h"
 #include "csi/client.h"
@@ -12,6 +14,7 @@
 #include "os/files.h"
 #include "volume/plugins/csi/csi_drivers.h"
 #include "volume/plugins/csi/csi_util.h"
+#include "volume/util/ownership.h"
 
 namespace kvol::volume::plugins {
 namespace {
@@ -66,10 +69,16 @@ Volume VolumeOf(const Spec& spec) {
   return {};
 }
 
+bool IsBlock(const Spec& spec) {
+  return spec.pv && spec.pv->spec.volume_mode.value_or("Filesystem") == "Block";
+}
+
 class CsiPlugin final : public VolumePlugin,
                         public DeviceMountableVolumePlugin,
+                        public BlockVolumePlugin,
                         public AttachableVolumePlugin,
-                        public NodeExpandableVolumePlugin {
+                        public NodeExpandableVolumePlugin,
+                        public StatsVolumePlugin {
  public:
   explicit CsiPlugin(Host& host) : host_(host) {}
 
@@ -77,28 +86,43 @@ class CsiPlugin final : public VolumePlugin,
   bool CanSupport(const Spec& spec) const override {
     return VolumeOf(spec).csi != nullptr || (!spec.pv && spec.volume.csi);
   }
+  // Published again at each resync when the driver's CSIDriver says requiresRepublish (a driver
+  // whose volume contents change, such as one that serves short-lived credentials).
+  bool RequiresRemount(const Spec& spec) override {
+    const std::string& driver =
+        VolumeOf(spec).csi ? VolumeOf(spec).csi->driver : spec.volume.csi->driver;
+    const auto object = DriverObject(driver);
+    return object && object->spec.requires_republish.value_or(false);
+  }
   StatusOr<std::unique_ptr<Mounter>> NewMounter(const Spec& spec, const api::Pod& pod) override;
   StatusOr<std::unique_ptr<Unmounter>> NewUnmounter(std::string_view volume_name,
                                                     std::string_view pod_uid) override;
   DeviceMountableVolumePlugin* AsDeviceMountable() override { return this; }
+  BlockVolumePlugin* AsBlock() override { return this; }
   AttachableVolumePlugin* AsAttachable() override { return this; }
   NodeExpandableVolumePlugin* AsNodeExpandable() override { return this; }
+  StatsVolumePlugin* AsStats() override { return this; }
+  StatusOr<VolumeStats> GetVolumeStats(std::string_view volume_name, std::string_view pod_uid,
+                                       bool block) override;
 
-  // Device mount: NodeStageVolume.
-  bool NeedsDeviceMount(const Spec& spec) override {
-    if (!VolumeOf(spec).csi) return false;  // inline: published only
-    auto d = Driver(VolumeOf(spec).csi->driver);
-    if (!d.ok()) return true;  // MountDevice says why
-    auto stage = (*d)->client->NodeSupports(pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
-    return !stage.ok() || *stage;
-  }
+  // Device mount: NodeStageVolume. Every PersistentVolume goes through it, as in kubelet, and
+  // it does nothing for a driver without STAGE_UNSTAGE_VOLUME: the populator asks at every pass,
+  // and the driver is asked only when a volume is mounted.
+  bool NeedsDeviceMount(const Spec& spec) override { return VolumeOf(spec).csi != nullptr; }
   std::string GetDeviceMountPath(const Spec& spec) override {
+    if (IsBlock(spec)) return BlockStagingPath(spec.Name());
     const auto* csi = VolumeOf(spec).csi;
     return host_.PluginDir(kCsiPluginName) + "/" + csi->driver + "/" +
            Sha256Hex(csi->volume_handle) + "/globalmount";
   }
   Status MountDevice(const Spec& spec, const std::string& device_path) override;
   Status UnmountDevice(const std::string& device_mount_path) override;
+  std::vector<FoundDevice> FindDeviceMounts() override;
+
+  // Block volumes: NodeStageVolume to volumeDevices/staging/<pv>, NodePublishVolume to
+  // volumeDevices/publish/<pv>/<pod uid>, and the pod's link to the published device.
+  Status MapPodDevice(const Spec& spec, std::string_view pod_uid) override;
+  Status UnmapPodDevice(std::string_view volume_name, std::string_view pod_uid) override;
 
   // Attach: a VolumeAttachment, served by an attacher.
   bool NeedsAttach(const Spec& spec) override {
@@ -174,7 +198,45 @@ class CsiPlugin final : public VolumePlugin,
     return VolumeCapabilityOf(*VolumeOf(spec).pv, multi);
   }
 
+  // What a volume's vol_data.json says: enough to unpublish and unstage it, and to know, after
+  // a restart, which PersistentVolume a staged device is.
+  json VolDataOf(const Spec& spec) const {
+    const auto* csi = VolumeOf(spec).csi;
+    return {
+        {"driverName", csi->driver},
+        {"volumeHandle", csi->volume_handle},
+        {"specVolID", spec.Name()},
+        {"nodeName", host_.NodeName()},
+        {"attachmentID", csi::AttachmentName(csi->volume_handle, csi->driver, host_.NodeName())},
+        {"volumeLifecycleMode", "Persistent"}};
+  }
+
+  // Where block volumes live, as kubelet lays them out under plugins/kubernetes.io/csi.
+  std::string BlockRoot() const { return host_.PluginDir(kCsiPluginName) + "/volumeDevices"; }
+  std::string BlockDataDir(std::string_view pv) const {
+    return BlockRoot() + "/" + std::string(pv) + "/data";
+  }
+  std::string BlockStagingPath(std::string_view pv) const {
+    return BlockRoot() + "/staging/" + std::string(pv);
+  }
+  std::string BlockPublishDir(std::string_view pv) const {
+    return BlockRoot() + "/publish/" + std::string(pv);
+  }
+  // A block volume's record goes once it is neither staged nor published. block_locks_ held.
+  void RemoveBlockRecordIfUnused(const std::string& pv) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(BlockStagingPath(pv), ec))) return;
+    const bool published = !fs::is_empty(BlockPublishDir(pv), ec) && !ec;
+    if (published) return;
+    RemoveQuietly(BlockPublishDir(pv));
+    RemoveQuietly(BlockDataDir(pv) + "/" + kVolData);
+    RemoveQuietly(BlockDataDir(pv));
+    RemoveQuietly(BlockRoot() + "/" + pv);
+  }
+
   Host& host_;
+  // One operation at a time on a block volume's shared record and directories, by volume.
+  KeyedLocks block_locks_;
 };
 
 // ---- set-up and tear-down: NodePublishVolume, NodeUnpublishVolume ----------------------------
@@ -199,14 +261,7 @@ class CsiMounter final : public Mounter {
     KVOL_ASSIGN_OR_RETURN(auto driver, plugin_.Driver(csi->driver));
     const auto object = plugin_.DriverObject(csi->driver);
     KVOL_RETURN_IF_ERROR(plugin_.CheckLifecycleMode(csi->driver, object, "Persistent"));
-    KVOL_RETURN_IF_ERROR(WriteVolData(
-        Dir(), {{"driverName", csi->driver},
-                {"volumeHandle", csi->volume_handle},
-                {"specVolID", spec_.Name()},
-                {"nodeName", plugin_.host_.NodeName()},
-                {"attachmentID",
-                 csi::AttachmentName(csi->volume_handle, csi->driver, plugin_.host_.NodeName())},
-                {"volumeLifecycleMode", "Persistent"}}));
+    KVOL_RETURN_IF_ERROR(WriteVolData(Dir(), plugin_.VolDataOf(spec_)));
     pb::NodePublishVolumeRequest req;
     req.set_volume_id(csi->volume_handle);
     for (const auto& [k, v] : plugin_.PublishContext(spec_))
@@ -223,8 +278,37 @@ class CsiMounter final : public Mounter {
     if (object && object->spec.pod_info_on_mount.value_or(false)) {
       CsiPlugin::AddPodInfo(pod_, req.mutable_volume_context());
     }
-    auto published = driver->client->Call(&pb::Node::Stub::NodePublishVolume, req);
-    return Classify(published.status());
+    const auto& modes = VolumeOf(spec_).pv->access_modes;
+    const bool rwo = std::find(modes.begin(), modes.end(), "ReadWriteOnce") != modes.end() ||
+                     std::find(modes.begin(), modes.end(), "ReadWriteOncePod") != modes.end();
+    return Publish(*driver, object, req, csi->fs_type, rwo);
+  }
+
+  // NodePublishVolume, then the pod's fsGroup as the CSIDriver's fsGroupPolicy says: by the
+  // driver itself when it offers VOLUME_MOUNT_GROUP, else by kvol on the published files.
+  // ReadWriteOnceWithFSType (the default) applies it only to a volume with an fsType that is
+  // ReadWriteOnce (inline volumes have no access modes); File always; None never.
+  Status Publish(const CsiDriver& driver, const std::optional<api::CSIDriver>& object,
+                 pb::NodePublishVolumeRequest& req, const std::string& fs_type, bool rwo) {
+    const auto& psc = pod_.spec.security_context;
+    const std::string policy = object && object->spec.fs_group_policy
+                                   ? *object->spec.fs_group_policy
+                                   : "ReadWriteOnceWithFSType";
+    const bool fs_group = psc && psc->fs_group && !ReadOnly() && policy != "None" &&
+                          (policy == "File" || (!fs_type.empty() && rwo));
+    bool by_driver = false;
+    if (fs_group && req.volume_capability().has_mount()) {
+      KVOL_ASSIGN_OR_RETURN(by_driver, driver.client->NodeSupports(
+                                           pb::NodeServiceCapability::RPC::VOLUME_MOUNT_GROUP));
+      if (by_driver) {
+        req.mutable_volume_capability()->mutable_mount()->set_volume_mount_group(
+            std::to_string(*psc->fs_group));
+      }
+    }
+    auto published = driver.client->Call(&pb::Node::Stub::NodePublishVolume, req);
+    KVOL_RETURN_IF_ERROR(Classify(published.status()));
+    if (!fs_group || by_driver) return OkStatus();
+    return util::SetVolumeOwnership(GetPath(), *psc->fs_group, false);
   }
 
   // An inline ephemeral volume (spec.volumes[].csi): published only, its handle made from the
@@ -259,8 +343,7 @@ class CsiMounter final : public Mounter {
     if (object && object->spec.pod_info_on_mount.value_or(false)) {
       CsiPlugin::AddPodInfo(pod_, ctx);
     }
-    auto published = driver->client->Call(&pb::Node::Stub::NodePublishVolume, req);
-    return Classify(published.status());
+    return Publish(*driver, object, req, src.fs_type.value_or(""), /*rwo=*/true);
   }
 
  private:
@@ -319,10 +402,11 @@ Status CsiPlugin::MountDevice(const Spec& spec, const std::string&) {
   KVOL_ASSIGN_OR_RETURN(bool stage, driver->client->NodeSupports(
                                         pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME));
   if (!stage) return OkStatus();
+  const bool block = IsBlock(spec);
+  KeyedLocks::Hold hold(block_locks_, spec.Name());
   const std::string path = GetDeviceMountPath(spec);
-  KVOL_RETURN_IF_ERROR(
-      WriteVolData(fs::path(path).parent_path(),
-                   {{"driverName", csi->driver}, {"volumeHandle", csi->volume_handle}}));
+  KVOL_RETURN_IF_ERROR(WriteVolData(
+      block ? BlockDataDir(spec.Name()) : fs::path(path).parent_path().string(), VolDataOf(spec)));
   std::error_code ec;
   fs::create_directories(path, ec);
   if (ec) return InternalError("cannot create " + path + ": " + ec.message());
@@ -338,11 +422,16 @@ Status CsiPlugin::MountDevice(const Spec& spec, const std::string&) {
 }
 
 Status CsiPlugin::UnmountDevice(const std::string& device_mount_path) {
-  const std::string dir = fs::path(device_mount_path).parent_path();
+  const fs::path path(device_mount_path);
+  const bool block = path.parent_path() == fs::path(BlockRoot()) / "staging";
+  // A block volume's record is volumeDevices/<pv>/data; a filesystem's is beside globalmount.
+  const std::string name = block ? path.filename().string() : path.parent_path().string();
+  KeyedLocks::Hold hold(block_locks_, name);
+  const std::string dir = block ? BlockDataDir(name) : path.parent_path().string();
   auto data = ReadVolData(dir);
   if (!data.ok()) {
     std::error_code ec;
-    return fs::exists(dir, ec) ? data.status() : OkStatus();
+    return fs::exists(block ? path : fs::path(dir), ec) ? data.status() : OkStatus();
   }
   KVOL_ASSIGN_OR_RETURN(auto driver, Driver((*data)["driverName"].get<std::string>()));
   pb::NodeUnstageVolumeRequest req;
@@ -351,8 +440,94 @@ Status CsiPlugin::UnmountDevice(const std::string& device_mount_path) {
   auto unstaged = driver->client->Call(&pb::Node::Stub::NodeUnstageVolume, req);
   if (!unstaged.ok()) return Classify(unstaged.status());
   RemoveQuietly(device_mount_path);
-  RemoveQuietly(dir + "/" + kVolData);
-  RemoveQuietly(dir);
+  if (block) {
+    RemoveBlockRecordIfUnused(name);
+  } else {
+    RemoveQuietly(dir + "/" + kVolData);
+    RemoveQuietly(dir);
+  }
+  return OkStatus();
+}
+
+std::vector<DeviceMountableVolumePlugin::FoundDevice> CsiPlugin::FindDeviceMounts() {
+  // Filesystems: <driver>/<sha256(handle)>/globalmount, named by the record beside it.
+  std::vector<FoundDevice> out;
+  const fs::path root = host_.PluginDir(kCsiPluginName);
+  std::error_code ec;
+  for (fs::directory_iterator d(root, ec), end; !ec && d != end; d.increment(ec)) {
+    const std::string name = d->path().filename().string();
+    if (name == "volumeDevices" || name == "volumeattachments" || name == "attachments") continue;
+    std::error_code ec2;
+    for (fs::directory_iterator v(d->path(), ec2); !ec2 && v != end; v.increment(ec2)) {
+      auto data = ReadVolData(v->path().string());
+      if (data.ok() && (*data).value("specVolID", json()).is_string()) {
+        out.push_back({(*data)["specVolID"].get<std::string>(), v->path() / "globalmount"});
+      }
+    }
+  }
+  // Block volumes: volumeDevices/staging/<pv>.
+  for (auto& f : FoundDevicesUnder(BlockRoot() + "/staging")) out.push_back(std::move(f));
+  return out;
+}
+
+// ---- block volumes: stage, publish, and the pod's link ----------------------------------------
+
+Status CsiPlugin::MapPodDevice(const Spec& spec, std::string_view pod_uid) {
+  const auto* csi = VolumeOf(spec).csi;
+  if (!csi) return InvalidArgumentError("an inline CSI volume is a filesystem, not a block device");
+  KVOL_ASSIGN_OR_RETURN(auto driver, Driver(csi->driver));
+  KVOL_RETURN_IF_ERROR(CheckLifecycleMode(csi->driver, DriverObject(csi->driver), "Persistent"));
+  KVOL_ASSIGN_OR_RETURN(bool stage, driver->client->NodeSupports(
+                                        pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME));
+  KeyedLocks::Hold hold(block_locks_, spec.Name());
+  KVOL_RETURN_IF_ERROR(WriteVolData(BlockDataDir(spec.Name()), VolDataOf(spec)));
+  const std::string publish = BlockPublishDir(spec.Name()) + "/" + std::string(pod_uid);
+  // The pod's link first, dangling until the driver publishes: a restart that finds it tears
+  // down what may have been published.
+  const std::string link = host_.PodDeviceDir(pod_uid, kCsiPluginName, spec.Name());
+  std::error_code ec;
+  if (!fs::is_symlink(link, ec) || fs::read_symlink(link, ec).string() != publish) {
+    fs::create_directories(fs::path(link).parent_path(), ec);
+    fs::remove(link, ec);
+    fs::create_symlink(publish, link, ec);
+    if (ec) return InternalError("symlink " + link + ": " + ec.message());
+  }
+  fs::create_directories(BlockPublishDir(spec.Name()), ec);
+  if (ec)
+    return InternalError("cannot create " + BlockPublishDir(spec.Name()) + ": " + ec.message());
+  pb::NodePublishVolumeRequest req;
+  req.set_volume_id(csi->volume_handle);
+  for (const auto& [k, v] : PublishContext(spec)) (*req.mutable_publish_context())[k] = v;
+  if (stage) req.set_staging_target_path(BlockStagingPath(spec.Name()));
+  req.set_target_path(publish);
+  KVOL_ASSIGN_OR_RETURN(*req.mutable_volume_capability(), Capability(*driver, spec));
+  req.set_readonly(spec.read_only || csi->read_only);
+  KVOL_ASSIGN_OR_RETURN(auto secrets, Secrets(csi->node_publish_secret_ref));
+  for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
+  for (const auto& [k, v] : csi->volume_attributes) (*req.mutable_volume_context())[k] = v;
+  return Classify(driver->client->Call(&pb::Node::Stub::NodePublishVolume, req).status());
+}
+
+Status CsiPlugin::UnmapPodDevice(std::string_view volume_name, std::string_view pod_uid) {
+  const std::string pv(volume_name);
+  KeyedLocks::Hold hold(block_locks_, pv);
+  const std::string publish = BlockPublishDir(pv) + "/" + std::string(pod_uid);
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(publish, ec))) {
+    KVOL_ASSIGN_OR_RETURN(json data, ReadVolData(BlockDataDir(pv)));
+    KVOL_ASSIGN_OR_RETURN(auto driver, Driver(data["driverName"].get<std::string>()));
+    pb::NodeUnpublishVolumeRequest req;
+    req.set_volume_id(data["volumeHandle"].get<std::string>());
+    req.set_target_path(publish);
+    auto unpublished = driver->client->Call(&pb::Node::Stub::NodeUnpublishVolume, req);
+    if (!unpublished.ok()) return Classify(unpublished.status());
+    RemoveQuietly(publish);
+  }
+  // The link last: while it is there, a restarted agent knows there is something to undo.
+  const std::string link = host_.PodDeviceDir(pod_uid, kCsiPluginName, pv);
+  fs::remove(link, ec);
+  if (ec) return InternalError("remove " + link + ": " + ec.message());
+  RemoveBlockRecordIfUnused(pv);
   return OkStatus();
 }
 
@@ -440,6 +615,43 @@ Status CsiPlugin::NodeExpand(const Spec& spec, const NodeExpandOptions& o) {
   KVOL_ASSIGN_OR_RETURN(auto secrets, Secrets(csi->node_expand_secret_ref));
   for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
   return Classify(driver->client->Call(&pb::Node::Stub::NodeExpandVolume, req).status());
+}
+
+// ---- stats and health: NodeGetVolumeStats ----------------------------------------------------
+
+StatusOr<VolumeStats> CsiPlugin::GetVolumeStats(std::string_view volume_name,
+                                                std::string_view pod_uid, bool block) {
+  const std::string dir =
+      block ? BlockDataDir(volume_name) : host_.PodVolumeDir(pod_uid, kCsiPluginName, volume_name);
+  KVOL_ASSIGN_OR_RETURN(json data, ReadVolData(dir));
+  KVOL_ASSIGN_OR_RETURN(auto driver, Driver(data["driverName"].get<std::string>()));
+  KVOL_ASSIGN_OR_RETURN(
+      bool stats, driver->client->NodeSupports(pb::NodeServiceCapability::RPC::GET_VOLUME_STATS));
+  if (!stats) return UnimplementedError("driver " + driver->name + " reports no volume stats");
+  KVOL_ASSIGN_OR_RETURN(bool condition, driver->client->NodeSupports(
+                                            pb::NodeServiceCapability::RPC::VOLUME_CONDITION));
+  pb::NodeGetVolumeStatsRequest req;
+  req.set_volume_id(data["volumeHandle"].get<std::string>());
+  req.set_volume_path(block ? BlockPublishDir(volume_name) + "/" + std::string(pod_uid)
+                            : dir + "/mount");
+  KVOL_ASSIGN_OR_RETURN(auto resp, driver->client->Call(&pb::Node::Stub::NodeGetVolumeStats, req));
+  VolumeStats out;
+  for (const auto& u : resp.usage()) {
+    if (u.unit() == pb::VolumeUsage::BYTES) {
+      out.capacity_bytes = u.total();
+      out.available_bytes = u.available();
+      out.used_bytes = u.used();
+    } else if (u.unit() == pb::VolumeUsage::INODES) {
+      out.inodes = u.total();
+      out.inodes_free = u.available();
+      out.inodes_used = u.used();
+    }
+  }
+  if (condition && resp.has_volume_condition()) {
+    out.abnormal = resp.volume_condition().abnormal();
+    out.message = resp.volume_condition().message();
+  }
+  return out;
 }
 
 }  // namespace

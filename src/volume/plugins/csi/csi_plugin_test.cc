@@ -2,9 +2,12 @@
 #include "volume/plugins/csi/csi_plugin.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "base/sha256.h"
 #include "csi/names.h"
@@ -22,6 +25,7 @@ using kvol::StatusCode;
 class ScriptedNode final : public pb::Node::Service {
  public:
   bool stage = true;
+  bool mount_group = false;  // VOLUME_MOUNT_GROUP
   grpc::Status stage_answer = grpc::Status::OK;
   grpc::Status publish_answer = grpc::Status::OK;
   std::mutex mu;
@@ -34,6 +38,10 @@ class ScriptedNode final : public pb::Node::Service {
     if (stage) {
       out->add_capabilities()->mutable_rpc()->set_type(
           pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
+    }
+    if (mount_group) {
+      out->add_capabilities()->mutable_rpc()->set_type(
+          pb::NodeServiceCapability::RPC::VOLUME_MOUNT_GROUP);
     }
     return grpc::Status::OK;
   }
@@ -55,6 +63,11 @@ class ScriptedNode final : public pb::Node::Service {
     std::lock_guard lock(mu);
     published.push_back(*r);
     calls.push_back("publish");
+    // What a driver leaves at a filesystem's target: a directory.
+    if (publish_answer.ok() && r->volume_capability().has_mount()) {
+      std::error_code ec;
+      fs::create_directories(r->target_path(), ec);
+    }
     return publish_answer;
   }
   grpc::Status NodeUnpublishVolume(grpc::ServerContext*, const pb::NodeUnpublishVolumeRequest* r,
@@ -152,11 +165,12 @@ TEST_F(CsiPluginTest, StageAndPublishTable) {
     node_.published.clear();
     const Spec spec = PvSpec();
     auto* dm = plugin_->AsDeviceMountable();
-    EXPECT_EQ(dm->NeedsDeviceMount(spec), c.stage_capability) << c.name;
+    EXPECT_TRUE(dm->NeedsDeviceMount(spec)) << c.name;
     Status s = dm->MountDevice(spec, "");
     EXPECT_EQ(s.code(), c.mount_device) << c.name << ": " << s.message();
-    if (!s.ok())
+    if (!s.ok()) {
       EXPECT_NE(s.message().find(c.message), std::string::npos) << c.name << ": " << s.message();
+    }
     if (c.stage_capability) {
       ASSERT_EQ(node_.staged.size(), 1u) << c.name;
       const auto& st = node_.staged[0];
@@ -174,8 +188,9 @@ TEST_F(CsiPluginTest, StageAndPublishTable) {
     ASSERT_TRUE(mounter.ok());
     s = (*mounter)->SetUp();
     EXPECT_EQ(s.code(), c.set_up) << c.name << ": " << s.message();
-    if (!s.ok())
+    if (!s.ok()) {
       EXPECT_NE(s.message().find(c.message), std::string::npos) << c.name << ": " << s.message();
+    }
     ASSERT_EQ(node_.published.size(), 1u) << c.name;
     const auto& pub = node_.published[0];
     EXPECT_EQ(pub.target_path(), (*mounter)->GetPath());
@@ -201,6 +216,97 @@ TEST_F(CsiPluginTest, TearDownFromTheRecordAlone) {
   EXPECT_EQ(node_.calls, want);
   EXPECT_FALSE(fs::exists(fs::path(StagePath()).parent_path()));
   EXPECT_FALSE(fs::exists(fs::path((*mounter)->GetPath()).parent_path()));
+}
+
+// volumeMode Block, with and without staging: staged to volumeDevices/staging/<pv>, published
+// for each pod to volumeDevices/publish/<pv>/<uid>, the pod's link pointing there; the shared
+// record goes with the last use.
+TEST_F(CsiPluginTest, BlockVolumes) {
+  for (bool stage : {true, false}) {
+    SCOPED_TRACE(stage ? "staged" : "not staged");
+    node_.stage = stage;
+    node_.calls.clear();
+    node_.published.clear();
+    node_.staged.clear();
+    const Spec spec = PvSpec("Block");
+    const std::string root = host_.PluginDir(kCsiPluginName) + "/volumeDevices";
+    auto* dm = plugin_->AsDeviceMountable();
+    auto* block = plugin_->AsBlock();
+    ASSERT_NE(block, nullptr);
+    EXPECT_TRUE(dm->NeedsDeviceMount(spec));
+    EXPECT_EQ(dm->GetDeviceMountPath(spec), root + "/staging/pv-1");
+    ASSERT_TRUE(dm->MountDevice(spec, "").ok());
+    if (stage) {
+      ASSERT_EQ(node_.staged.size(), 1u);
+      EXPECT_TRUE(node_.staged[0].volume_capability().has_block());
+      EXPECT_EQ(node_.staged[0].staging_target_path(), root + "/staging/pv-1");
+    } else {
+      EXPECT_TRUE(node_.staged.empty());
+      EXPECT_FALSE(fs::exists(root + "/staging/pv-1")) << "nothing staged, nothing made";
+    }
+    ASSERT_TRUE(block->MapPodDevice(spec, "uid-1").ok());
+    ASSERT_TRUE(block->MapPodDevice(spec, "uid-2").ok());
+    ASSERT_TRUE(block->MapPodDevice(spec, "uid-1").ok());  // idempotent
+    ASSERT_EQ(node_.published.size(), 3u);
+    const auto& pub = node_.published[0];
+    EXPECT_TRUE(pub.volume_capability().has_block());
+    EXPECT_EQ(pub.target_path(), root + "/publish/pv-1/uid-1");
+    EXPECT_EQ(pub.staging_target_path(), stage ? root + "/staging/pv-1" : "");
+    const std::string link = host_.PodDeviceDir("uid-1", kCsiPluginName, "pv-1");
+    EXPECT_EQ(fs::read_symlink(link).string(), root + "/publish/pv-1/uid-1");
+    EXPECT_TRUE(fs::exists(root + "/pv-1/data/vol_data.json"));
+    // The driver publishes a file at the target.
+    std::ofstream(root + "/publish/pv-1/uid-1").put('\n');
+    std::ofstream(root + "/publish/pv-1/uid-2").put('\n');
+
+    // Torn down from the record alone, as after a restart.
+    auto fresh = NewCsiPlugin(host_);
+    ASSERT_TRUE(fresh->AsBlock()->UnmapPodDevice("pv-1", "uid-1").ok());
+    EXPECT_FALSE(fs::exists(fs::symlink_status(link)));
+    EXPECT_TRUE(fs::exists(root + "/pv-1/data/vol_data.json")) << "still used by uid-2";
+    ASSERT_TRUE(fresh->AsBlock()->UnmapPodDevice("pv-1", "uid-2").ok());
+    ASSERT_TRUE(fresh->AsBlock()->UnmapPodDevice("pv-1", "uid-2").ok());  // idempotent
+    EXPECT_EQ(fs::exists(root + "/pv-1"), stage) << "the record stays while staged";
+    if (stage) {
+      ASSERT_TRUE(fresh->AsDeviceMountable()->UnmountDevice(root + "/staging/pv-1").ok());
+    }
+    std::vector<std::string> want;
+    if (stage) want.push_back("stage");
+    want.insert(want.end(), {"publish", "publish", "publish",
+                             "unpublish handle-1 " + root + "/publish/pv-1/uid-1",
+                             "unpublish handle-1 " + root + "/publish/pv-1/uid-2"});
+    if (stage) want.push_back("unstage handle-1 " + root + "/staging/pv-1");
+    EXPECT_EQ(node_.calls, want);
+    EXPECT_FALSE(fs::exists(root + "/pv-1"));
+    EXPECT_FALSE(fs::exists(root + "/staging/pv-1"));
+    EXPECT_FALSE(fs::exists(root + "/publish/pv-1"));
+  }
+}
+
+TEST_F(CsiPluginTest, InlineVolumesAreNoBlockDevices) {
+  Spec spec;
+  spec.volume.name = "scratch";
+  spec.volume.csi = api::CSIVolumeSource{.driver = "fake.csi.io"};
+  EXPECT_EQ(plugin_->AsBlock()->MapPodDevice(spec, "uid-1").code(), StatusCode::kInvalidArgument);
+}
+
+// What a restarted agent finds staged: filesystems by the record beside globalmount, block
+// volumes by their staging path; attachment records are not devices.
+TEST_F(CsiPluginTest, FindsStagedDevices) {
+  Spec fs_spec = PvSpec();
+  Spec block_spec = PvSpec("Block");
+  block_spec.pv->metadata.name = "pv-2";
+  block_spec.pv->spec.csi->volume_handle = "handle-2";
+  ASSERT_TRUE(plugin_->AsDeviceMountable()->MountDevice(fs_spec, "").ok());
+  ASSERT_TRUE(plugin_->AsDeviceMountable()->MountDevice(block_spec, "").ok());
+  ASSERT_TRUE(plugin_->AsAttachable()->Attach(fs_spec, "node-1").ok());
+  auto found = NewCsiPlugin(host_)->AsDeviceMountable()->FindDeviceMounts();
+  std::map<std::string, std::string> by_name;
+  for (const auto& f : found) by_name[f.volume_name] = f.mount_path;
+  const std::map<std::string, std::string> want = {
+      {"pv-1", StagePath()},
+      {"pv-2", host_.PluginDir(kCsiPluginName) + "/volumeDevices/staging/pv-2"}};
+  EXPECT_EQ(by_name, want);
 }
 
 TEST_F(CsiPluginTest, UnregisteredDriverInKubeletsWords) {
@@ -290,7 +396,8 @@ TEST_F(CsiPluginTest, InlineEphemeralVolumes) {
   EXPECT_EQ(req.volume_context().at("csi.storage.k8s.io/serviceAccount.name"), "default");
   EXPECT_EQ(req.volume_context().at("size"), "1Mi");
 
-  auto unmounter = NewCsiPlugin(host_)->NewUnmounter("scratch", "uid-1");
+  auto fresh = NewCsiPlugin(host_);  // as after a restart; outlives the unmounter it makes
+  auto unmounter = fresh->NewUnmounter("scratch", "uid-1");
   ASSERT_TRUE((*unmounter)->TearDown().ok());
   EXPECT_EQ(node_.calls.back(),
             "unpublish csi-" + Sha256Hex("uid-1scratch") + " " + (*mounter)->GetPath());
@@ -300,6 +407,103 @@ TEST_F(CsiPluginTest, InlineEphemeralVolumes) {
   EXPECT_EQ(s.message(),
             "volume mode \"Persistent\" not supported by driver fake.csi.io (only "
             "supports [\"Ephemeral\"])");
+}
+
+// (fsGroupPolicy, fsType, access mode, VOLUME_MOUNT_GROUP, readOnly) -> who applies the pod's
+// fsGroup: kvol on the published files, the driver (volume_mount_group), or nobody.
+TEST_F(CsiPluginTest, FsGroupPolicyTable) {
+  struct Case {
+    std::string name;
+    std::optional<std::string> policy;  // the CSIDriver's fsGroupPolicy; none: no CSIDriver
+    std::string fs_type;
+    std::string access_mode;
+    bool mount_group = false;
+    bool read_only = false;
+    std::string want;  // "kvol", "driver" or "nobody"
+  };
+  const Case cases[] = {
+      {.name = "default: an fsType and ReadWriteOnce",
+       .fs_type = "ext4",
+       .access_mode = "ReadWriteOnce",
+       .want = "kvol"},
+      {.name = "default: no fsType", .access_mode = "ReadWriteOnce", .want = "nobody"},
+      {.name = "default: ReadWriteMany",
+       .policy = "ReadWriteOnceWithFSType",
+       .fs_type = "ext4",
+       .access_mode = "ReadWriteMany",
+       .want = "nobody"},
+      {.name = "ReadWriteOncePod counts as once",
+       .policy = "ReadWriteOnceWithFSType",
+       .fs_type = "xfs",
+       .access_mode = "ReadWriteOncePod",
+       .want = "kvol"},
+      {.name = "File: always", .policy = "File", .access_mode = "ReadWriteMany", .want = "kvol"},
+      {.name = "None: never",
+       .policy = "None",
+       .fs_type = "ext4",
+       .access_mode = "ReadWriteOnce",
+       .want = "nobody"},
+      {.name = "read-only volumes keep their owners",
+       .policy = "File",
+       .fs_type = "ext4",
+       .access_mode = "ReadWriteOnce",
+       .read_only = true,
+       .want = "nobody"},
+      {.name = "a driver with VOLUME_MOUNT_GROUP mounts with the group",
+       .policy = "File",
+       .fs_type = "ext4",
+       .access_mode = "ReadWriteOnce",
+       .mount_group = true,
+       .want = "driver"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    node_.mount_group = c.mount_group;
+    node_.published.clear();
+    if (c.policy) {
+      api::CSIDriver d;
+      d.metadata.name = "fake.csi.io";
+      d.spec.fs_group_policy = c.policy;
+      host_.PutCSIDriver(d);
+    } else {
+      host_.DeleteCSIDriver("fake.csi.io");
+    }
+    Spec spec = PvSpec();
+    spec.pv->spec.csi->fs_type = c.fs_type;
+    spec.pv->spec.access_modes = {c.access_mode};
+    spec.read_only = c.read_only;
+    api::Pod pod = Pod();
+    pod.spec.security_context.emplace().fs_group = 4321;
+    auto mounter = plugin_->NewMounter(spec, pod);
+    ASSERT_TRUE(mounter.ok());
+    fs::create_directories((*mounter)->GetPath());
+    chown((*mounter)->GetPath().c_str(), 0, 0);
+    ASSERT_TRUE((*mounter)->SetUp().ok());
+    ASSERT_EQ(node_.published.size(), 1u);
+    struct stat st;
+    ASSERT_EQ(stat((*mounter)->GetPath().c_str(), &st), 0);
+    const std::string group = node_.published[0].volume_capability().mount().volume_mount_group();
+    const std::string got = st.st_gid == 4321 ? "kvol" : !group.empty() ? "driver" : "nobody";
+    EXPECT_EQ(got, c.want);
+    if (c.want == "driver") {
+      EXPECT_EQ(group, "4321");
+    }
+    ASSERT_TRUE(plugin_->NewUnmounter("pv-1", "uid-1").value()->TearDown().ok());
+  }
+}
+
+// requiresRepublish: the volume manager publishes again at each resync.
+TEST_F(CsiPluginTest, RequiresRepublishFromTheCSIDriver) {
+  EXPECT_FALSE(plugin_->RequiresRemount(PvSpec()));
+  api::CSIDriver d;
+  d.metadata.name = "fake.csi.io";
+  d.spec.requires_republish = true;
+  host_.PutCSIDriver(d);
+  EXPECT_TRUE(plugin_->RequiresRemount(PvSpec()));
+  Spec inline_spec;
+  inline_spec.volume.name = "scratch";
+  inline_spec.volume.csi = api::CSIVolumeSource{.driver = "fake.csi.io"};
+  EXPECT_TRUE(plugin_->RequiresRemount(inline_spec));
 }
 
 TEST_F(CsiPluginTest, PodInfoOnMount) {
