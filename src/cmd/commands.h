@@ -1,6 +1,7 @@
 // Subcommands of the kvol binary, each registered on the CLI11 app by src/cmd/main.cc.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct NodeAgentOptions {
   std::vector<std::string> hidden_files;
   // CSI drivers to register without node-driver-registrar: unix:///path/csi.sock.
   std::vector<std::string> csi_drivers;
+  // How often volumes' usage and condition are gathered (--volume-stats-agg-period).
+  std::chrono::milliseconds volume_stats_period{60'000};
 };
 
 struct ServerOptions {
@@ -51,10 +54,10 @@ struct ServerOptions {
 };
 
 struct AgentCommandOptions {
-  std::string kubeconfig;              // or:
-  std::string server;                  // https://HOST:PORT
+  std::string kubeconfig;  // or:
+  std::string server;      // https://HOST:PORT
   std::string token;
-  std::string certificate_authority;   // CA file for the server's certificate
+  std::string certificate_authority;  // CA file for the server's certificate
   bool insecure_skip_tls_verify = false;
   std::string data_dir = "/var/lib/kvol";  // root dir default: <data-dir>/agent
   NodeAgentOptions node;
@@ -86,7 +89,7 @@ int RunContainerInit(const std::string& spec_path);
 
 struct CsiCallOptions {
   std::string endpoint;
-  bool create = true;  // create-volume; else delete-volume
+  enum class Call { kCreate, kDelete, kExpand } call = Call::kCreate;
   std::string name;
   int64_t size = 0;
   std::string fs_type;
@@ -94,7 +97,8 @@ struct CsiCallOptions {
   std::string volume_id;
 };
 
-// `kvol csi create-volume|delete-volume`; prints the volume as JSON; returns the exit code.
+// `kvol csi create-volume|delete-volume|expand-volume`; prints the answer as JSON; returns the
+// exit code.
 int RunCsiCall(const CsiCallOptions& opts);
 
 // The bundled CSI driver on its own; runs until SIGINT/SIGTERM and returns the process exit code.

@@ -1,7 +1,5 @@
 #include "cmd/controllers.h"
 
-#include "volume/plugins/csi/csi_plugin.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 
 #include "api/well_known.h"
 #include "base/log.h"
+#include "volume/plugins/csi/csi_plugin.h"
 #include "volume/plugins/plugins.h"
 
 namespace kvol::cmd {
@@ -49,8 +48,7 @@ std::string AgentRootDir(const NodeAgentOptions& opts, const std::string& defaul
 
 StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOptions& opts,
                                       const std::string& default_dir,
-                                      volume::PluginManager* plugins,
-                                      const AgentEndpoint* endpoint,
+                                      volume::PluginManager* plugins, const AgentEndpoint* endpoint,
                                       client::SharedInformers* informers) {
   node::AgentOptions ao;
   ao.plugins = plugins;
@@ -60,6 +58,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.version = kVersion;
   ao.node_ip = opts.node_ip;
   ao.csi_endpoints = opts.csi_drivers;
+  ao.volume_stats_period = opts.volume_stats_period;
   if (endpoint) {
     ao.daemon_port = endpoint->port;
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =
@@ -74,7 +73,8 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
     ao.hidden_paths.push_back(data.string());
   }
   for (const auto& f : opts.hidden_files) {
-    if (auto file = std::filesystem::canonical(f, ec); !ec) ao.hidden_paths.push_back(file.string());
+    if (auto file = std::filesystem::canonical(f, ec); !ec)
+      ao.hidden_paths.push_back(file.string());
   }
   // Containers are started by this very binary (`kvol container-init`).
   ao.init_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -98,8 +98,8 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   r.agent->plugins().SetProber(std::move(prober));
   KVOL_RETURN_IF_ERROR(r.agent->Start());
   r.attacher = std::make_unique<controller::attacher::Controller>(
-      client, controller::attacher::Options{.node_name = ao.node_name,
-                                            .drivers = &r.agent->csi_drivers()});
+      client,
+      controller::attacher::Options{.node_name = ao.node_name, .drivers = &r.agent->csi_drivers()});
   KVOL_RETURN_IF_ERROR(r.attacher->Start());
   return r;
 }
@@ -130,7 +130,8 @@ StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
   }
   p.shared_dir = so.share;
   KVOL_RETURN_IF_ERROR(plugins.RegisterProvisioner(std::move(local_path)));
-  KVOL_RETURN_IF_ERROR(plugins.RegisterProvisioner(std::make_unique<volume::SubdirProvisioner>(so)));
+  KVOL_RETURN_IF_ERROR(
+      plugins.RegisterProvisioner(std::make_unique<volume::SubdirProvisioner>(so)));
   return p;
 }
 

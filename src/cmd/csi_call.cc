@@ -1,5 +1,5 @@
-// `kvol csi create-volume|delete-volume`: a driver's Controller service from the command line,
-// for trying a driver out and for making static volumes of it.
+// `kvol csi create-volume|delete-volume|expand-volume`: a driver's Controller service from the
+// command line, for trying a driver out and for making (and growing) static volumes of it.
 #include <google/protobuf/util/json_util.h>
 
 #include <cstdio>
@@ -19,7 +19,7 @@ int RunCsiCall(const CsiCallOptions& o) {
   }
   std::string out;
   Status s;
-  if (o.create) {
+  if (o.call == CsiCallOptions::Call::kCreate) {
     pb::CreateVolumeRequest req;
     req.set_name(o.name);
     req.mutable_capacity_range()->set_required_bytes(o.size);
@@ -33,6 +33,13 @@ int RunCsiCall(const CsiCallOptions& o) {
     auto resp = (*client)->Call(&pb::Controller::Stub::CreateVolume, req);
     s = resp.status();
     if (s.ok()) (void)google::protobuf::util::MessageToJsonString(resp->volume(), &out);
+  } else if (o.call == CsiCallOptions::Call::kExpand) {
+    pb::ControllerExpandVolumeRequest req;
+    req.set_volume_id(o.volume_id);
+    req.mutable_capacity_range()->set_required_bytes(o.size);
+    auto resp = (*client)->Call(&pb::Controller::Stub::ControllerExpandVolume, req);
+    s = resp.status();
+    if (s.ok()) (void)google::protobuf::util::MessageToJsonString(*resp, &out);
   } else {
     pb::DeleteVolumeRequest req;
     req.set_volume_id(o.volume_id);

@@ -1,12 +1,42 @@
 // The kvol binary: one executable whose subcommands run each part of the system.
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "base/fd.h"
 #include "cmd/commands.h"
 #include "node/runtime/container.h"
 
 namespace {
+
+// A duration as Go writes one, "1m30s", "500ms", "2h": what kubelet's duration flags take.
+std::optional<std::chrono::milliseconds> ParseGoDuration(const std::string& text) {
+  static const std::map<std::string, double> kUnitMs = {
+      {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}};
+  double total = 0;
+  size_t i = 0;
+  if (text.empty()) return std::nullopt;
+  while (i < text.size()) {
+    size_t digits = i;
+    while (digits < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+      ++digits;
+    }
+    size_t unit_end = digits;
+    while (unit_end < text.size() && std::isalpha(static_cast<unsigned char>(text[unit_end]))) {
+      ++unit_end;
+    }
+    auto unit = kUnitMs.find(text.substr(digits, unit_end - digits));
+    if (digits == i || unit == kUnitMs.end()) return std::nullopt;
+    total += std::stod(text.substr(i, digits - i)) * unit->second;
+    i = unit_end;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total));
+}
 
 void AddProvisionerOptions(CLI::App* app, kvol::cmd::ProvisionerOptions& o) {
   app->add_option("--node-name", o.node_name, "This machine's node name (default: the hostname).");
@@ -40,6 +70,19 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "A CSI driver's socket, unix:///path/csi.sock, to register on this node without "
                   "node-driver-registrar (its name from GetPluginInfo). May be repeated. Drivers "
                   "also register through ROOT_DIR/plugins_registry/.");
+  app->add_option_function<std::string>(
+         "--volume-stats-agg-period",
+         [&o](const std::string& text) {
+           auto d = ParseGoDuration(text);
+           if (!d || d->count() <= 0) {
+             throw CLI::ValidationError("--volume-stats-agg-period",
+                                        "\"" + text + "\" is not a positive duration (1m0s, 10s)");
+           }
+           o.volume_stats_period = *d;
+         },
+         "How often the usage and condition of pods' volumes are gathered; a volume whose "
+         "condition turns abnormal gets a VolumeConditionAbnormal event (default: 1m0s).")
+      ->type_name("DURATION");
 }
 
 CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
@@ -119,8 +162,7 @@ CLI::App* AddCsiDriverCommand(CLI::App& app, kvol::csi::driver::DriverOptions& o
       "sparse file of its size on a loop device, served over CSI's gRPC on a unix socket.");
   d->add_option("--endpoint", o.endpoint, "The socket to serve on, unix:///path/csi.sock.")
       ->required();
-  d->add_option("--node-id", o.node_id, "This node's name, as NodeGetInfo answers it.")
-      ->required();
+  d->add_option("--node-id", o.node_id, "This node's name, as NodeGetInfo answers it.")->required();
   d->add_option("--data-dir", o.data_dir, "Where the volumes' and snapshots' files live.")
       ->required();
   d->add_option("--max-volumes-per-node", o.max_volumes_per_node,
@@ -129,7 +171,7 @@ CLI::App* AddCsiDriverCommand(CLI::App& app, kvol::csi::driver::DriverOptions& o
   return d;
 }
 
-// `kvol csi create-volume ...` and `kvol csi delete-volume ...`.
+// `kvol csi create-volume ...`, `kvol csi delete-volume ...`, `kvol csi expand-volume ...`.
 CLI::App* AddCsiCallCommand(CLI::App& app, kvol::cmd::CsiCallOptions& o) {
   CLI::App* c = app.add_subcommand(
       "csi", "Call a CSI driver's Controller service: make or remove a volume by hand.");
@@ -142,12 +184,19 @@ CLI::App* AddCsiCallCommand(CLI::App& app, kvol::cmd::CsiCallOptions& o) {
   create->add_option("--size", o.size, "Its capacity in bytes.")->required();
   create->add_option("--fs-type", o.fs_type, "The filesystem it will be used with.");
   create->add_flag("--block", o.block, "It will be used as a raw block device.");
-  create->callback([&o] { o.create = true; });
+  create->callback([&o] { o.call = kvol::cmd::CsiCallOptions::Call::kCreate; });
   CLI::App* del = c->add_subcommand("delete-volume", "DeleteVolume.");
   del->add_option("--endpoint", o.endpoint, "The driver's socket, unix:///path/csi.sock.")
       ->required();
   del->add_option("--id", o.volume_id, "The volume's ID.")->required();
-  del->callback([&o] { o.create = false; });
+  del->callback([&o] { o.call = kvol::cmd::CsiCallOptions::Call::kDelete; });
+  CLI::App* expand = c->add_subcommand("expand-volume",
+                                       "ControllerExpandVolume; prints the new capacity as JSON.");
+  expand->add_option("--endpoint", o.endpoint, "The driver's socket, unix:///path/csi.sock.")
+      ->required();
+  expand->add_option("--id", o.volume_id, "The volume's ID.")->required();
+  expand->add_option("--size", o.size, "Its new capacity in bytes.")->required();
+  expand->callback([&o] { o.call = kvol::cmd::CsiCallOptions::Call::kExpand; });
   return c;
 }
 

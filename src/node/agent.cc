@@ -1,10 +1,9 @@
 // The node agent's wiring: host, caches, node status, volume manager.
 #include "node/agent.h"
 
-#include "client/worker.h"
-
 #include "api/api_error.h"
 #include "base/log.h"
+#include "client/worker.h"
 #include "node/runtime/rootfs.h"
 
 namespace kvol::node {
@@ -41,6 +40,13 @@ class Agent::AgentHost final : public volume::Host {
   }
   volume::plugins::CsiDrivers* CsiDrivers() override { return agent_.csi_drivers_; }
   StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) override {
+    // From the cache once it has synced: the populator asks at every pass, and a miss there is
+    // an answer, not a reason to ask the API server.
+    auto* cache = agent_.csi_driver_objects_;
+    if (cache && cache->HasSynced()) {
+      if (auto cached = cache->Get("", name)) return *cached;
+      return NotFoundError("csidriver \"" + std::string(name) + "\" not found");
+    }
     return Fetch<api::CSIDriver>(nullptr, "", name, "csidriver");
   }
   StatusOr<api::VolumeAttachment> GetVolumeAttachment(std::string_view name) override {
@@ -147,6 +153,9 @@ void Agent::MakeVolumeManager() {
   };
   volume_manager_ = std::make_unique<volumemanager::VolumeManager>(
       *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
+  volume_health_ = std::make_unique<VolumeHealthMonitor>(
+      *plugins_, [this] { return volume_manager_->MountedPodVolumes(); },
+      client::SinkTo(*recorder_), clock_, options_.volume_stats_period);
 }
 
 void Agent::MakePodRuntime() {
@@ -154,7 +163,8 @@ void Agent::MakePodRuntime() {
   rs.pods = [this] { return pods_->List(); };
   rs.volumes = [this](const std::string& uid) {
     std::map<std::string, runtime::MountedVolume> out;
-    for (auto& [name, v] : volume_manager_->PodVolumes(uid)) out[name] = {v.path, v.block, v.read_only};
+    for (auto& [name, v] : volume_manager_->PodVolumes(uid))
+      out[name] = {v.path, v.block, v.read_only};
     return out;
   };
   rs.volumes_torn_down = [this](const std::string& uid) {
@@ -197,6 +207,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   volumes_ = &informers_->Get<api::PersistentVolume>();
   config_maps_ = &informers_->Get<api::ConfigMap>();
   secrets_ = &informers_->Get<api::Secret>();
+  csi_driver_objects_ = &informers_->Get<api::CSIDriver>();
 
   MakeVolumeManager();
   MakePodRuntime();
@@ -213,19 +224,23 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   informers_->Handle<api::PersistentVolume>({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::ConfigMap>({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::Secret>({.on_add = kick, .on_update = kick, .on_delete = kick});
+  informers_->Handle<api::CSIDriver>({.on_add = kick, .on_update = kick, .on_delete = kick});
   pods_->Start();
   claims_->Start();
   volumes_->Start();
   config_maps_->Start();
   secrets_->Start();
-  const bool synced = pods_->WaitForSync(sync_timeout) && claims_->WaitForSync(sync_timeout) &&
-                      volumes_->WaitForSync(sync_timeout) &&
-                      config_maps_->WaitForSync(sync_timeout) &&
-                      secrets_->WaitForSync(sync_timeout);
+  csi_driver_objects_->Start();
+  const bool synced =
+      pods_->WaitForSync(sync_timeout) && claims_->WaitForSync(sync_timeout) &&
+      volumes_->WaitForSync(sync_timeout) && config_maps_->WaitForSync(sync_timeout) &&
+      secrets_->WaitForSync(sync_timeout) && csi_driver_objects_->WaitForSync(sync_timeout);
   if (!synced) return UnavailableError("node agent: caches did not sync");
   // Containers a previous agent left running are found first, so that their volumes stay.
   if (Status s = runtime_->Start(); !s.ok()) return s;
-  return volume_manager_->Start();
+  if (Status s = volume_manager_->Start(); !s.ok()) return s;
+  volume_health_->Start();
+  return OkStatus();
 }
 
 Status Agent::StartPluginWatcher() {
@@ -247,6 +262,7 @@ void Agent::Stop() {
   // and events. Containers keep running.
   if (plugin_watcher_) plugin_watcher_->Stop();
   if (runtime_) runtime_->Stop();
+  if (volume_health_) volume_health_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();
   if (informers_) informers_->Stop();

@@ -23,6 +23,7 @@
 #include "node/node_status.h"
 #include "node/pluginwatcher/plugin_watcher.h"
 #include "node/runtime/pod_runtime.h"
+#include "node/volume_health.h"
 #include "node/volume_status.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/clock.h"
@@ -40,6 +41,9 @@ struct AgentOptions {
   std::map<std::string, std::string> node_labels;
   std::string version = "0.0.0";  // kvol's, shown as the node's kubelet and runtime version
   std::chrono::milliseconds resync{60'000};
+  // How often every pod volume's usage and condition are gathered (kubelet's
+  // --volume-stats-agg-period).
+  std::chrono::milliseconds volume_stats_period{60'000};
   // The kvol binary the pod runtime starts containers with (`kvol container-init`); "" runs
   // no containers (volumes only; pods being deleted are still finished).
   std::string init_binary;
@@ -121,9 +125,12 @@ class Agent {
   client::Informer<api::PersistentVolume>* volumes_ = nullptr;
   client::Informer<api::ConfigMap>* config_maps_ = nullptr;
   client::Informer<api::Secret>* secrets_ = nullptr;
+  // CSIDriver objects: attachRequired, volumeLifecycleModes, podInfoOnMount, requiresRepublish.
+  client::Informer<api::CSIDriver>* csi_driver_objects_ = nullptr;
   std::unique_ptr<NodeStatusManager> status_;
   std::unique_ptr<VolumeStatusWriter> volume_status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
+  std::unique_ptr<VolumeHealthMonitor> volume_health_;
   std::unique_ptr<runtime::PodRuntime> runtime_;
 };
 
