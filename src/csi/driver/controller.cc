@@ -71,14 +71,6 @@ bool Accessible(const pb::TopologyRequirement& req, const pb::Topology& node) {
   return false;
 }
 
-bool BlockOnly(const google::protobuf::RepeatedPtrField<pb::VolumeCapability>& caps) {
-  if (caps.empty()) return false;
-  for (const auto& c : caps) {
-    if (!c.has_block()) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------

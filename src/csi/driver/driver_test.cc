@@ -505,6 +505,14 @@ TEST_F(DriverTest, BlockVolumeIsTheDevice) {
   ASSERT_TRUE(Call(*node_, &pb::Node::Stub::NodeGetVolumeStats, req, &stats).ok());
   ASSERT_EQ(stats.usage_size(), 1);
   EXPECT_EQ(stats.usage(0).total(), 64 * kMiB);
+  EXPECT_FALSE(stats.volume_condition().abnormal()) << stats.volume_condition().message();
+  // The volume's file gone from under it: abnormal, in words that say what is wrong.
+  const std::string file = dir_ + "/data/volumes/" + id + ".img";
+  fs::rename(file, file + ".away");
+  ASSERT_TRUE(Call(*node_, &pb::Node::Stub::NodeGetVolumeStats, req, &stats).ok());
+  EXPECT_TRUE(stats.volume_condition().abnormal());
+  EXPECT_EQ(stats.volume_condition().message(), "the volume's file is missing");
+  fs::rename(file + ".away", file);
   Unmount(id);
   EXPECT_FALSE(fs::exists(target));
 }

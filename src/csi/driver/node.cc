@@ -279,9 +279,14 @@ Status NodeService::Stats(const pb::NodeGetVolumeStatsRequest& req,
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return NotFoundError("volume_path " + path + " not found");
   KVOL_ASSIGN_OR_RETURN(bool mounted, s_.mounter->IsMountPoint(path));
+  // Abnormal when what serves the volume is gone: its file, or its mount.
+  const bool present = access(s_.data->VolumeFile(req.volume_id()).c_str(), F_OK) == 0;
   auto* condition = out->mutable_volume_condition();
-  condition->set_abnormal(!mounted);
-  condition->set_message(mounted ? "mounted" : "volume_path " + path + " is not mounted");
+  condition->set_abnormal(!mounted || !present);
+  condition->set_message(!present  ? "the volume's file is missing"
+                         : mounted ? "mounted"
+                                   : "volume_path " + path + " is not mounted");
+  if (!present) return OkStatus();  // its usage cannot be told
   if (S_ISBLK(st.st_mode)) {
     KVOL_ASSIGN_OR_RETURN(std::string device, DeviceOf(req.volume_id()));
     KVOL_ASSIGN_OR_RETURN(int64_t size, s_.loops.Size(device));
