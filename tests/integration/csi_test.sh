@@ -3,7 +3,8 @@
 # registered for the server's node (CSINode, the Node's csi.volume.kubernetes.io/nodeid
 # annotation and topology label); a static PersistentVolume of it used by a pod (attached
 # through a VolumeAttachment by the built-in attacher, staged, published), its data seen by the
-# next pod, and everything undone after the last; an inline ephemeral volume, made and removed
+# next pod, and everything undone after the last; its health as an event; a Block volume, the
+# container's device; a volume grown on the node; an inline ephemeral volume, made and removed
 # with its pod; a driver run on its own (`kvol csi-driver`) registered with --csi-driver.
 # Usage: csi_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
@@ -11,7 +12,7 @@ TESTS=$(realpath "$2")
 source "$TESTS/integration/lib.sh"
 
 # ---- the bundled driver ---------------------------------------------------------------------
-kvol_start server
+kvol_start server --volume-stats-agg-period 1s
 NODE=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 csinode_has() {
   [ "$(kubectl get csinode "$NODE" -o jsonpath="{.spec.drivers[?(@.name==\"$1\")].nodeID}")" = "$2" ]
@@ -29,28 +30,8 @@ expect_eq "topology label" "$NODE" \
   "$(kubectl get node "$NODE" -o jsonpath='{.metadata.labels.topology\.csi\.kvol\.io/node}')"
 # ---- a static volume of the bundled driver, used by two pods in turn ------------------------
 SOCK="unix://$KVOL_DIR/agent/plugins/loop.csi.kvol.io/csi.sock"
-HANDLE=$("$KVOL_BIN" csi create-volume --endpoint "$SOCK" --name static-1 --size 67108864 |
-  sed -n 's/.*"volumeId":"\([^"]*\)".*/\1/p')
-[ -n "$HANDLE" ] || fail "kvol csi create-volume gave no volume"
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: csi-pv}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  csi: {driver: loop.csi.kvol.io, volumeHandle: $HANDLE, fsType: ext4}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: data}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: csi-pv
-  resources: {requests: {storage: 64Mi}}
-EOF
+csi_claim "$SOCK" csi-pv data 64
+HANDLE=$CSI_HANDLE
 pod_with() {  # pod_with NAME COMMAND
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -79,6 +60,16 @@ UID1=$(kubectl get pod writer -o jsonpath='{.metadata.uid}')
 PUBLISHED="$KVOL_DIR/agent/pods/$UID1/volumes/kubernetes.io~csi/csi-pv"
 mountpoint -q "$PUBLISHED/mount" || fail "not published at $PUBLISHED/mount"
 expect_contains "vol_data.json" "\"volumeHandle\":\"$HANDLE\"" "$(cat "$PUBLISHED/vol_data.json")"
+# Volume health: the driver's NodeGetVolumeStats says abnormal once the volume's file is gone,
+# and the pod gets kubelet's event.
+IMG="$KVOL_DIR/csi-loop/volumes/$HANDLE.img"
+mv "$IMG" "$IMG.away"
+abnormal_event() {
+  kubectl get events -o jsonpath='{range .items[?(@.reason=="VolumeConditionAbnormal")]}{.involvedObject.name}: {.message}{"\n"}{end}' |
+    grep -qx "writer: Volume d: the volume's file is missing"
+}
+until_true 20 abnormal_event || fail "no VolumeConditionAbnormal event on the writer"
+mv "$IMG.away" "$IMG"
 kubectl delete pod writer --wait=true --timeout=60s >/dev/null
 
 pod_with reader 'cat /data/f'
@@ -91,6 +82,86 @@ expect_eq "mounts left" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
 expect_eq "loop devices left" 0 "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
 [ -e "$STAGE" ] && fail "the staging directory stayed: $STAGE"
 "$KVOL_BIN" csi delete-volume --endpoint "$SOCK" --id "$HANDLE" || fail "the volume was not deleted"
+
+# ---- a Block volume: staged and published as a device, the container's /dev/xvda -----------
+csi_claim "$SOCK" csi-block raw 16 ext4 Block
+BHANDLE=$CSI_HANDLE
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: raw}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, "test -b /dev/xvda && printf kvol-csi-block >/dev/xvda && sleep 3600"]
+    volumeDevices: [{name: d, devicePath: /dev/xvda}]
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: raw}}
+EOF
+until_true 60 phase_is raw Running || { fail "the block pod did not run"; kubectl describe pod raw; }
+BUID=$(kubectl get pod raw -o jsonpath='{.metadata.uid}')
+BLOCK_DIR="$KVOL_DIR/agent/plugins/kubernetes.io/csi/volumeDevices"
+expect_eq "the pod's link is the published device" "$BLOCK_DIR/publish/csi-block/$BUID" \
+  "$(readlink "$KVOL_DIR/agent/pods/$BUID/volumeDevices/kubernetes.io~csi/csi-block")"
+mountpoint -q "$BLOCK_DIR/publish/csi-block/$BUID" || fail "the device is not published"
+test -b "$BLOCK_DIR/publish/csi-block/$BUID" || fail "what is published is not a block device"
+expect_contains "the block volume's record" "\"specVolID\":\"csi-block\"" \
+  "$(cat "$BLOCK_DIR/csi-block/data/vol_data.json")"
+test -d "$BLOCK_DIR/staging/csi-block" || fail "the block volume was not staged"
+wrote() { [ "$(head -c 14 "$BLOCK_DIR/publish/csi-block/$BUID")" = kvol-csi-block ]; }
+until_true 20 wrote || fail "the container did not write its block device"
+expect_eq "a block volume is never formatted" "" \
+  "$(blkid -s TYPE -o value "$BLOCK_DIR/publish/csi-block/$BUID")"
+kubectl delete pod raw --wait=true --timeout=60s >/dev/null
+until_true 30 no_attachments || fail "the block volume's VolumeAttachment stayed"
+expect_eq "mounts left after the block pod" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
+[ -e "$BLOCK_DIR/csi-block" ] && fail "the block volume's record stayed"
+[ -e "$BLOCK_DIR/staging/csi-block" ] && fail "the block volume's staging path stayed"
+"$KVOL_BIN" csi delete-volume --endpoint "$SOCK" --id "$BHANDLE" || fail "the block volume stayed"
+expect_eq "loop devices left after the block pod" 0 \
+  "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
+
+# ---- expansion on the node: NodeExpandVolume once the claim says FileSystemResizePending ------
+# The control plane's half (the resizer calling ControllerExpandVolume) is done by hand here:
+# the volume grown through the driver, the PersistentVolume's capacity, the claim's condition.
+# xfs, which grows online without CAP_SYS_RESOURCE.
+csi_claim "$SOCK" csi-grow grow 320 xfs
+GHANDLE=$CSI_HANDLE
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: grower}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, "sleep 3600"], volumeMounts: [{name: d, mountPath: /data}]}
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: grow}}
+EOF
+until_true 60 phase_is grower Running || { fail "the grower did not run"; kubectl describe pod grower; }
+GROWN="$KVOL_DIR/agent/pods/$(kubectl get pod grower -o jsonpath='{.metadata.uid}')/volumes/kubernetes.io~csi/csi-grow/mount"
+size_of() { df -B1 --output=size "$GROWN" | tail -1 | tr -d ' '; }
+BEFORE=$(size_of)
+"$KVOL_BIN" csi expand-volume --endpoint "$SOCK" --id "$GHANDLE" --size 402653184 >/dev/null ||
+  fail "kvol csi expand-volume"
+kubectl patch pv csi-grow --type=merge -p '{"spec":{"capacity":{"storage":"384Mi"}}}' >/dev/null
+kubectl patch pvc grow --subresource=status --type=merge \
+  -p '{"status":{"conditions":[{"type":"FileSystemResizePending","status":"True"}]}}' >/dev/null
+claim_grown() { [ "$(kubectl get pvc grow -o jsonpath='{.status.capacity.storage}')" = 384Mi ]; }
+until_true 30 claim_grown || fail "the claim's capacity did not become 384Mi"
+expect_eq "no resize condition is left" "" "$(kubectl get pvc grow -o jsonpath='{.status.conditions}')"
+AFTER=$(size_of)
+[ "$AFTER" -gt $((BEFORE + 50 * 1048576)) ] || fail "the filesystem did not grow: $BEFORE -> $AFTER"
+expect_contains "kubelet's event" \
+  "MountVolume.NodeExpandVolume succeeded for volume \"csi-grow\"" \
+  "$(describe_until "NodeExpandVolume succeeded" pod grower)"
+kubectl delete pod grower --wait=true --timeout=60s >/dev/null
+until_true 30 no_attachments || fail "the grown volume's VolumeAttachment stayed"
+"$KVOL_BIN" csi delete-volume --endpoint "$SOCK" --id "$GHANDLE" || fail "the xfs volume stayed"
 
 # ---- an inline ephemeral volume of the bundled driver ----------------------------------------
 expect_eq "the bundled driver's CSIDriver" "true Persistent Ephemeral" \

@@ -248,3 +248,38 @@ container_procs() { pgrep -f "container-init ${ROOT:?}/containers/${1:+$1/}" | g
 
 # Runs kubectl, squeezing runs of spaces (columns depend on widths), stdout and stderr together.
 k() { kubectl "$@" 2>&1 | tr -s ' '; }
+
+# csi_claim ENDPOINT NAME CLAIM MIB [FSTYPE] [MODE]: a volume of MIB MiB of the loop.csi.kvol.io
+# driver at ENDPOINT (kvol csi create-volume, named NAME), a PersistentVolume NAME for it and a
+# claim CLAIM bound to it (MODE: Filesystem, the default, or Block). Sets CSI_HANDLE to the
+# volume's handle; fails (and returns 1) when the driver made none.
+csi_claim() {
+  local endpoint=$1 name=$2 claim=$3 mib=$4 fs_type=${5:-ext4} mode=${6:-Filesystem}
+  local block=()
+  [ "$mode" = Block ] && block=(--block)
+  CSI_HANDLE=$("$KVOL_BIN" csi create-volume --endpoint "$endpoint" --name "$name" \
+    --size $((mib * 1048576)) --fs-type "$fs_type" "${block[@]}" |
+    sed -n 's/.*"volumeId":"\([^"]*\)".*/\1/p')
+  [ -n "$CSI_HANDLE" ] || { fail "kvol csi create-volume $name gave no volume"; return 1; }
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $name}
+spec:
+  capacity: {storage: ${mib}Mi}
+  accessModes: [ReadWriteOnce]
+  volumeMode: $mode
+  storageClassName: ""
+  csi: {driver: loop.csi.kvol.io, volumeHandle: $CSI_HANDLE, fsType: $fs_type}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: $mode
+  storageClassName: ""
+  volumeName: $name
+  resources: {requests: {storage: ${mib}Mi}}
+YAML
+}
