@@ -2,6 +2,8 @@
 // way mount errors are worded. Real mounts are exercised by the integration tests.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "os/exec.h"
@@ -123,6 +125,35 @@ TEST(Mounter, ErrorsCarryMountsOutputAndMaskSecrets) {
             "ro,<masked> srv:/x /t\nOutput: mount.nfs: Connection refused");
   EXPECT_EQ(exec.argv, (std::vector<std::string>{"mount", "-t", "nfs", "-o", "ro,password=hunter2",
                                                  "srv:/x", "/t"}));
+}
+
+// The real mounter with real mounts (run as root): a mount's root is a mount point, what is
+// below it or beside it is not, a file bind-mounted over is one, a symlink never is.
+TEST(Mounter, TellsMountPointsFromTheKernel) {
+  char tmpl[] = "/tmp/kvol-os-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto m = NewRealMounter();
+  const std::string root = dir + "/mnt";
+  const std::string file = dir + "/file";
+  std::filesystem::create_directories(root);
+  std::ofstream(file) << "x";
+  std::filesystem::create_symlink(root, dir + "/link");
+  EXPECT_FALSE(*m->IsMountPoint(root));
+  ASSERT_TRUE(m->Mount("tmpfs", root, "tmpfs", {"size=1m"}).ok());
+  std::filesystem::create_directories(root + "/sub");
+  std::ofstream(root + "/target") << "";
+  ASSERT_TRUE(m->Mount(file, root + "/target", "", {"bind"}).ok());
+  EXPECT_TRUE(*m->IsMountPoint(root));
+  EXPECT_FALSE(*m->IsMountPoint(root + "/sub"));
+  EXPECT_TRUE(*m->IsMountPoint(root + "/target"));
+  EXPECT_FALSE(*m->IsMountPoint(dir + "/link"));
+  EXPECT_FALSE(*m->IsMountPoint(dir));
+  EXPECT_EQ(m->IsMountPoint(dir + "/none").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(m->Unmount(root + "/target").ok());
+  EXPECT_TRUE(m->Unmount(root).ok());
+  EXPECT_FALSE(*m->IsMountPoint(root));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FakeMounter, KeepsATableAndFailsOnRequest) {

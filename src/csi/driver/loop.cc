@@ -35,13 +35,33 @@ StatusOr<std::map<std::string, std::string>> LoopDevices::List() const {
   return out;
 }
 
+bool LoopDevices::Serves(const std::string& device, const std::string& file) const {
+  std::string backing;
+  const std::string name = device.substr(device.rfind('/') + 1);
+  return os::ReadFile(sys_block_ + "/" + name + "/loop/backing_file", &backing).ok() &&
+         TrimRight(backing) == file;
+}
+
 StatusOr<std::string> LoopDevices::Find(const std::string& file) const {
   const std::string want = RealPath(file);
-  KVOL_ASSIGN_OR_RETURN(auto all, List());
-  for (const auto& [device, backing] : all) {
-    if (backing == want) return device;
+  std::string hint;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = hints_.find(want); it != hints_.end()) hint = it->second;
   }
-  return std::string();
+  if (!hint.empty() && Serves(hint, want)) return hint;
+  KVOL_ASSIGN_OR_RETURN(auto all, List());
+  std::string found;
+  for (const auto& [device, backing] : all) {
+    if (backing == want) found = device;
+  }
+  std::lock_guard lock(mu_);
+  if (found.empty()) {
+    hints_.erase(want);
+  } else {
+    hints_[want] = found;
+  }
+  return found;
 }
 
 StatusOr<std::string> LoopDevices::Attach(const std::string& file, bool read_only) {
@@ -58,7 +78,11 @@ StatusOr<std::string> LoopDevices::Attach(const std::string& file, bool read_onl
     size_t end = out.find('\n', start);
     if (end == std::string::npos) end = out.size();
     std::string line(TrimRight(std::string_view(out).substr(start, end - start)));
-    if (line.rfind("/dev/loop", 0) == 0) return line;
+    if (line.rfind("/dev/loop", 0) == 0) {
+      std::lock_guard lock(mu_);
+      hints_[RealPath(file)] = line;
+      return line;
+    }
     start = end + 1;
   }
   return InternalError("losetup attached " + file + " but printed no device: " + out);

@@ -1,11 +1,14 @@
 // Loop devices: a file seen as a block device. The bundled CSI driver attaches a volume's file
 // when the volume is published to the node, and detaches it when unpublished. The kernel's own
-// record (/sys/block/loopN/loop/backing_file) says which device serves which file, so nothing
-// is remembered here and a restarted driver finds the devices it attached.
+// record (/sys/block/loopN/loop/backing_file) says which device serves which file, so a
+// restarted driver finds the devices it attached. Which device served a file last is
+// remembered only as a hint, checked against that record before it is believed: with hundreds
+// of devices, reading every one's record for each look was most of a publish's time.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "base/status.h"
@@ -38,8 +41,13 @@ class LoopDevices {
  private:
   Status Run(const std::string& what, std::vector<std::string> argv, std::string* out = nullptr);
 
+  // Whether `device` is backed by `file` now (`file` as realpath gives it).
+  bool Serves(const std::string& device, const std::string& file) const;
+
   os::Exec& exec_;
   std::string sys_block_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, std::string> hints_;  // guarded by mu_: file -> device
 };
 
 }  // namespace kvol::csi::driver

@@ -26,6 +26,14 @@ Status MakeDirs(const std::string& path) {
 
 // The mount at `path` (the topmost), if any.
 StatusOr<std::optional<os::MountPoint>> MountAt(os::Mounter& m, const std::string& path) {
+  // Whether anything is mounted there, from the kernel; the table, which grows with every
+  // volume, is read only to say what.
+  auto mounted = m.IsMountPoint(path);
+  if (!mounted.ok() && mounted.status().code() == StatusCode::kNotFound) {
+    return std::optional<os::MountPoint>();
+  }
+  if (!mounted.ok()) return mounted.status();
+  if (!*mounted) return std::optional<os::MountPoint>();
   KVOL_ASSIGN_OR_RETURN(auto mounts, m.List());
   std::optional<os::MountPoint> found;
   for (auto& mp : mounts) {
@@ -182,8 +190,8 @@ Status NodeService::Publish(const pb::NodePublishVolumeRequest& req) {
   if (block) {
     KVOL_ASSIGN_OR_RETURN(source, DeviceOf(req.volume_id()));
   } else {
-    KVOL_ASSIGN_OR_RETURN(auto staged, MountAt(*s_.mounter, req.staging_target_path()));
-    if (!staged) {
+    auto staged = s_.mounter->IsMountPoint(req.staging_target_path());
+    if (!staged.ok() || !*staged) {
       return FailedPreconditionError("volume " + req.volume_id() + " is not staged at " +
                                      req.staging_target_path() + " (NodeStageVolume first)");
     }
