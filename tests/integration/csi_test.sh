@@ -32,7 +32,7 @@ expect_eq "topology label" "$NODE" \
 SOCK="unix://$KVOL_DIR/agent/plugins/loop.csi.kvol.io/csi.sock"
 csi_claim "$SOCK" csi-pv data 64
 HANDLE=$CSI_HANDLE
-pod_with() {  # pod_with NAME COMMAND
+pod_with() {  # pod_with NAME COMMAND [CLAIM]: a pod with CLAIM (default: data) at /data
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -43,7 +43,7 @@ spec:
   containers:
   - {name: c, image: busybox, command: [sh, -c, "$2"], volumeMounts: [{name: d, mountPath: /data}]}
   volumes:
-  - {name: d, persistentVolumeClaim: {claimName: data}}
+  - {name: d, persistentVolumeClaim: {claimName: ${3:-data}}}
 EOF
 }
 pod_with writer 'echo written-by-the-first-pod > /data/f && sleep 3600'
@@ -130,18 +130,7 @@ expect_eq "loop devices left after the block pod" 0 \
 # xfs, which grows online without CAP_SYS_RESOURCE.
 csi_claim "$SOCK" csi-grow grow 320 xfs
 GHANDLE=$CSI_HANDLE
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: grower}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - {name: c, image: busybox, command: [sh, -c, "sleep 3600"], volumeMounts: [{name: d, mountPath: /data}]}
-  volumes:
-  - {name: d, persistentVolumeClaim: {claimName: grow}}
-EOF
+pod_with grower 'sleep 3600' grow
 until_true 60 phase_is grower Running || { fail "the grower did not run"; kubectl describe pod grower; }
 GROWN="$KVOL_DIR/agent/pods/$(kubectl get pod grower -o jsonpath='{.metadata.uid}')/volumes/kubernetes.io~csi/csi-grow/mount"
 size_of() { df -B1 --output=size "$GROWN" | tail -1 | tr -d ' '; }
