@@ -177,6 +177,9 @@ UID2=$(kubectl get pod scratch -o jsonpath='{.metadata.uid}')
 EPHEMERAL="$KVOL_DIR/agent/pods/$UID2/volumes/kubernetes.io~csi/s"
 mountpoint -q "$EPHEMERAL/mount" || fail "the ephemeral volume is not mounted at $EPHEMERAL/mount"
 expect_contains "its record" '"volumeLifecycleMode":"Ephemeral"' "$(cat "$EPHEMERAL/vol_data.json")"
+sleep 2  # two gatherings of volume stats (--volume-stats-agg-period 1s)
+expect_eq "the ephemeral volume's stats gathered without error" "" \
+  "$(grep "volume stats of s (pod $UID2)" "$KVOL_LOG")"
 expect_eq "no attachment for an inline volume" "" "$(kubectl get volumeattachment -o name)"
 kubectl delete pod scratch --wait=true --timeout=60s >/dev/null
 expect_eq "mounts left after the ephemeral pod" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"

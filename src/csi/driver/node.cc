@@ -280,7 +280,10 @@ Status NodeService::Stats(const pb::NodeGetVolumeStatsRequest& req,
                           pb::NodeGetVolumeStatsResponse* out) {
   if (req.volume_id().empty()) return InvalidArgumentError("volume_id is required");
   if (req.volume_path().empty()) return InvalidArgumentError("volume_path is required");
-  if (!s_.data->VolumeById(req.volume_id())) {
+  // An inline ephemeral volume is known by the name it was published with.
+  auto v = s_.data->VolumeById(req.volume_id());
+  if (!v) v = s_.data->VolumeByName(req.volume_id());
+  if (!v || (v->id != req.volume_id() && !v->parameters.contains(kEphemeralKey))) {
     return NotFoundError("volume " + req.volume_id() + " not found");
   }
   const std::string& path = req.volume_path();
@@ -288,7 +291,7 @@ Status NodeService::Stats(const pb::NodeGetVolumeStatsRequest& req,
   if (stat(path.c_str(), &st) != 0) return NotFoundError("volume_path " + path + " not found");
   KVOL_ASSIGN_OR_RETURN(bool mounted, s_.mounter->IsMountPoint(path));
   // Abnormal when what serves the volume is gone: its file, or its mount.
-  const bool present = access(s_.data->VolumeFile(req.volume_id()).c_str(), F_OK) == 0;
+  const bool present = access(s_.data->VolumeFile(v->id).c_str(), F_OK) == 0;
   auto* condition = out->mutable_volume_condition();
   condition->set_abnormal(!mounted || !present);
   condition->set_message(!present  ? "the volume's file is missing"
@@ -296,7 +299,7 @@ Status NodeService::Stats(const pb::NodeGetVolumeStatsRequest& req,
                                    : "volume_path " + path + " is not mounted");
   if (!present) return OkStatus();  // its usage cannot be told
   if (S_ISBLK(st.st_mode)) {
-    KVOL_ASSIGN_OR_RETURN(std::string device, DeviceOf(req.volume_id()));
+    KVOL_ASSIGN_OR_RETURN(std::string device, DeviceOf(v->id));
     KVOL_ASSIGN_OR_RETURN(int64_t size, s_.loops.Size(device));
     auto* bytes = out->add_usage();
     bytes->set_unit(pb::VolumeUsage::BYTES);
