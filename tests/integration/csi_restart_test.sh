@@ -85,9 +85,11 @@ settled() {
   expect_eq "mounts under the root: a staging and a publish per pod" $((2 * PODS)) \
     "$(mounts_under | wc -l)"
   expect_eq "no mount doubled" "" "$(mounts_under | sort | uniq -d)"
-  expect_eq "each pod wrote its volume" "$PODS" \
-    "$(cat "$ROOT"/pods/*/volumes/kubernetes.io~csi/*/mount/f 2>/dev/null | grep -c "$1")"
+  # A running pod writes a moment after it starts.
+  NEEDLE=$1 until_true 20 all_wrote || fail "$(wrote_count "$1") of $PODS pods wrote their volume"
 }
+wrote_count() { cat "$ROOT"/pods/*/volumes/kubernetes.io~csi/*/mount/f 2>/dev/null | grep -c "$1"; }
+all_wrote() { [ "$(wrote_count "$NEEDLE")" -eq "$PODS" ]; }
 cleaned_up() {
   kubectl delete pods --all --wait=false >/dev/null
   until_true 60 no_pods || fail "the pods were not deleted"

@@ -41,6 +41,8 @@ sanity_run() {
   if [ $rc -ne 0 ] || ! grep -q '| 0 Failed |' <<<"$summary"; then
     fail "$name: csi-sanity failed (exit $rc)"
     grep -E '^\s+\[FAIL\]' "$dir/sanity.log"
+    # What each failure said: ginkgo's report of it, and the driver's log.
+    grep -B4 -A24 '\[FAILED\]' "$dir/sanity.log" | head -120
     tail -40 "$dir/driver.log"
   fi
   kill "$pid"
