@@ -93,13 +93,19 @@ StatusOr<pb::NodeGetInfoResponse> Client::NodeGetInfo() {
   return Call(&pb::Node::Stub::NodeGetInfo, pb::NodeGetInfoRequest());
 }
 
-StatusOr<bool> Client::NodeSupports(pb::NodeServiceCapability::RPC::Type rpc) {
+StatusOr<std::set<pb::NodeServiceCapability::RPC::Type>> Client::NodeCapabilities() {
   KVOL_ASSIGN_OR_RETURN(
       auto caps, Call(&pb::Node::Stub::NodeGetCapabilities, pb::NodeGetCapabilitiesRequest()));
+  std::set<pb::NodeServiceCapability::RPC::Type> out;
   for (const auto& c : caps.capabilities()) {
-    if (c.has_rpc() && c.rpc().type() == rpc) return true;
+    if (c.has_rpc()) out.insert(c.rpc().type());
   }
-  return false;
+  return out;
+}
+
+StatusOr<bool> Client::NodeSupports(pb::NodeServiceCapability::RPC::Type rpc) {
+  KVOL_ASSIGN_OR_RETURN(auto caps, NodeCapabilities());
+  return caps.contains(rpc);
 }
 
 StatusOr<bool> Client::ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -59,7 +60,10 @@ class Client {
   // Answers of the Identity and Node services that a caller asks for often.
   StatusOr<pb::GetPluginInfoResponse> GetPluginInfo();
   StatusOr<pb::NodeGetInfoResponse> NodeGetInfo();
-  // Whether the driver's node service offers `rpc` (NodeGetCapabilities).
+  // The RPCs the driver's node service offers (NodeGetCapabilities), for a caller that asks
+  // about several at once.
+  StatusOr<std::set<pb::NodeServiceCapability::RPC::Type>> NodeCapabilities();
+  // Whether the driver's node service offers `rpc`.
   StatusOr<bool> NodeSupports(pb::NodeServiceCapability::RPC::Type rpc);
   // Whether the driver's controller service offers `rpc` (ControllerGetCapabilities).
   StatusOr<bool> ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc);

@@ -403,7 +403,8 @@ Status CsiPlugin::MountDevice(const Spec& spec, const std::string&) {
                                         pb::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME));
   if (!stage) return OkStatus();
   const bool block = IsBlock(spec);
-  KeyedLocks::Hold hold(block_locks_, spec.Name());
+  std::optional<KeyedLocks::Hold> hold;
+  if (block) hold.emplace(block_locks_, spec.Name());
   const std::string path = GetDeviceMountPath(spec);
   KVOL_RETURN_IF_ERROR(WriteVolData(
       block ? BlockDataDir(spec.Name()) : fs::path(path).parent_path().string(), VolDataOf(spec)));
@@ -425,8 +426,9 @@ Status CsiPlugin::UnmountDevice(const std::string& device_mount_path) {
   const fs::path path(device_mount_path);
   const bool block = path.parent_path() == fs::path(BlockRoot()) / "staging";
   // A block volume's record is volumeDevices/<pv>/data; a filesystem's is beside globalmount.
-  const std::string name = block ? path.filename().string() : path.parent_path().string();
-  KeyedLocks::Hold hold(block_locks_, name);
+  const std::string name = path.filename().string();
+  std::optional<KeyedLocks::Hold> hold;
+  if (block) hold.emplace(block_locks_, name);
   const std::string dir = block ? BlockDataDir(name) : path.parent_path().string();
   auto data = ReadVolData(dir);
   if (!data.ok()) {
@@ -625,11 +627,11 @@ StatusOr<VolumeStats> CsiPlugin::GetVolumeStats(std::string_view volume_name,
       block ? BlockDataDir(volume_name) : host_.PodVolumeDir(pod_uid, kCsiPluginName, volume_name);
   KVOL_ASSIGN_OR_RETURN(json data, ReadVolData(dir));
   KVOL_ASSIGN_OR_RETURN(auto driver, Driver(data["driverName"].get<std::string>()));
-  KVOL_ASSIGN_OR_RETURN(
-      bool stats, driver->client->NodeSupports(pb::NodeServiceCapability::RPC::GET_VOLUME_STATS));
-  if (!stats) return UnimplementedError("driver " + driver->name + " reports no volume stats");
-  KVOL_ASSIGN_OR_RETURN(bool condition, driver->client->NodeSupports(
-                                            pb::NodeServiceCapability::RPC::VOLUME_CONDITION));
+  KVOL_ASSIGN_OR_RETURN(auto caps, driver->client->NodeCapabilities());
+  if (!caps.contains(pb::NodeServiceCapability::RPC::GET_VOLUME_STATS)) {
+    return UnimplementedError("driver " + driver->name + " reports no volume stats");
+  }
+  const bool condition = caps.contains(pb::NodeServiceCapability::RPC::VOLUME_CONDITION);
   pb::NodeGetVolumeStatsRequest req;
   req.set_volume_id(data["volumeHandle"].get<std::string>());
   req.set_volume_path(block ? BlockPublishDir(volume_name) + "/" + std::string(pod_uid)
