@@ -6,6 +6,13 @@
 
 namespace kvol::volume {
 
+std::string UniqueVolumeName(std::string_view plugin, std::string_view volume_name) {
+  std::string n;
+  n.reserve(plugin.size() + volume_name.size() + 1);
+  n.append(plugin).append("/").append(volume_name);
+  return n;
+}
+
 std::string EscapePluginName(std::string_view name) {
   std::string out(name);
   for (char& c : out) {

@@ -39,6 +39,11 @@ struct Spec {
   const std::string& Name() const { return pv ? pv->metadata.name : volume.name; }
 };
 
+// "<plugin name>/<spec.Name()>": the same volume in every pod of a node, as the node agent
+// reports it in the node's status.volumesInUse and the attach/detach controller in
+// status.volumesAttached.
+std::string UniqueVolumeName(std::string_view plugin, std::string_view volume_name);
+
 // What plugins need from the agent that runs them. Implementations are thread-safe.
 class Host {
  public:

@@ -11,11 +11,14 @@
 #include "base/status.h"
 #include "client/event_recorder.h"
 #include "node/volumemanager/actual_state_of_world.h"
-#include "node/volumemanager/operation_executor.h"
 #include "node/volumemanager/reconciler.h"
 #include "volume/plugin.h"
+#include "volume/util/operation_executor.h"
 
 namespace kvol::node::volumemanager {
+
+using volume::util::ExecutorOptions;
+using volume::util::OperationExecutor;
 
 // Where an attachment is recorded: <plugin dir>/attachments/<volume name>.
 std::string AttachmentRecord(volume::Host& host, std::string_view plugin,

@@ -37,12 +37,12 @@
 #include "client/event_recorder.h"
 #include "node/volumemanager/actual_state_of_world.h"
 #include "node/volumemanager/desired_state_of_world.h"
-#include "node/volumemanager/operation_executor.h"
 #include "node/volumemanager/operation_generator.h"
 #include "node/volumemanager/populator.h"
 #include "node/volumemanager/reconciler.h"
 #include "os/clock.h"
 #include "volume/plugin.h"
+#include "volume/util/operation_executor.h"
 
 namespace kvol::node::volumemanager {
 

@@ -10,13 +10,6 @@ std::string VolumeKey(std::string_view pod_uid, std::string_view plugin,
   return k;
 }
 
-std::string UniqueVolumeName(std::string_view plugin, std::string_view dir_name) {
-  std::string n;
-  n.reserve(plugin.size() + dir_name.size() + 1);
-  n.append(plugin).append("/").append(dir_name);
-  return n;
-}
-
 }  // namespace kvol::node::volumemanager
 
 namespace kvol::node::volumemanager {

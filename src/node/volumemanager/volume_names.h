@@ -5,13 +5,15 @@
 #include <string>
 #include <string_view>
 
+#include "volume/plugin.h"
+
 namespace kvol::node::volumemanager {
 
 // "<pod uid>/<plugin name>/<volume dir name>": one volume of one pod, as both states name it.
 std::string VolumeKey(std::string_view pod_uid, std::string_view plugin, std::string_view dir_name);
 // "<plugin name>/<volume dir name>": the same volume in every pod (a device's name, and what
 // the node reports in volumesInUse).
-std::string UniqueVolumeName(std::string_view plugin, std::string_view dir_name);
+using volume::UniqueVolumeName;
 
 }  // namespace kvol::node::volumemanager
 

@@ -1,9 +1,9 @@
 // The operation executor: workers on demand, one operation per key, per-key backoff.
-#include "node/volumemanager/operation_executor.h"
+#include "volume/util/operation_executor.h"
 
 #include "base/thread.h"
 
-namespace kvol::node::volumemanager {
+namespace kvol::volume::util {
 
 OperationExecutor::OperationExecutor(const os::Clock& clock, ExecutorOptions options)
     : clock_(clock), options_(std::move(options)) {}
@@ -127,4 +127,4 @@ void OperationExecutor::Execute(Job& job) {
   if (options_.on_finished) options_.on_finished();
 }
 
-}  // namespace kvol::node::volumemanager
+}  // namespace kvol::volume::util

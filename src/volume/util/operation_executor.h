@@ -22,7 +22,7 @@
 #include "base/status.h"
 #include "os/clock.h"
 
-namespace kvol::node::volumemanager {
+namespace kvol::volume::util {
 
 struct ExecutorOptions {
   int max_threads = 64;
@@ -86,4 +86,4 @@ class OperationExecutor {
   std::vector<uint64_t> finished_;           // guarded by mu_: workers that may be joined
 };
 
-}  // namespace kvol::node::volumemanager
+}  // namespace kvol::volume::util

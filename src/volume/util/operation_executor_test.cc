@@ -1,6 +1,6 @@
 // The operation executor: one operation in flight per key, backoff per key after a failure, and
 // at most max_threads operations running at once.
-#include "node/volumemanager/operation_executor.h"
+#include "volume/util/operation_executor.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "client/testing/eventually.h"
 #include "os/testing/fake_clock.h"
 
-namespace kvol::node::volumemanager {
+namespace kvol::volume::util {
 namespace {
 
 using client::testing::Eventually;
@@ -87,4 +87,4 @@ TEST(OperationExecutor, AtMostMaxThreadsRunAndTheRestWait) {
 // else is not supported, so the defaults apply (pods bind the device's mount).
 
 }  // namespace
-}  // namespace kvol::node::volumemanager
+}  // namespace kvol::volume::util
