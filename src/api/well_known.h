@@ -53,6 +53,11 @@ inline constexpr std::string_view kClaimFileSystemResizePending = "FileSystemRes
 // The class before spec.storageClassName existed; still honoured when the field is unset.
 inline constexpr std::string_view kAnnBetaStorageClass = "volume.beta.kubernetes.io/storage-class";
 
+// Node: the attach/detach controller attaches and detaches the node's volumes (set to "true" by
+// the node's agent unless --enable-controller-attach-detach=false).
+inline constexpr std::string_view kAnnControllerManagedAttachDetach =
+    "volumes.kubernetes.io/controller-managed-attach-detach";
+
 // Node: the SHA-256 (hex) of the certificate the node's agent serves logs and exec with, which
 // the API server pins when it dials the agent (set by the agent itself).
 inline constexpr std::string_view kAnnAgentCertificateSha256 = "kvol.io/agent-certificate-sha256";

@@ -39,6 +39,17 @@ struct NodeAgentOptions {
   std::vector<std::string> csi_drivers;
   // How often volumes' usage and condition are gathered (--volume-stats-agg-period).
   std::chrono::milliseconds volume_stats_period{60'000};
+  // The attach/detach controller attaches this node's volumes
+  // (--enable-controller-attach-detach).
+  bool controller_attach_detach = true;
+};
+
+// The attach/detach controller's settings.
+struct AttachDetachOptions {
+  // How long a volume a node may still use waits before it is detached from a node that is not
+  // Ready (--max-wait-for-unmount).
+  std::chrono::milliseconds max_wait_for_unmount{std::chrono::minutes(6)};
+  bool disable_force_detach_on_timeout = false;
 };
 
 struct ServerOptions {
@@ -46,6 +57,7 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:6443";
   std::string store = "sqlite";  // or etcd://host:port[,host:port...]
   ProvisionerOptions provisioners;
+  AttachDetachOptions attach_detach;
   bool controllers = true;  // run the controllers and the scheduler in this process
   bool agent = true;        // run the node agent for this machine in this process
   // Run the bundled CSI driver, loop.csi.kvol.io, for this machine's node (with the agent).
@@ -69,6 +81,7 @@ struct ControllerManagerOptions {
   std::string kubeconfig;
   std::string data_dir = "/var/lib/kvol";  // where local-path and shared volumes go by default
   ProvisionerOptions provisioners;
+  AttachDetachOptions attach_detach;
   int workers = 16;
 };
 

@@ -39,10 +39,12 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
   ManagerOptions mo;
   mo.workers = opts.workers;
   mo.plugins = &plugins;
+  mo.attach_detach = AttachDetachReconcilerOptions(opts.attach_detach);
   mo.identity = Hostname() + "_" + std::to_string(getpid());
   Manager controllers(**client, mo);
   controllers.Start();
-  log::Info("controllers: leader election on kube-system/kvol-controller-manager as " + mo.identity);
+  log::Info("controllers: leader election on kube-system/kvol-controller-manager as " +
+            mo.identity);
   WaitForSignal();
   controllers.Stop();
   log::Info("stopped");

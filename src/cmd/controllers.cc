@@ -59,6 +59,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.node_ip = opts.node_ip;
   ao.csi_endpoints = opts.csi_drivers;
   ao.volume_stats_period = opts.volume_stats_period;
+  ao.controller_attach_detach = opts.controller_attach_detach;
   if (endpoint) {
     ao.daemon_port = endpoint->port;
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =

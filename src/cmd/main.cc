@@ -83,6 +83,30 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
          "How often the usage and condition of pods' volumes are gathered; a volume whose "
          "condition turns abnormal gets a VolumeConditionAbnormal event (default: 1m0s).")
       ->type_name("DURATION");
+  app->add_option("--enable-controller-attach-detach", o.controller_attach_detach,
+                  "Let the attach/detach controller attach and detach this node's volumes "
+                  "(false: the agent attaches them itself).")
+      ->capture_default_str();
+}
+
+// The attach/detach controller's flags, for `kvol server` and `kvol controller-manager`.
+void AddAttachDetachOptions(CLI::App* app, kvol::cmd::AttachDetachOptions& o) {
+  app->add_option_function<std::string>(
+         "--max-wait-for-unmount",
+         [&o](const std::string& text) {
+           auto d = ParseGoDuration(text);
+           if (!d || d->count() <= 0) {
+             throw CLI::ValidationError("--max-wait-for-unmount",
+                                        "\"" + text + "\" is not a positive duration (6m0s, 30s)");
+           }
+           o.max_wait_for_unmount = *d;
+         },
+         "How long the attach/detach controller waits for a node that is not Ready to unmount "
+         "a volume no pod there needs before it detaches the volume anyway (default: 6m0s).")
+      ->type_name("DURATION");
+  app->add_flag("--disable-force-detach-on-timeout", o.disable_force_detach_on_timeout,
+                "Never detach a volume a node that is not Ready may still use; only the "
+                "node.kubernetes.io/out-of-service taint lets it go.");
 }
 
 CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
@@ -98,6 +122,7 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
                 "sqlite (embedded, in the data directory) or etcd://HOST:PORT[,HOST:PORT...]")
       ->capture_default_str();
   AddProvisionerOptions(s, server.provisioners);
+  AddAttachDetachOptions(s, server.attach_detach);
   s->add_flag("!--no-controllers", server.controllers,
               "Do not run the controllers and the scheduler here (a `kvol controller-manager` "
               "runs them).");
@@ -124,6 +149,7 @@ CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManage
       ->capture_default_str();
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
   AddProvisionerOptions(c, cm.provisioners);
+  AddAttachDetachOptions(c, cm.attach_detach);
   return c;
 }
 

@@ -12,6 +12,8 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/leader_election.h"
+#include "cmd/commands.h"
+#include "controller/attachdetach/controller.h"
 #include "controller/expand/expand.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
@@ -28,11 +30,16 @@ struct ManagerOptions {
   // their expandable plugins. Outlives the manager.
   volume::PluginManager* plugins = nullptr;
   bool scheduler = true;  // also place pods (default-scheduler)
+  controller::attachdetach::ReconcilerOptions attach_detach;
   // The process's informers, shared with the node agent (`kvol server`); outlives the manager.
   // When null, the controllers share informers of the manager's own, made each time it starts
   // leading and stopped when it stops.
   client::SharedInformers* informers = nullptr;
 };
+
+// The attach/detach controller's reconciler settings from its flags.
+controller::attachdetach::ReconcilerOptions AttachDetachReconcilerOptions(
+    const AttachDetachOptions& o);
 
 class Manager {
  public:
@@ -50,6 +57,7 @@ class Manager {
   ManagerOptions options_;
   client::EventRecorder pv_events_;
   client::EventRecorder expand_events_;
+  client::EventRecorder attachdetach_events_;
   client::EventRecorder scheduler_events_;
   client::EventRecorder replicaset_events_;
   client::EventRecorder statefulset_events_;
@@ -61,6 +69,7 @@ class Manager {
   std::unique_ptr<controller::pv::Controller> pv_;
   std::unique_ptr<controller::protection::Controller> protection_;
   std::unique_ptr<controller::expand::Controller> expand_;
+  std::unique_ptr<controller::attachdetach::Controller> attach_detach_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<controller::workload::Controller> workload_;
   std::thread starter_;

@@ -167,13 +167,15 @@ std::string ClientUrl(const std::string& host, int port) {
 // The controllers and the scheduler, on the in-process client, under leader election.
 std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginManager& plugins,
                                           client::SharedInformers& informers,
-                                          const Provisioners& provisioners) {
+                                          const Provisioners& provisioners,
+                                          const AttachDetachOptions& attach_detach) {
   log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
             provisioners.node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
             provisioners.shared_dir);
   ManagerOptions mo;
   mo.plugins = &plugins;
   mo.informers = &informers;
+  mo.attach_detach = AttachDetachReconcilerOptions(attach_detach);
   mo.identity = Hostname() + "_" + std::to_string(getpid());
   auto controllers = std::make_unique<Manager>(local, mo);
   controllers->Start();
@@ -249,7 +251,7 @@ int RunServer(const ServerOptions& opts) {
   client::SharedInformers informers(local);
   std::unique_ptr<Manager> controllers;
   if (opts.controllers) {
-    controllers = StartControllers(local, plugins, informers, *provisioners);
+    controllers = StartControllers(local, plugins, informers, *provisioners, opts.attach_detach);
   } else {
     log::Info("controllers: not run here (--no-controllers)");
   }

@@ -2,6 +2,7 @@
 #include "node/agent.h"
 
 #include "api/api_error.h"
+#include "api/well_known.h"
 #include "base/log.h"
 #include "client/worker.h"
 #include "node/runtime/rootfs.h"
@@ -144,9 +145,20 @@ void Agent::MakeVolumeManager() {
   vo.on_volumes_in_use = [this](std::vector<std::string> names) {
     status_->SetVolumesInUse(std::move(names));
   };
-  vo.on_volumes_attached = [this](std::vector<api::AttachedVolume> volumes) {
-    status_->SetVolumesAttached(std::move(volumes));
-  };
+  if (options_.controller_attach_detach) {
+    vo.controller_attachments = [this] {
+      volumemanager::ControllerAttachments out;
+      auto node = node_->Get("", options_.node_name);
+      if (!node) return out;
+      for (const auto& v : node->status.volumes_attached) out.attached[v.name] = v.device_path;
+      out.in_use.insert(node->status.volumes_in_use.begin(), node->status.volumes_in_use.end());
+      return out;
+    };
+  } else {
+    vo.on_volumes_attached = [this](std::vector<api::AttachedVolume> volumes) {
+      status_->SetVolumesAttached(std::move(volumes));
+    };
+  }
   vo.on_pod_cleaned_up = [this] { runtime_->Kick(); };
   sources.containers_alive = [this](const std::string& uid) {
     return runtime_->ContainersAlive(uid);
@@ -194,6 +206,12 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   so.machine = machine_;
   so.version = options_.version;
   so.annotations = options_.node_annotations;
+  if (options_.controller_attach_detach) {
+    so.annotations[std::string(api::kAnnControllerManagedAttachDetach)] = "true";
+  } else {
+    so.absent_annotations.push_back(std::string(api::kAnnControllerManagedAttachDetach));
+  }
+  so.report_volumes_attached = !options_.controller_attach_detach;
   so.daemon_port = options_.daemon_port;
   status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
   if (Status s = status_->Start(); !s.ok()) return s;
@@ -202,6 +220,9 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   client::InformerOptions pod_opts;
   pod_opts.field_selector = "spec.nodeName=" + options_.node_name;
   pods_ = std::make_unique<client::Informer<api::Pod>>(client_.resource<api::Pod>(), pod_opts);
+  client::InformerOptions node_opts;
+  node_opts.field_selector = "metadata.name=" + options_.node_name;
+  node_ = std::make_unique<client::Informer<api::Node>>(client_.resource<api::Node>(), node_opts);
   informers_ = std::make_unique<client::InformerScope>(client_, options_.informers);
   claims_ = &informers_->Get<api::PersistentVolumeClaim>();
   volumes_ = &informers_->Get<api::PersistentVolume>();
@@ -219,6 +240,8 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     runtime_->Kick();
   };
   pods_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  // The controller attached or detached something, or the node's volumesInUse was written.
+  node_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::PersistentVolume>({.on_add = kick, .on_update = kick, .on_delete = kick});
@@ -226,15 +249,17 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   informers_->Handle<api::Secret>({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::CSIDriver>({.on_add = kick, .on_update = kick, .on_delete = kick});
   pods_->Start();
+  node_->Start();
   claims_->Start();
   volumes_->Start();
   config_maps_->Start();
   secrets_->Start();
   csi_driver_objects_->Start();
-  const bool synced =
-      pods_->WaitForSync(sync_timeout) && claims_->WaitForSync(sync_timeout) &&
-      volumes_->WaitForSync(sync_timeout) && config_maps_->WaitForSync(sync_timeout) &&
-      secrets_->WaitForSync(sync_timeout) && csi_driver_objects_->WaitForSync(sync_timeout);
+  const bool synced = pods_->WaitForSync(sync_timeout) && node_->WaitForSync(sync_timeout) &&
+                      claims_->WaitForSync(sync_timeout) && volumes_->WaitForSync(sync_timeout) &&
+                      config_maps_->WaitForSync(sync_timeout) &&
+                      secrets_->WaitForSync(sync_timeout) &&
+                      csi_driver_objects_->WaitForSync(sync_timeout);
   if (!synced) return UnavailableError("node agent: caches did not sync");
   // Containers a previous agent left running are found first, so that their volumes stay.
   if (Status s = runtime_->Start(); !s.ok()) return s;
@@ -265,6 +290,7 @@ void Agent::Stop() {
   if (volume_health_) volume_health_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();
+  if (node_) node_->Stop();
   if (informers_) informers_->Stop();
   if (status_) status_->Stop();
   if (recorder_) recorder_->Flush(std::chrono::seconds(5));

@@ -67,6 +67,11 @@ struct AgentOptions {
   // CSI drivers registered without a registration socket (--csi-driver unix:///...); drivers
   // also register through <root_dir>/plugins_registry/.
   std::vector<std::string> csi_endpoints;
+  // Whether the attach/detach controller attaches and detaches this node's volumes
+  // (--enable-controller-attach-detach): the Node then has the annotation
+  // volumes.kubernetes.io/controller-managed-attach-detach: "true", and the agent waits for
+  // the controller's status.volumesAttached instead of attaching.
+  bool controller_attach_detach = true;
   // The process's table of registered CSI drivers, shared with its controllers (`kvol
   // server`); the agent's own when null.
   volume::plugins::CsiDrivers* csi_drivers = nullptr;
@@ -120,6 +125,9 @@ class Agent {
   std::unique_ptr<pluginwatcher::PluginWatcher> plugin_watcher_;
   std::unique_ptr<client::EventRecorder> recorder_;
   std::unique_ptr<client::Informer<api::Pod>> pods_;
+  // This node's Node object: its status.volumesAttached and volumesInUse, when the controller
+  // manages attachments.
+  std::unique_ptr<client::Informer<api::Node>> node_;
   std::unique_ptr<client::InformerScope> informers_;
   client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
   client::Informer<api::PersistentVolume>* volumes_ = nullptr;

@@ -58,7 +58,7 @@ api::Node NodeStatusManager::Describe() const {
   }
   std::lock_guard lock(mu_);
   st.volumes_in_use = volumes_in_use_;
-  st.volumes_attached = volumes_attached_;
+  if (options_.report_volumes_attached) st.volumes_attached = volumes_attached_;
   return n;
 }
 
@@ -157,6 +157,8 @@ Status NodeStatusManager::Register() {
     };
     merge(want.metadata.labels, n.metadata.labels);
     merge(want.metadata.annotations, n.metadata.annotations);
+    for (const auto& k : options_.absent_annotations)
+      changed = n.metadata.annotations.erase(k) > 0 || changed;
     return changed;
   });
   if (!updated.ok()) return FromApi(updated.error());
@@ -175,7 +177,7 @@ Status NodeStatusManager::WriteStatus() {
         st.allocatable = want.status.allocatable;
         st.addresses = want.status.addresses;
         st.volumes_in_use = want.status.volumes_in_use;
-        st.volumes_attached = want.status.volumes_attached;
+        if (options_.report_volumes_attached) st.volumes_attached = want.status.volumes_attached;
         if (!st.unknown_fields.is_object()) st.unknown_fields = api::Json::object();
         st.unknown_fields["nodeInfo"] = want.status.unknown_fields["nodeInfo"];
         if (want.status.unknown_fields.contains("daemonEndpoints")) {

@@ -1,7 +1,7 @@
 // The agent's Node: registered at start (labels kubernetes.io/hostname, kubernetes.io/os,
 // kubernetes.io/arch and the operator's own), its status (Ready, addresses, capacity,
-// volumesInUse, volumesAttached) written when it changes and as a heartbeat, and its Lease in kube-node-lease
-// renewed, as kubelet does.
+// volumesInUse, volumesAttached) written when it changes and as a heartbeat, and its Lease in
+// kube-node-lease renewed, as kubelet does.
 #pragma once
 
 #include <chrono>
@@ -26,6 +26,10 @@ struct NodeStatusOptions {
   os::MachineInfo machine;
   std::string version;  // kvol's, reported as the node's kubelet and runtime version
   std::map<std::string, std::string> annotations;  // set on the Node (others are left alone)
+  std::vector<std::string> absent_annotations;     // removed from the Node
+  // Whether the agent writes status.volumesAttached; not when the attach/detach controller
+  // manages the node's attachments, since the controller writes it then.
+  bool report_volumes_attached = true;
   int32_t daemon_port = 0;  // status.daemonEndpoints.kubeletEndpoint.Port, when not 0
   int32_t lease_duration_seconds = 40;
   std::chrono::milliseconds renew_interval{10'000};
@@ -66,12 +70,12 @@ class NodeStatusManager {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                    // guarded by mu_
-  std::vector<std::string> volumes_in_use_;  // guarded by mu_
+  bool stopping_ = false;                              // guarded by mu_
+  std::vector<std::string> volumes_in_use_;            // guarded by mu_
   std::vector<api::AttachedVolume> volumes_attached_;  // guarded by mu_
-  bool volumes_changed_ = false;             // guarded by mu_
-  bool registered_ = false;                  // loop thread (and Start) only
-  os::MonoTime next_status_{};               // loop thread only
+  bool volumes_changed_ = false;                       // guarded by mu_
+  bool registered_ = false;                            // loop thread (and Start) only
+  os::MonoTime next_status_{};                         // loop thread only
   std::thread thread_;
 };
 

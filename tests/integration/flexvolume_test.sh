@@ -7,15 +7,20 @@
 # unmounts and detaches it when the pod goes. The filesystem is xfs, which grows online with
 # CAP_SYS_ADMIN alone (ext4's online resize also needs CAP_SYS_RESOURCE, which containers often
 # lack); its images are sparse files.
-# Usage: flexvolume_test.sh KVOL_BINARY TESTS_DIR
+# With ATTACHER "controller" (the default) the attach/detach controller calls the driver's
+# attach and detach; with "agent" the node agent does (--enable-controller-attach-detach=false)
+# and records each attachment on disk.
+# Usage: flexvolume_test.sh KVOL_BINARY TESTS_DIR [ATTACHER]
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
+ATTACHER=${3:-controller}
 source "$TESTS/integration/lib.sh"
 
 FLEX=$WORK/flex
 BACKEND=$WORK/backend
 mkdir -p "$FLEX" "$BACKEND/state"
-kvol_start server --volume-plugin-dir "$FLEX"
+kvol_start server --volume-plugin-dir "$FLEX" \
+  --enable-controller-attach-detach=$([ "$ATTACHER" = agent ] && echo false || echo true)
 ROOT=$KVOL_DIR/agent
 NODE=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 
@@ -129,8 +134,15 @@ attached_has() { attached | grep -q "$1"; }
 until_true 20 attached_has "$UNIQUE=$DEV" || fail "Node volumesAttached: $(attached)"
 expect_contains "Node volumesInUse" "$UNIQUE" \
   "$(kubectl get node "$NODE" -o jsonpath='{.status.volumesInUse}')"
-expect_eq "the attachment is recorded with its device" "$DEV" \
-  "$(cat "$PLUGIN_DIR/attachments/pv-loop" 2>&1)"
+if [ "$ATTACHER" = agent ]; then
+  expect_eq "the agent records the attachment with its device" "$DEV" \
+    "$(cat "$PLUGIN_DIR/attachments/pv-loop" 2>&1)"
+else
+  [ -e "$PLUGIN_DIR/attachments/pv-loop" ] && fail "the agent keeps no record of what it did not attach"
+  expect_contains "the controller attached it" 'AttachVolume.Attach succeeded for volume "pv-loop"' \
+    "$(kubectl get events --field-selector involvedObject.name=writer,reason=SuccessfulAttachVolume \
+      -o jsonpath='{.items[*].message}')"
+fi
 expect_eq "the device was formatted xfs" "xfs" "$(blkid -o value -s TYPE "$DEV")"
 expect_eq "the device is mounted at the global path" "xfs $DEV" \
   "$(awk -v p="$GLOBAL" '$5 == p { for (i = 7; $i != "-"; i++); print $(i+1), $(i+2) }' /proc/self/mountinfo)"

@@ -22,7 +22,7 @@ std::pair<std::string, std::string> SplitUnique(const std::string& unique) {
 }
 
 bool Managed(const api::Node& node) {
-  auto it = node.metadata.annotations.find(std::string(kAnnControllerManaged));
+  auto it = node.metadata.annotations.find(std::string(api::kAnnControllerManagedAttachDetach));
   return it != node.metadata.annotations.end() && it->second == "true";
 }
 
@@ -82,10 +82,7 @@ class Controller::Ops final : public Operations {
 
   void Detach(const std::string& unique, const ActualVolume& v, const std::string& node,
               bool verify_safe) override {
-    Attacher* attacher = nullptr;
-    for (Attacher* a : c_.attachers_) {
-      if (a->PluginName() == v.plugin) attacher = a;
-    }
+    Attacher* attacher = c_.AttacherNamed(v.plugin);
     if (!attacher) {
       log::Warn("DetachVolume.Detach failed for volume \"" + unique + "\" from node " + node +
                 ": no attacher for volume plugin " + v.plugin);
@@ -152,10 +149,13 @@ void Controller::Kick() {
 }
 
 Attacher* Controller::AttacherFor(const volume::Spec& spec) const {
-  for (Attacher* a : attachers_) {
-    if (a->NeedsAttach(spec)) return a;
-  }
-  return nullptr;
+  if (csi_->NeedsAttach(spec)) return csi_.get();
+  return plugin_attachers_ ? plugin_attachers_->For(spec) : nullptr;
+}
+
+Attacher* Controller::AttacherNamed(std::string_view plugin) const {
+  if (plugin == kCsiPluginName) return csi_.get();
+  return plugin_attachers_ ? plugin_attachers_->Named(plugin) : nullptr;
 }
 
 NodeInfo Controller::InfoOf(const std::string& name) const {
@@ -222,8 +222,10 @@ void Controller::Reconstruct() {
       if (plugin == kCsiPluginName || plugin.empty()) continue;
       actual_.MarkAttached(av.name, plugin, volume_name, n->metadata.name, av.device_path);
     }
+    // Each node's report is brought in line with what is found: an attachment made just before
+    // a crash may not be listed yet, and one deleted meanwhile still is.
+    actual_.MarkNodeChanged(n->metadata.name);
   }
-  actual_.TakeChangedNodes();  // as the nodes report already
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
@@ -244,8 +246,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   csi_ = std::make_unique<CsiAttacher>(
       client_, *attachments_, [this](const std::string& name) { return drivers_->Get("", name); },
       options_.csi);
-  attachers_ = {csi_.get()};
-  attachers_.insert(attachers_.end(), options_.attachers.begin(), options_.attachers.end());
+  if (options_.plugins) plugin_attachers_ = std::make_unique<PluginAttachers>(*options_.plugins);
   informers_->Handle<api::VolumeAttachment>(
       {.on_add =
            [this](const auto&) {

@@ -26,28 +26,28 @@
 #include <thread>
 #include <vector>
 
+#include "api/well_known.h"
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "controller/attachdetach/actual_state.h"
 #include "controller/attachdetach/attacher.h"
 #include "controller/attachdetach/csi_attacher.h"
+#include "controller/attachdetach/plugin_attacher.h"
 #include "controller/attachdetach/reconciler.h"
 #include "os/clock.h"
 #include "volume/util/operation_executor.h"
 
 namespace kvol::controller::attachdetach {
 
-inline constexpr std::string_view kAnnControllerManaged =
-    "volumes.kubernetes.io/controller-managed-attach-detach";
-
 struct Options {
   os::Clock* clock = &os::RealClock();
   // The process's informers, shared with its other controllers; its own when null.
   client::SharedInformers* informers = nullptr;
   ReconcilerOptions reconciler;
-  // Attachers besides the built-in CSI one (FlexVolume drivers); not owned.
-  std::vector<Attacher*> attachers;
+  // The process's plugins, whose attachable ones (FlexVolume drivers) the controller runs for
+  // the nodes it manages; CSI volumes are attached through VolumeAttachments whatever this is.
+  volume::PluginManager* plugins = nullptr;
   CsiAttacherOptions csi;
   // A pass runs at least this often.
   std::chrono::milliseconds period{std::chrono::seconds(10)};
@@ -75,6 +75,7 @@ class Controller {
   void Reconstruct();
   NodeInfo InfoOf(const std::string& node) const;
   Attacher* AttacherFor(const volume::Spec& spec) const;
+  Attacher* AttacherNamed(std::string_view plugin) const;
   // Writes status.volumesAttached of the node from the actual state: whether it is written
   // (or need not be: the node is gone).
   bool WriteNodeStatus(const std::string& node);
@@ -91,7 +92,7 @@ class Controller {
   client::Informer<api::VolumeAttachment>* attachments_ = nullptr;
   client::Informer<api::CSIDriver>* drivers_ = nullptr;
   std::unique_ptr<CsiAttacher> csi_;
-  std::vector<Attacher*> attachers_;  // csi_ first, then options_.attachers
+  std::unique_ptr<PluginAttachers> plugin_attachers_;  // when options_.plugins is set
 
   ActualState actual_;
   std::unique_ptr<volume::util::OperationExecutor> executor_;

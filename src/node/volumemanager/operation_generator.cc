@@ -91,6 +91,40 @@ void OperationGenerator::Attach(const DesiredPod& dp, const DesiredVolume& v) {
       "attach");
 }
 
+void OperationGenerator::VerifyAttached(const DesiredPod& dp, const DesiredVolume& v,
+                                        const std::string& device_path) {
+  std::shared_ptr<const api::Pod> pod = dp.pod;
+  auto device = std::make_shared<std::string>();
+  executor_.Run(
+      AttachOperationKey(v.unique_name),
+      [v, device_path, device]() -> Status {
+        KVOL_ASSIGN_OR_RETURN(*device,
+                              v.plugin->AsAttachable()->WaitForAttach(v.spec, device_path));
+        return OkStatus();
+      },
+      [this, pod, v, device](Status s) {
+        std::string plugin(v.plugin->Name());
+        if (s.ok()) {
+          actual_.MarkAttached(v.unique_name, std::move(plugin), v.spec.Name(), *device);
+          return;
+        }
+        actual_.MarkAttachUncertain(v.unique_name, std::move(plugin), v.spec.Name());
+        PodEvent(*pod, "Warning", "FailedMount",
+                 "MountVolume.WaitForAttach failed for volume \"" + v.spec.Name() +
+                     "\" : " + s.message());
+      },
+      "verify-attached");
+}
+
+void OperationGenerator::ForgetAttachment(const std::string& unique_name,
+                                          const ActualAttachment& a) {
+  // An attachment this agent made before the controller managed the node is the controller's
+  // to detach now; only the record of it goes.
+  std::error_code ec;
+  fs::remove(AttachmentRecord(host_, a.plugin_name, a.volume_name), ec);
+  actual_.MarkDetached(unique_name);
+}
+
 void OperationGenerator::Detach(const std::string& unique_name, const ActualAttachment& a) {
   executor_.Run(
       AttachOperationKey(unique_name),

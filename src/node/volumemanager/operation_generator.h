@@ -42,6 +42,8 @@ class OperationGenerator final : public Operations {
   bool IsPending(const std::string& key) const override;
   void ForgetBackoffExcept(const std::set<std::string>& keep) override;
   void Attach(const DesiredPod& pod, const DesiredVolume& v) override;
+  void VerifyAttached(const DesiredPod& pod, const DesiredVolume& v,
+                      const std::string& device_path) override;
   void MountDevice(const DesiredPod& pod, const DesiredVolume& v,
                    const std::string& device_path) override;
   void SetUp(const std::string& key, const DesiredPod& pod, const DesiredVolume& v) override;
@@ -50,6 +52,7 @@ class OperationGenerator final : public Operations {
   void TearDown(const std::string& key, const ActualVolume& v) override;
   void UnmountDevice(const std::string& name, const ActualDevice& d) override;
   void Detach(const std::string& name, const ActualAttachment& a) override;
+  void ForgetAttachment(const std::string& name, const ActualAttachment& a) override;
 
  private:
   void PodEvent(const api::Pod& pod, std::string_view type, std::string_view reason,

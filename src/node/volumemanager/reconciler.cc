@@ -9,8 +9,12 @@
 namespace kvol::node::volumemanager {
 
 Reconciler::Reconciler(ActualStateOfWorld& actual, Operations& operations,
-                       std::function<bool(const std::string& uid)> containers_alive)
-    : actual_(actual), operations_(operations), containers_alive_(std::move(containers_alive)) {}
+                       std::function<bool(const std::string& uid)> containers_alive,
+                       std::function<ControllerAttachments()> controller)
+    : actual_(actual),
+      operations_(operations),
+      containers_alive_(std::move(containers_alive)),
+      controller_(std::move(controller)) {}
 
 bool Reconciler::ContainersAlive(const std::string& uid) const {
   return containers_alive_ && containers_alive_(uid);
@@ -26,11 +30,13 @@ void Reconciler::Reconcile(const DesiredPods& desired) {
       if (v.attach) wanted.attachments.insert(v.unique_name);
     }
   }
+  std::optional<ControllerAttachments> ctl;
+  if (controller_) ctl = controller_();
   UnmountVolumes(desired, wanted);
   UnmountDevices(wanted);
-  DetachVolumes(wanted);
+  DetachVolumes(wanted, ctl);
   ForgetBackoff(wanted);
-  MountOrAttachVolumes(desired);
+  MountOrAttachVolumes(desired, ctl);
 }
 
 void Reconciler::UnmountVolumes(const DesiredPods& desired, const Wanted& wanted) {
@@ -64,7 +70,8 @@ void Reconciler::UnmountDevices(const Wanted& wanted) {
   }
 }
 
-void Reconciler::DetachVolumes(const Wanted& wanted) {
+void Reconciler::DetachVolumes(const Wanted& wanted,
+                               const std::optional<ControllerAttachments>& ctl) {
   std::vector<std::pair<std::string, ActualAttachment>> unused;
   actual_.ForEachAttachment([&](const std::string& name, const ActualAttachment& a) {
     if (!wanted.attachments.count(name)) unused.emplace_back(name, a);
@@ -72,6 +79,10 @@ void Reconciler::DetachVolumes(const Wanted& wanted) {
   for (auto& [name, a] : unused) {
     if (actual_.Device(name) || operations_.IsPending(DeviceOperationKey(name)) ||
         actual_.VolumeInUse(name)) {
+      continue;
+    }
+    if (ctl) {
+      operations_.ForgetAttachment(name, a);
       continue;
     }
     actual_.MarkAttachUncertain(name);  // going away: a new user attaches it again
@@ -96,22 +107,37 @@ void Reconciler::ForgetBackoff(const Wanted& wanted) {
   operations_.ForgetBackoffExcept(keep);
 }
 
-void Reconciler::MountOrAttachVolumes(const DesiredPods& desired) {
+void Reconciler::MountOrAttachVolumes(const DesiredPods& desired,
+                                      const std::optional<ControllerAttachments>& ctl) {
   for (const auto& [uid, dp] : desired) {
-    for (const auto& [key, v] : dp.volumes) {
-      if (v.attach && (!actual_.Attached(v.unique_name) ||
-                       operations_.IsPending(AttachOperationKey(v.unique_name)))) {
-        operations_.Attach(dp, v);
-      } else if (v.device_mount && (!actual_.DeviceMounted(v.unique_name) ||
-                                    operations_.IsPending(DeviceOperationKey(v.unique_name)))) {
-        auto at = actual_.Attachment(v.unique_name);
-        operations_.MountDevice(dp, v, at ? at->device_path : std::string());
-      } else if (!actual_.VolumeMountedAs(key, v.content_version)) {
-        operations_.SetUp(key, dp, v);
-      } else if (v.fs_resize) {
-        ExpandVolume(key, dp, v);
-      }
+    for (const auto& [key, v] : dp.volumes) MountOrAttach(key, dp, v, ctl);
+  }
+}
+
+void Reconciler::MountOrAttach(const std::string& key, const DesiredPod& dp, const DesiredVolume& v,
+                               const std::optional<ControllerAttachments>& ctl) {
+  if (v.attach && (!actual_.Attached(v.unique_name) ||
+                   operations_.IsPending(AttachOperationKey(v.unique_name)))) {
+    if (!ctl) {
+      operations_.Attach(dp, v);
+    } else if (auto it = ctl->attached.find(v.unique_name); it != ctl->attached.end()) {
+      operations_.VerifyAttached(dp, v, it->second);
     }
+    // OBSERVATION: otherwise the controller has not attached it yet; a change of the node's
+    // status brings the next pass.
+    return;
+  }
+  if (v.device_mount && (!actual_.DeviceMounted(v.unique_name) ||
+                         operations_.IsPending(DeviceOperationKey(v.unique_name)))) {
+    if (ctl && v.attach && !ctl->in_use.count(v.unique_name)) return;  // not yet reported in use
+    auto at = actual_.Attachment(v.unique_name);
+    operations_.MountDevice(dp, v, at ? at->device_path : std::string());
+    return;
+  }
+  if (!actual_.VolumeMountedAs(key, v.content_version)) {
+    operations_.SetUp(key, dp, v);
+  } else if (v.fs_resize) {
+    ExpandVolume(key, dp, v);
   }
 }
 

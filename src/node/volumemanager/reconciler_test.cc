@@ -27,6 +27,13 @@ class RecordedOperations final : public Operations {
   void Attach(const DesiredPod&, const DesiredVolume& v) override {
     Start(AttachOperationKey(v.unique_name), "attach " + v.unique_name);
   }
+  void VerifyAttached(const DesiredPod&, const DesiredVolume& v,
+                      const std::string& device) override {
+    Start(AttachOperationKey(v.unique_name), "verify-attached " + v.unique_name + " " + device);
+  }
+  void ForgetAttachment(const std::string& name, const ActualAttachment&) override {
+    started.push_back("forget-attachment " + name);
+  }
   void MountDevice(const DesiredPod&, const DesiredVolume& v, const std::string& device) override {
     Start(DeviceOperationKey(v.unique_name), "mount-device " + v.unique_name + " " + device);
   }
@@ -118,6 +125,8 @@ TEST(Reconciler, StartsWhatBringsTheActualStateToTheDesiredOne) {
     std::vector<std::string> want;
     // What the pass marked itself, if anything.
     std::function<void(const ActualStateOfWorld&)> then = [](const auto&) {};
+    // Set on a node whose attachments the controller makes: its status.
+    std::optional<ControllerAttachments> controller = std::nullopt;
   };
   const Row rows[] = {
       {.name = "nothing wanted, nothing there", .want = {}},
@@ -252,6 +261,28 @@ TEST(Reconciler, StartsWhatBringsTheActualStateToTheDesiredOne) {
              w.MarkVolumeMounted("a/p/x", Mounted("a", "x"));
            },
        .want = {"expand p/x to 2048 from 1024 device /dev/sdb at /g/x"}},
+      {.name = "controller-managed: the agent waits for the controller to attach",
+       .desired = {{.uid = "a", .volumes = {{.name = "x", .attach = true, .device = true}}}},
+       .want = {},
+       .controller = ControllerAttachments{}},
+      {.name = "controller-managed: a volume the node status lists is verified attached",
+       .desired = {{.uid = "a", .volumes = {{.name = "x", .attach = true, .device = true}}}},
+       .want = {"verify-attached p/x /dev/sdc"},
+       .controller = ControllerAttachments{.attached = {{"p/x", "/dev/sdc"}}}},
+      {.name = "controller-managed: no device mount before the node reports the volume in use",
+       .desired = {{.uid = "a", .volumes = {{.name = "x", .attach = true, .device = true}}}},
+       .actual = [](auto& w) { w.MarkAttached("p/x", "p", "x", "/dev/sdc"); },
+       .want = {},
+       .controller = ControllerAttachments{.attached = {{"p/x", "/dev/sdc"}}}},
+      {.name = "controller-managed: the device is mounted once reported in use",
+       .desired = {{.uid = "a", .volumes = {{.name = "x", .attach = true, .device = true}}}},
+       .actual = [](auto& w) { w.MarkAttached("p/x", "p", "x", "/dev/sdc"); },
+       .want = {"mount-device p/x /dev/sdc"},
+       .controller = ControllerAttachments{.attached = {{"p/x", "/dev/sdc"}}, .in_use = {"p/x"}}},
+      {.name = "controller-managed: an attachment nothing uses is forgotten, not detached",
+       .actual = [](auto& w) { w.MarkAttached("p/x", "p", "x", "/dev/sdb"); },
+       .want = {"forget-attachment p/x"},
+       .controller = ControllerAttachments{}},
       {.name = "a volume grown already is not expanded again",
        .desired = {{.uid = "a", .volumes = {{.name = "x", .grow_to = 2048}}}},
        .actual =
@@ -267,7 +298,10 @@ TEST(Reconciler, StartsWhatBringsTheActualStateToTheDesiredOne) {
     row.actual(actual);
     RecordedOperations ops;
     ops.pending = row.pending;
-    Reconciler r(actual, ops, [&](const std::string& uid) { return row.alive.count(uid) > 0; });
+    std::function<ControllerAttachments()> controller;
+    if (row.controller) controller = [&] { return *row.controller; };
+    Reconciler r(
+        actual, ops, [&](const std::string& uid) { return row.alive.count(uid) > 0; }, controller);
     r.Reconcile(Desired(row.desired));
     EXPECT_EQ(ops.started, row.want);
     row.then(actual);

@@ -30,7 +30,8 @@ VolumeManager::VolumeManager(volume::Host& host, volume::PluginManager& plugins,
   generator_ = std::make_unique<OperationGenerator>(actual_, *executor_, host_, plugins_,
                                                     std::move(events), std::move(hooks));
   reconciler_ = std::make_unique<Reconciler>(
-      actual_, *generator_, [this](const std::string& uid) { return ContainersAlive(uid); });
+      actual_, *generator_, [this](const std::string& uid) { return ContainersAlive(uid); },
+      options_.controller_attachments);
 }
 
 VolumeManager::~VolumeManager() { Stop(); }

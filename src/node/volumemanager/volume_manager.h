@@ -92,6 +92,9 @@ struct Options {
   // Called (from the reconciler) with the volumes attached to the node, sorted by name, whenever
   // that list changes: the node's status.volumesAttached.
   std::function<void(std::vector<api::AttachedVolume>)> on_volumes_attached;
+  // Set on a node whose attachments the attach/detach controller makes: the node's status as
+  // the API server has it (reconciler.h). The agent then attaches and detaches nothing itself.
+  std::function<ControllerAttachments()> controller_attachments;
   // Called (from the reconciler) once the last of a pod's volumes is torn down and its
   // directory removed: the pod runtime may now remove the pod.
   std::function<void()> on_pod_cleaned_up;
