@@ -209,12 +209,16 @@ void VolumeManager::ReconcileOnce() {
 }
 
 void VolumeManager::ReportNodeVolumes(const DesiredPods& desired) {
+  // In use from the moment a pod wants it until its device is unmounted, as kubelet reports
+  // it: the attach/detach controller detaches only what is not listed.
   std::vector<std::string> in_use;
   for (const auto& [uid, dp] : desired) {
     for (const auto& [key, v] : dp.volumes) {
       if (v.device_mount || v.attach) in_use.push_back(v.unique_name);
     }
   }
+  actual_.ForEachDevice(
+      [&](const std::string& name, const ActualDevice&) { in_use.push_back(name); });
   std::sort(in_use.begin(), in_use.end());
   in_use.erase(std::unique(in_use.begin(), in_use.end()), in_use.end());
   if (in_use != volumes_in_use_) {

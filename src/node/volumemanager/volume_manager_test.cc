@@ -406,6 +406,56 @@ TEST_F(AttachTest, AttachesMountsTheDeviceThenSetsUpAndDetachesAfterTheLastPod) 
   }));
 }
 
+// On a node the attach/detach controller manages, the agent never calls attach or detach: it
+// waits for the node's status to list the volume attached, mounts the device only once the
+// status lists it in use, and keeps reporting it in use until the device is unmounted.
+TEST_F(AttachTest, OnAControllerManagedNodeTheAgentWaitsForTheController) {
+  BoundFlexClaim("data", "pv-flex", "vol-1");
+  PutPod(PodWith("a", {ClaimVolume("data", "data")}));
+  const std::string unique = std::string(kPlugin) + "/pv-flex";
+  ControllerAttachments status;  // guarded by mu_: the node's status as the controller leaves it
+  Options o;
+  o.controller_attachments = [&] {
+    std::lock_guard lock(mu_);
+    return status;
+  };
+  StartManager(o);
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return in_use_ == std::vector<std::string>{unique};
+  })) << "in use as soon as a pod wants it";
+  vm_->Kick();
+  EXPECT_EQ(VolumesReady("a"), "False");
+  EXPECT_EQ(IndexOf("attach"), DriverCalls().size()) << "the controller attaches, not the agent";
+  {
+    std::lock_guard lock(mu_);
+    status.attached[unique] = "/dev/fake-vol-1";  // attached, not yet reported in use
+  }
+  vm_->Kick();
+  ASSERT_TRUE(Eventually([&] { return vm_->AttachedVolumes().size() == 1; }));
+  EXPECT_EQ(IndexOf("mountdevice"), DriverCalls().size()) << "not before it is reported in use";
+  {
+    std::lock_guard lock(mu_);
+    status.in_use.insert(unique);
+  }
+  vm_->Kick();
+  ASSERT_TRUE(Eventually([&] { return VolumesReady("a") == "True"; }));
+  EXPECT_FALSE(fs::exists(Record("pv-flex"))) << "no record of what the agent did not attach";
+
+  RemovePod("a");
+  ASSERT_TRUE(Eventually([&] { return vm_->AttachedVolumes().empty(); }));
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu_);
+    return in_use_.empty();
+  }));
+  const auto calls = DriverCalls();
+  EXPECT_LT(IndexOf("unmountdevice"), calls.size()) << "the device is unmounted";
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "attach"), 0);
+  EXPECT_EQ(std::count_if(calls.begin(), calls.end(),
+                          [](const std::string& c) { return c.rfind("detach", 0) == 0; }),
+            0);
+}
+
 TEST_F(AttachTest, AttachFailureIsAnEventAndThePodWaitsUnattached) {
   BoundFlexClaim("data", "pv-flex", "vol-1");
   PutPod(PodWith("web", {ClaimVolume("data", "data")}));
