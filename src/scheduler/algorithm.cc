@@ -6,6 +6,7 @@
 #include "api/node_selector.h"
 #include "api/well_known.h"
 #include "client/pod_claims.h"
+#include "scheduler/volume_limits.h"
 
 namespace kvol::scheduler {
 namespace {
@@ -44,7 +45,8 @@ std::vector<api::Taint> EffectiveTaints(const api::Node& node) {
 }
 
 // The class's provisioner could make a volume for the claim on the node.
-bool CanProvision(const api::PersistentVolumeClaim& claim, const api::Node& node, const Cache& cache) {
+bool CanProvision(const api::PersistentVolumeClaim& claim, const api::Node& node,
+                  const Cache& cache) {
   ClassPtr cls = cache.Class(binding::ClaimClass(claim));
   if (!cls || cls->provisioner.empty() || cls->provisioner == kNoProvisioner) return false;
   if (cls->allowed_topologies.empty()) return true;
@@ -170,6 +172,8 @@ std::vector<std::string> FilterNode(const api::Pod& pod, const PodClaims& claims
   }
   // NodeAffinity.
   if (!api::PodSpecMatchesNode(pod.spec, node)) return {std::string(kReasonNodeAffinity)};
+  // NodeVolumeLimits.
+  if (std::string r = FilterVolumeLimits(pod, node, cache); !r.empty()) return {r};
   // VolumeBinding.
   return FilterVolumes(claims, node, cache, plan);
 }
@@ -213,7 +217,8 @@ Decision Schedule(const api::Pod& pod, Cache& cache) {
   }
   // "N reason" strings, sorted as strings, as Kubernetes' FitError sorts them.
   std::vector<std::string> parts;
-  for (const auto& [reason, count] : histogram) parts.push_back(std::to_string(count) + " " + reason);
+  for (const auto& [reason, count] : histogram)
+    parts.push_back(std::to_string(count) + " " + reason);
   std::sort(parts.begin(), parts.end());
   d.message = head;
   for (size_t i = 0; i < parts.size(); ++i) d.message += (i ? ", " : " ") + parts[i];

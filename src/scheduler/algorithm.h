@@ -1,5 +1,6 @@
 // Placing one pod, as Kubernetes' default scheduler profile does for what kvol models: the
-// filters NodeUnschedulable, TaintToleration, NodeAffinity and VolumeBinding run in that order
+// filters NodeUnschedulable, TaintToleration, NodeAffinity, NodeVolumeLimits (CSI drivers'
+// per-node volume counts, volume_limits.h) and VolumeBinding run in that order
 // on every node, the first that fails giving the node's reasons; among the nodes that pass,
 // the one matching the most preferred node-affinity weight wins, then the one running the
 // fewest pods, then the first by name.

@@ -50,6 +50,24 @@ void Cache::RemoveClass(const std::string& name) {
   classes_.erase(name);
 }
 
+void Cache::UpsertCSINode(const api::CSINode& csinode) {
+  std::map<std::string, int> limits;
+  for (const auto& d : csinode.spec.drivers) {
+    if (d.allocatable && d.allocatable->count) limits[d.name] = *d.allocatable->count;
+  }
+  std::lock_guard lock(mu_);
+  if (limits.empty()) {
+    limits_.erase(csinode.metadata.name);
+  } else {
+    limits_[csinode.metadata.name] = std::move(limits);
+  }
+}
+
+void Cache::RemoveCSINode(const std::string& name) {
+  std::lock_guard lock(mu_);
+  limits_.erase(name);
+}
+
 void Cache::UpsertPod(const api::Pod& pod) {
   const std::string key = KeyOf(pod);
   const bool counts = !pod.spec.node_name.empty() && !client::PodIsShutDown(pod);
@@ -63,6 +81,9 @@ void Cache::UpsertPod(const api::Pod& pod) {
   if (counts) {
     pod_node_[key] = pod.spec.node_name;
     ++pods_on_[pod.spec.node_name];
+    pod_claims_[key] = client::ClaimKeysOfPod(pod);
+  } else {
+    pod_claims_.erase(key);
   }
 }
 
@@ -72,6 +93,7 @@ void Cache::RemovePod(const std::string& key) {
   if (it == pod_node_.end()) return;
   --pods_on_[it->second];
   pod_node_.erase(it);
+  pod_claims_.erase(key);
 }
 
 std::vector<NodePtr> Cache::Nodes() const {
@@ -104,6 +126,24 @@ int Cache::PodsOn(const std::string& node) const {
   std::lock_guard lock(mu_);
   auto it = pods_on_.find(node);
   return it == pods_on_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> Cache::ClaimsOn(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [pod, on] : pod_node_) {
+    if (on != node) continue;
+    auto claims = pod_claims_.find(pod);
+    if (claims != pod_claims_.end())
+      out.insert(out.end(), claims->second.begin(), claims->second.end());
+  }
+  return out;
+}
+
+std::map<std::string, int> Cache::VolumeLimits(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = limits_.find(node);
+  return it == limits_.end() ? std::map<std::string, int>{} : it->second;
 }
 
 }  // namespace kvol::scheduler

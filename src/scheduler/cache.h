@@ -34,6 +34,8 @@ class Cache {
   void RemoveVolume(const std::string& name);
   void UpsertClass(const api::StorageClass& cls);
   void RemoveClass(const std::string& name);
+  void UpsertCSINode(const api::CSINode& csinode);
+  void RemoveCSINode(const std::string& name);
   // Pods count against the node they are assigned to, until they finish or go.
   void UpsertPod(const api::Pod& pod);
   void RemovePod(const std::string& key);
@@ -45,6 +47,10 @@ class Cache {
   VolumePtr Volume(const std::string& name) const { return volumes_.Get(name); }
   ClassPtr Class(const std::string& name) const;
   int PodsOn(const std::string& node) const;
+  // The claims (namespace/name) of the pods that count against the node.
+  std::vector<std::string> ClaimsOn(const std::string& node) const;
+  // The node's CSI volume limits by driver: its CSINode's allocatable counts.
+  std::map<std::string, int> VolumeLimits(const std::string& node) const;
 
   // The volumes, indexed for matching; the scheduler reserves the ones it is choosing.
   volume::binding::VolumeIndex& volumes() { return volumes_; }
@@ -55,8 +61,10 @@ class Cache {
   std::map<std::string, NodePtr> nodes_;
   std::unordered_map<std::string, ClaimPtr> claims_;
   std::unordered_map<std::string, ClassPtr> classes_;
-  std::unordered_map<std::string, std::string> pod_node_;  // pod key -> node
-  std::unordered_map<std::string, int> pods_on_;            // node -> pods
+  std::unordered_map<std::string, std::string> pod_node_;                 // pod key -> node
+  std::unordered_map<std::string, int> pods_on_;                          // node -> pods
+  std::unordered_map<std::string, std::vector<std::string>> pod_claims_;  // pod key -> claims
+  std::unordered_map<std::string, std::map<std::string, int>> limits_;    // node -> driver -> count
   volume::binding::VolumeIndex volumes_;
 };
 

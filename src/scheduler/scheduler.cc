@@ -19,8 +19,10 @@ using client::ApiStatus;
 bool SetUnschedulable(api::Pod& pod, std::string_view message, const api::Time& now) {
   if (pod.status.phase.empty()) pod.status.phase = "Pending";
   return api::UpdatePodCondition(pod.status,
-                                 {.type = "PodScheduled", .status = "False",
-                                  .reason = "Unschedulable", .message = std::string(message)},
+                                 {.type = "PodScheduled",
+                                  .status = "False",
+                                  .reason = "Unschedulable",
+                                  .message = std::string(message)},
                                  now);
 }
 
@@ -60,11 +62,15 @@ void Scheduler::StorePod(const api::Pod& pod) {
 void Scheduler::ForgetPod(const std::string& key) {
   cache_.RemovePod(key);
   auto [ns, name] = client::SplitKey(key);
-  std::lock_guard lock(mu_);
-  pending_.erase(key);
-  assumed_.erase(key);
-  unschedulable_.erase(key);
-  users_.Remove(ns, name);
+  {
+    std::lock_guard lock(mu_);
+    pending_.erase(key);
+    assumed_.erase(key);
+    unschedulable_.erase(key);
+    users_.Remove(ns, name);
+  }
+  // What it held on its node (a CSI driver's volume count) is free for a pod that waits.
+  RequeueUnschedulable();
 }
 
 void Scheduler::Requeue(const std::string& key) {
@@ -144,9 +150,11 @@ Status Scheduler::Place(const PodPtr& pod) {
   }
   if (d.plan.empty()) return Bind(pod, d.node);
   if (Status s = Prepare(d.plan, d.node); !s.ok()) return s;
-  Assumed a{pod->metadata.uid, d.node, {},
-            options_.clock->Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(
-                                              options_.bind_timeout)};
+  Assumed a{pod->metadata.uid,
+            d.node,
+            {},
+            options_.clock->Monotonic() +
+                std::chrono::duration_cast<os::MonoTime::duration>(options_.bind_timeout)};
   for (const auto& c : d.plan.provisions) a.provisions.insert(client::KeyOf(*c));
   {
     std::lock_guard lock(mu_);
@@ -234,7 +242,8 @@ Status Scheduler::Bind(const PodPtr& pod, const std::string& node) {
   api::Pod placed = *pod;
   placed.spec.node_name = node;
   StorePod(placed);
-  Event(*pod, "Normal", "Scheduled", "Successfully assigned " + client::KeyOf(*pod) + " to " + node);
+  Event(*pod, "Normal", "Scheduled",
+        "Successfully assigned " + client::KeyOf(*pod) + " to " + node);
   return OkStatus();
 }
 
@@ -259,11 +268,16 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto& nodes = informers_->Handle<api::Node>(
-      {.on_add = [this](const auto& n) { cache_.UpsertNode(*n); RequeueUnschedulable(); },
-       .on_update = [this](const auto&, const auto& n) {
-         cache_.UpsertNode(*n);
-         RequeueUnschedulable();
-       },
+      {.on_add =
+           [this](const auto& n) {
+             cache_.UpsertNode(*n);
+             RequeueUnschedulable();
+           },
+       .on_update =
+           [this](const auto&, const auto& n) {
+             cache_.UpsertNode(*n);
+             RequeueUnschedulable();
+           },
        .on_delete = [this](const auto& n) { cache_.RemoveNode(n->metadata.name); }});
   auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {
     cache_.UpsertClaim(c);
@@ -272,10 +286,11 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   auto& claims = informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = on_claim,
        .on_update = [on_claim](const auto&, const auto& c) { on_claim(c); },
-       .on_delete = [this](const auto& c) {
-         cache_.RemoveClaim(client::KeyOf(*c));
-         RequeueUsers(client::KeyOf(*c));
-       }});
+       .on_delete =
+           [this](const auto& c) {
+             cache_.RemoveClaim(client::KeyOf(*c));
+             RequeueUsers(client::KeyOf(*c));
+           }});
   auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
     cache_.UpsertVolume(v);
     if (v->spec.claim_ref) {
@@ -297,15 +312,26 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
        .on_update = [on_class](const auto&, const auto& c) { on_class(c); },
        .on_delete = [this](const auto& c) { cache_.RemoveClass(c->metadata.name); }});
 
+  auto on_csinode = [this](const std::shared_ptr<const api::CSINode>& c) {
+    cache_.UpsertCSINode(*c);
+    RequeueUnschedulable();  // a driver registered, or its limit grew
+  };
+  auto& csinodes = informers_->Handle<api::CSINode>(
+      {.on_add = on_csinode,
+       .on_update = [on_csinode](const auto&, const auto& c) { on_csinode(c); },
+       .on_delete = [this](const auto& c) { cache_.RemoveCSINode(c->metadata.name); }});
+
   // Everything a decision reads fills before the pods arrive to be placed: the pod handlers
   // are added once the rest is synced (a shared pod informer already running hands them every
   // cached pod then).
   classes.Start();
+  csinodes.Start();
   nodes.Start();
   volumes.Start();
   claims.Start();
-  bool filled = classes.WaitForSync(sync_timeout) && nodes.WaitForSync(sync_timeout) &&
-                volumes.WaitForSync(sync_timeout) && claims.WaitForSync(sync_timeout);
+  bool filled = classes.WaitForSync(sync_timeout) && csinodes.WaitForSync(sync_timeout) &&
+                nodes.WaitForSync(sync_timeout) && volumes.WaitForSync(sync_timeout) &&
+                claims.WaitForSync(sync_timeout);
   if (filled) {
     auto on_pod = [this](const std::shared_ptr<const api::Pod>& p) {
       StorePod(*p);
@@ -324,8 +350,8 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   }
   threads_.emplace_back([this] {
     SetThreadName("scheduler");
-    client::RunWorker(*queue_, [this](const std::string& key) { return SyncPod(key); },
-                          "scheduler");
+    client::RunWorker(
+        *queue_, [this](const std::string& key) { return SyncPod(key); }, "scheduler");
   });
   threads_.emplace_back([this] {
     SetThreadName("sched-retry");

@@ -5,7 +5,8 @@
 # through a VolumeAttachment by the built-in attacher, staged, published), its data seen by the
 # next pod, and everything undone after the last; its health as an event; a Block volume, the
 # container's device; a volume grown on the node; an inline ephemeral volume, made and removed
-# with its pod; a driver run on its own (`kvol csi-driver`) registered with --csi-driver.
+# with its pod; a driver run on its own (`kvol csi-driver`) registered with --csi-driver, whose
+# limit of one volume per node keeps a second pod off the node until the first goes.
 # Usage: csi_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -194,17 +195,42 @@ wait "$KVOL_PID" 2>/dev/null
 DRIVER_DIR=$WORK/driver
 mkdir -p "$DRIVER_DIR"
 "$KVOL_BIN" csi-driver --endpoint "unix://$DRIVER_DIR/csi.sock" --node-id own-node-id \
-  --data-dir "$DRIVER_DIR/data" --max-volumes-per-node 9 >"$WORK/driver.log" 2>&1 &
+  --data-dir "$DRIVER_DIR/data" --max-volumes-per-node 1 >"$WORK/driver.log" 2>&1 &
 DRIVER_PID=$!
 track "$DRIVER_PID"
 until_true 10 test -S "$DRIVER_DIR/csi.sock" || fail "the driver did not serve"
 kvol_start second --no-bundled-csi-driver --csi-driver "unix://$DRIVER_DIR/csi.sock"
 NODE=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 until_true 20 csinode_has loop.csi.kvol.io own-node-id || fail "--csi-driver was not registered"
-expect_eq "its volume limit" 9 \
+expect_eq "its volume limit" 1 \
   "$(kubectl get csinode "$NODE" -o jsonpath='{.spec.drivers[0].allocatable.count}')"
 expect_eq "one driver" 1 "$(kubectl get csinode "$NODE" -o jsonpath='{.spec.drivers[*].name}' | wc -w)"
 grep -q "registered at unix://$DRIVER_DIR/csi.sock (--csi-driver)" "$KVOL_LOG" ||
   fail "the server did not log the registration"
+
+# ---- its limit of one volume per node, kept by the scheduler ----------------------------------
+csi_claim "unix://$DRIVER_DIR/csi.sock" own-pv-1 own-1 32
+OWN1=$CSI_HANDLE
+csi_claim "unix://$DRIVER_DIR/csi.sock" own-pv-2 own-2 32
+OWN2=$CSI_HANDLE
+pod_with own-first 'sleep 3600' own-1
+until_true 60 phase_is own-first Running || { fail "own-first did not run"; kubectl describe pod own-first; }
+pod_with own-second 'echo second-ran > /data/f; sleep 3600' own-2
+unschedulable() {
+  [ "$(kubectl get pod own-second -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+}
+until_true 10 unschedulable || fail "own-second was not found unschedulable: $(kubectl describe pod own-second)"
+expect_eq "the volume limit, in the scheduler's words" \
+  "0/1 nodes are available: 1 node(s) exceed max volume count." \
+  "$(kubectl get pod own-second -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+kubectl delete pod own-first --wait=true --timeout=60s >/dev/null
+until_true 60 phase_is own-second Running || { fail "own-second did not run once own-first went"; kubectl describe pod own-second; }
+kubectl delete pod own-second --wait=true --timeout=60s >/dev/null
+kubectl delete pvc own-1 own-2 --wait=true --timeout=30s >/dev/null
+kubectl delete pv own-pv-1 own-pv-2 --wait=true --timeout=30s >/dev/null
+for h in "$OWN1" "$OWN2"; do
+  "$KVOL_BIN" csi delete-volume --endpoint "unix://$DRIVER_DIR/csi.sock" --id "$h" >/dev/null ||
+    fail "volume $h could not be deleted"
+done
 
 finish
