@@ -42,6 +42,9 @@ struct NodeAgentOptions {
   // The attach/detach controller attaches this node's volumes
   // (--enable-controller-attach-detach).
   bool controller_attach_detach = true;
+  // The node's CSI provisioner also serves claims no node was selected for (Immediate
+  // binding): the agent inside `kvol server`.
+  bool central_provisioner = false;
 };
 
 // The attach/detach controller's settings.

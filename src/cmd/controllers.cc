@@ -102,6 +102,12 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
       client,
       controller::attacher::Options{.node_name = ao.node_name, .drivers = &r.agent->csi_drivers()});
   KVOL_RETURN_IF_ERROR(r.attacher->Start());
+  r.provisioner = std::make_unique<controller::provisioner::Controller>(
+      client, controller::provisioner::Options{.node_name = ao.node_name,
+                                               .drivers = &r.agent->csi_drivers(),
+                                               .central = opts.central_provisioner,
+                                               .informers = informers});
+  KVOL_RETURN_IF_ERROR(r.provisioner->Start());
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include "client/client.h"
 #include "cmd/commands.h"
 #include "controller/attacher/attacher.h"
+#include "controller/provisioner/provisioner.h"
 #include "node/agent.h"
 #include "os/mounter.h"
 #include "volume/local_path.h"
@@ -33,10 +34,12 @@ StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
 struct RunningAgent {
   std::unique_ptr<os::Mounter> mounter;
   std::unique_ptr<node::Agent> agent;
-  // The built-in attacher of the CSI drivers registered on the agent's node.
+  // The built-in attacher and provisioner of the CSI drivers registered on the agent's node.
   std::unique_ptr<controller::attacher::Controller> attacher;
-  // Stops the attacher, then the agent.
+  std::unique_ptr<controller::provisioner::Controller> provisioner;
+  // Stops the provisioner and the attacher, then the agent.
   void Stop() {
+    if (provisioner) provisioner->Stop();
     if (attacher) attacher->Stop();
     if (agent) agent->Stop();
   }

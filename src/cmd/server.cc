@@ -106,6 +106,28 @@ Status EnsureDefaultStorageClass(client::Client& c) {
   return OkStatus();
 }
 
+// The StorageClass loop, of the bundled driver: volumes made on the node the pod goes to, which
+// may grow; not the default. Made at start when missing (an administrator's edits are kept).
+Status EnsureLoopStorageClass(client::Client& c) {
+  auto& classes = c.resource<api::StorageClass>();
+  auto existing = classes.Get("", "loop");
+  if (existing.ok()) return OkStatus();
+  if (!api::IsNotFound(existing.error())) {
+    return UnavailableError("reading StorageClass loop: " + existing.error().message);
+  }
+  api::StorageClass sc;
+  sc.metadata.name = "loop";
+  sc.provisioner = std::string(csi::driver::kDriverName);
+  sc.reclaim_policy = "Delete";
+  sc.volume_binding_mode = "WaitForFirstConsumer";
+  sc.allow_volume_expansion = true;
+  auto created = classes.Create(sc);
+  if (!created.ok() && !api::IsAlreadyExists(created.error())) {
+    return UnavailableError("creating StorageClass loop: " + created.error().message);
+  }
+  return OkStatus();
+}
+
 // The bundled driver's CSIDriver object, made once (an administrator's edits are kept): attached
 // before staging, and serving PersistentVolumes and inline ephemeral volumes.
 Status EnsureBundledCsiDriverObject(client::Client& c) {
@@ -261,12 +283,14 @@ int RunServer(const ServerOptions& opts) {
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     no.node_name = provisioners->node_name;
+    no.central_provisioner = true;
     if (opts.bundled_csi_driver) {
       auto started = StartBundledCsiDriver(no, dir);
       if (!started.ok()) return Fail(started.status().Annotate("starting the bundled CSI driver"));
       bundled_driver = *std::move(started);
       no.csi_drivers.push_back("unix://" + bundled_driver->socket_path());
       if (Status s = EnsureBundledCsiDriverObject(local); !s.ok()) return Fail(s);
+      if (Status s = EnsureLoopStorageClass(local); !s.ok()) return Fail(s);
     }
     auto started = StartNodeAgent(local, no, dir, &plugins, nullptr, &informers);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));

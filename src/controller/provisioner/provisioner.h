@@ -1,0 +1,94 @@
+// kvol's built-in CSI provisioner: what external-provisioner does in its distributed mode, for
+// the CSI drivers registered on one node, beside that node's agent (as the built-in attacher).
+//
+// A claim whose class names such a driver, and which the scheduler gave to this node
+// (volume.kubernetes.io/selected-node), gets a volume from the driver: CreateVolume named
+// pvc-<claim uid> (so a retry never makes a second one) with the class's parameters, secrets
+// and the node's topology, then a PersistentVolume pre-bound to the claim, which the PV
+// controller binds. Events as external-provisioner gives them: Provisioning,
+// ProvisioningSucceeded, ProvisioningFailed. A Released volume of such a driver with the Delete
+// policy whose node affinity admits this node is deleted (DeleteVolume, then the object).
+//
+// The agent inside `kvol server` (`central`) also serves claims no node was selected for
+// (Immediate binding) and deletes volumes without node affinity. Claims of drivers not
+// registered here are left alone, for another node's agent or an external-provisioner.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "client/event_recorder.h"
+#include "client/informer.h"
+#include "client/workqueue.h"
+#include "os/clock.h"
+#include "volume/plugins/csi/csi_drivers.h"
+
+namespace kvol::controller::provisioner {
+
+struct Options {
+  std::string node_name;
+  volume::plugins::CsiDrivers* drivers = nullptr;
+  bool central = false;
+  int workers = 4;
+  os::Clock* clock = &os::RealClock();
+  std::chrono::milliseconds call_timeout{120'000};
+  // How often every claim and volume is looked at again (a driver that registered later, a
+  // failure to retry).
+  std::chrono::milliseconds resync{10'000};
+  // The process's informers, shared with its other controllers; its own when null.
+  client::SharedInformers* informers = nullptr;
+};
+
+class Controller {
+ public:
+  Controller(client::Client& client, Options options);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  Status Start(std::chrono::milliseconds sync_timeout = std::chrono::seconds(60));
+  void Stop();
+
+  // One pass for one claim, and for one volume. Tests call them.
+  Status SyncClaim(const api::PersistentVolumeClaim& claim);
+  Status SyncVolume(const api::PersistentVolume& volume);
+
+ private:
+  // The driver this node serves the claim with; nullptr when the claim is not this node's.
+  std::shared_ptr<const volume::plugins::CsiDriver> DriverFor(
+      const api::PersistentVolumeClaim& claim) const;
+  Status Provision(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
+                   const volume::plugins::CsiDriver& driver);
+  // Whether this node deletes the volume: its node affinity admits the node, or it has none
+  // and this is the central provisioner.
+  bool Mine(const api::PersistentVolume& volume) const;
+  void Event(const api::ObjectReference& about, std::string_view type, std::string_view reason,
+             std::string message);
+  void EnqueueAll();
+
+  client::Client& client_;
+  const Options options_;
+  std::unique_ptr<client::EventRecorder> recorder_;
+  std::unique_ptr<client::WorkQueue> queue_;
+  std::unique_ptr<client::InformerScope> informers_;
+  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
+  client::Informer<api::PersistentVolume>* volumes_ = nullptr;
+  client::Informer<api::StorageClass>* classes_ = nullptr;
+  std::vector<std::thread> threads_;
+  // Wakes the pass over every claim and volume: stopping, or a driver registered. Shared with
+  // the drivers table's callback, which may outlive this controller.
+  struct Kick {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stopping = false;
+  };
+  std::shared_ptr<Kick> kick_ = std::make_shared<Kick>();
+};
+
+}  // namespace kvol::controller::provisioner

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# kvol's built-in CSI provisioner with a real kvol server, kubectl and the bundled driver: the
+# `loop` class (WaitForFirstConsumer, allowVolumeExpansion); a claim on it is provisioned on the
+# node its pod goes to (CreateVolume, a PersistentVolume with the driver's topology as node
+# affinity, external-provisioner's events), attached and mounted; the data outlives the pod;
+# deleting the claim deletes the volume (DeleteVolume), leaving no PV, file, loop device, mount
+# or VolumeAttachment; a class whose secret parameters are wrong says so in
+# ProvisioningFailed.
+# Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+source "$TESTS/integration/lib.sh"
+NODE=kvol-prov-node
+
+kvol_start server --node-name "$NODE"
+expect_eq "the loop class" "loop.csi.kvol.io WaitForFirstConsumer true Delete" \
+  "$(kubectl get storageclass loop -o jsonpath='{.provisioner} {.volumeBindingMode} {.allowVolumeExpansion} {.reclaimPolicy}')"
+expect_eq "not the default" "" \
+  "$(kubectl get storageclass loop -o jsonpath='{.metadata.annotations.storageclass\.kubernetes\.io/is-default-class}')"
+csinode_has_driver() {
+  [ -n "$(kubectl get csinode "$NODE" -o jsonpath='{.spec.drivers[?(@.name=="loop.csi.kvol.io")].nodeID}')" ]
+}
+until_true 20 csinode_has_driver || fail "the bundled driver is not in CSINode"
+
+claim() {  # claim NAME CLASS SIZE
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $1}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: $2
+  resources: {requests: {storage: $3}}
+YAML
+}
+pod_with() {  # pod_with NAME CLAIM COMMAND
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, "$3"], volumeMounts: [{name: d, mountPath: /data}]}
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: $2}}
+YAML
+}
+events() {  # events KIND NAME REASON: "component: message" lines
+  kubectl get events --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" \
+    -o jsonpath='{range .items[*]}{.source.component}: {.message}{"\n"}{end}'
+}
+
+# ---- a claim on loop, provisioned where its pod goes ------------------------------------------
+claim data loop 64Mi
+sleep 1
+expect_eq "waits for its pod" Pending "$(kubectl get pvc data -o jsonpath='{.status.phase}')"
+pod_with writer data 'echo provisioned > /data/f && sleep 3600'
+until_true 60 phase_is writer Running || { fail "the writer did not run"; kubectl describe pvc data; kubectl describe pod writer; }
+UID_C=$(kubectl get pvc data -o jsonpath='{.metadata.uid}')
+PV=pvc-$UID_C
+expect_eq "bound to the volume named after the claim" "$PV" "$(kubectl get pvc data -o jsonpath='{.spec.volumeName}')"
+expect_eq "the PV's source" "loop.csi.kvol.io" "$(kubectl get pv "$PV" -o jsonpath='{.spec.csi.driver}')"
+expect_eq "provisioned-by" "loop.csi.kvol.io" \
+  "$(kubectl get pv "$PV" -o jsonpath='{.metadata.annotations.pv\.kubernetes\.io/provisioned-by}')"
+expect_eq "the driver's topology as node affinity" "topology.csi.kvol.io/node In $NODE" \
+  "$(kubectl get pv "$PV" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key} {.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator} {.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')"
+expect_eq "class, policy, capacity" "loop Delete 64Mi" \
+  "$(kubectl get pv "$PV" -o jsonpath='{.spec.storageClassName} {.spec.persistentVolumeReclaimPolicy} {.spec.capacity.storage}')"
+expect_eq "the selected node" "$NODE" \
+  "$(kubectl get pvc data -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')"
+expect_contains "Provisioning" "csi-provisioner_$NODE: External provisioner is provisioning volume for claim \"default/data\"" \
+  "$(events PersistentVolumeClaim data Provisioning)"
+expect_eq "ProvisioningSucceeded" "csi-provisioner_$NODE: Successfully provisioned volume $PV" \
+  "$(events PersistentVolumeClaim data ProvisioningSucceeded)"
+HANDLE=$(kubectl get pv "$PV" -o jsonpath='{.spec.csi.volumeHandle}')
+VA="csi-$(printf '%s' "${HANDLE}loop.csi.kvol.io$NODE" | sha256sum | cut -d' ' -f1)"
+expect_eq "attached" true "$(kubectl get volumeattachment "$VA" -o jsonpath='{.status.attached}')"
+expect_eq "one volume file" 1 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
+
+# ---- the data outlives the pod ----------------------------------------------------------------
+kubectl delete pod writer --wait=true --timeout=60s >/dev/null || fail "writer deleted"
+pod_with reader data 'cat /data/f && sleep 3600'
+until_true 60 phase_is reader Running || { fail "the reader did not run"; kubectl describe pod reader; }
+NEEDLE=provisioned until_true 10 logs_contain reader || fail "the reader reads what the writer wrote"
+kubectl delete pod reader --wait=true --timeout=60s >/dev/null || fail "reader deleted"
+
+# ---- deleting the claim deletes the volume -----------------------------------------------------
+kubectl delete pvc data --wait=true --timeout=30s >/dev/null || fail "the claim was not deleted"
+pv_gone() { ! kubectl get pv "$PV" >/dev/null 2>&1; }
+until_true 30 pv_gone || fail "the PV stayed: $(kubectl get pv "$PV" -o wide)"
+expect_eq "no volume file left" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
+expect_eq "no loop device left" 0 "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
+expect_eq "no mount left" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
+no_attachments() { [ -z "$(kubectl get volumeattachment -o name)" ]; }
+until_true 30 no_attachments || fail "VolumeAttachments stayed"
+
+# ---- a class whose secrets are wrong -----------------------------------------------------------
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: half-secret}
+provisioner: loop.csi.kvol.io
+volumeBindingMode: WaitForFirstConsumer
+parameters:
+  csi.storage.k8s.io/provisioner-secret-name: creds
+YAML
+claim bad half-secret 16Mi
+pod_with bad-pod bad 'sleep 3600'
+failed() { events PersistentVolumeClaim bad ProvisioningFailed | grep -q "both must be given"; }
+until_true 30 failed || fail "no ProvisioningFailed for the half-given secret: $(kubectl describe pvc bad)"
+expect_contains "the event names the parameters" \
+  'failed to provision volume with StorageClass "half-secret": StorageClass parameters csi.storage.k8s.io/provisioner-secret-name and csi.storage.k8s.io/provisioner-secret-namespace: both must be given, or neither' \
+  "$(events PersistentVolumeClaim bad ProvisioningFailed)"
+kubectl delete pod bad-pod --wait=true --timeout=30s >/dev/null
+kubectl delete pvc bad --wait=true --timeout=30s >/dev/null
+finish
