@@ -5,7 +5,9 @@
 # affinity, external-provisioner's events), attached and mounted; the data outlives the pod;
 # deleting the claim deletes the volume (DeleteVolume), leaving no PV, file, loop device, mount
 # or VolumeAttachment; a class whose secret parameters are wrong says so in
-# ProvisioningFailed.
+# ProvisioningFailed; with a second node (`kvol agent` with a driver of its own), a claim for a
+# pod that must run there is made by that node's driver, with that node as its affinity, and
+# removed by it.
 # Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -33,20 +35,6 @@ spec:
   resources: {requests: {storage: $3}}
 YAML
 }
-pod_with() {  # pod_with NAME CLAIM COMMAND
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - {name: c, image: busybox, command: [sh, -c, "$3"], volumeMounts: [{name: d, mountPath: /data}]}
-  volumes:
-  - {name: d, persistentVolumeClaim: {claimName: $2}}
-YAML
-}
 events() {  # events KIND NAME REASON: "component: message" lines
   kubectl get events --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" \
     -o jsonpath='{range .items[*]}{.source.component}: {.message}{"\n"}{end}'
@@ -56,7 +44,7 @@ events() {  # events KIND NAME REASON: "component: message" lines
 claim data loop 64Mi
 sleep 1
 expect_eq "waits for its pod" Pending "$(kubectl get pvc data -o jsonpath='{.status.phase}')"
-pod_with writer data 'echo provisioned > /data/f && sleep 3600'
+pod_with writer 'echo provisioned > /data/f && sleep 3600' data
 until_true 60 phase_is writer Running || { fail "the writer did not run"; kubectl describe pvc data; kubectl describe pod writer; }
 UID_C=$(kubectl get pvc data -o jsonpath='{.metadata.uid}')
 PV=pvc-$UID_C
@@ -81,7 +69,7 @@ expect_eq "one volume file" 1 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img'
 
 # ---- the data outlives the pod ----------------------------------------------------------------
 kubectl delete pod writer --wait=true --timeout=60s >/dev/null || fail "writer deleted"
-pod_with reader data 'cat /data/f && sleep 3600'
+pod_with reader 'cat /data/f && sleep 3600' data
 until_true 60 phase_is reader Running || { fail "the reader did not run"; kubectl describe pod reader; }
 NEEDLE=provisioned until_true 10 logs_contain reader || fail "the reader reads what the writer wrote"
 kubectl delete pod reader --wait=true --timeout=60s >/dev/null || fail "reader deleted"
@@ -107,7 +95,7 @@ parameters:
   csi.storage.k8s.io/provisioner-secret-name: creds
 YAML
 claim bad half-secret 16Mi
-pod_with bad-pod bad 'sleep 3600'
+pod_with bad-pod 'sleep 3600' bad
 failed() { events PersistentVolumeClaim bad ProvisioningFailed | grep -q "both must be given"; }
 until_true 30 failed || fail "no ProvisioningFailed for the half-given secret: $(kubectl describe pvc bad)"
 expect_contains "the event names the parameters" \
@@ -115,4 +103,38 @@ expect_contains "the event names the parameters" \
   "$(events PersistentVolumeClaim bad ProvisioningFailed)"
 kubectl delete pod bad-pod --wait=true --timeout=30s >/dev/null
 kubectl delete pvc bad --wait=true --timeout=30s >/dev/null
+
+# ---- a second node with a driver of its own: the claim is made where its pod goes -------------
+NODE2=kvol-prov-node2
+D2=$WORK/driver2
+mkdir -p "$D2"
+"$KVOL_BIN" csi-driver --endpoint "unix://$D2/csi.sock" --node-id "$NODE2" --data-dir "$D2/data" \
+  >"$WORK/driver2.log" 2>&1 &
+track $!
+until_true 10 test -S "$D2/csi.sock" || fail "the second driver did not serve"
+"$KVOL_BIN" agent --server "$KVOL_URL" --token "$(kvol_token)" \
+  --certificate-authority "$KVOL_DIR/pki/ca.crt" --node-name "$NODE2" --root-dir "$WORK/node2" \
+  --address 127.0.0.1 --port 0 --node-ip 127.0.0.1 --csi-driver "unix://$D2/csi.sock" \
+  >"$WORK/agent2.log" 2>&1 &
+track $!
+until_true 10 grep -q "kvol agent is ready" "$WORK/agent2.log" || fail "kvol agent starts: $(cat "$WORK/agent2.log")"
+node2_has_driver() {
+  [ -n "$(kubectl get csinode "$NODE2" -o jsonpath='{.spec.drivers[?(@.name=="loop.csi.kvol.io")].nodeID}')" ]
+}
+until_true 20 node2_has_driver || fail "the second node's driver is not in its CSINode"
+claim far loop 32Mi
+pod_with far-pod 'echo far > /data/f && sleep 3600' far "$NODE2"
+until_true 60 phase_is far-pod Running || { fail "far-pod did not run"; kubectl describe pvc far; kubectl describe pod far-pod; }
+FAR_PV=pvc-$(kubectl get pvc far -o jsonpath='{.metadata.uid}')
+expect_eq "made for the second node" "$NODE2" \
+  "$(kubectl get pv "$FAR_PV" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')"
+expect_contains "by the second node's provisioner" "csi-provisioner_$NODE2: Successfully provisioned volume $FAR_PV" \
+  "$(events PersistentVolumeClaim far ProvisioningSucceeded)"
+expect_eq "its file on the second node's driver" 1 "$(find "$D2/data" -name '*.img' | wc -l)"
+expect_eq "none on the first" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
+kubectl delete pod far-pod --wait=true --timeout=60s >/dev/null || fail "far-pod deleted"
+kubectl delete pvc far --wait=true --timeout=30s >/dev/null || fail "the far claim was not deleted"
+far_gone() { ! kubectl get pv "$FAR_PV" >/dev/null 2>&1; }
+until_true 30 far_gone || fail "the far PV stayed: $(kubectl get pv "$FAR_PV" -o wide)"
+expect_eq "its file removed by the second node's driver" 0 "$(find "$D2/data" -name '*.img' | wc -l)"
 finish

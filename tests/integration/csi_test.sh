@@ -33,20 +33,6 @@ expect_eq "topology label" "$NODE" \
 SOCK="unix://$KVOL_DIR/agent/plugins/loop.csi.kvol.io/csi.sock"
 csi_claim "$SOCK" csi-pv data 64
 HANDLE=$CSI_HANDLE
-pod_with() {  # pod_with NAME COMMAND [CLAIM]: a pod with CLAIM (default: data) at /data
-  kubectl apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - {name: c, image: busybox, command: [sh, -c, "$2"], volumeMounts: [{name: d, mountPath: /data}]}
-  volumes:
-  - {name: d, persistentVolumeClaim: {claimName: ${3:-data}}}
-EOF
-}
 pod_with writer 'echo written-by-the-first-pod > /data/f && sleep 3600'
 until_true 60 phase_is writer Running || { fail "the writer did not run"; kubectl describe pod writer; }
 VA=$(kubectl get volumeattachment -o jsonpath='{.items[0].metadata.name}')

@@ -283,3 +283,23 @@ spec:
   resources: {requests: {storage: ${mib}Mi}}
 YAML
 }
+
+# pod_with NAME COMMAND [CLAIM] [NODE_SELECTOR_HOST]: a pod running COMMAND in busybox with
+# CLAIM (default: data) at /data; on the node of that hostname when given.
+pod_with() {
+  local selector=""
+  [ -n "${4:-}" ] && selector="nodeSelector: {kubernetes.io/hostname: $4}"
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  $selector
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, "$2"], volumeMounts: [{name: d, mountPath: /data}]}
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: ${3:-data}}}
+YAML
+}

@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "base/thread.h"
 #include "client/worker.h"
+#include "controller/util/csi_secrets.h"
 #include "csi/names.h"
 #include "volume/plugins/csi/csi_util.h"
 
@@ -19,19 +20,6 @@ namespace {
 
 bool HasFinalizer(const api::ObjectMeta& m, const std::string& f) {
   return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
-}
-
-// The secrets a SecretReference names, read from the API.
-StatusOr<std::map<std::string, std::string>> SecretsOf(
-    client::Client& c, const std::optional<api::SecretReference>& ref) {
-  std::map<std::string, std::string> out;
-  if (!ref) return out;
-  auto secret = c.resource<api::Secret>().Get(ref->namespace_, ref->name);
-  if (!secret.ok()) {
-    return Status(ApiStatus(secret.error()).code(), "cannot read secret " + ref->namespace_ + "/" +
-                                                        ref->name + ": " + secret.error().message);
-  }
-  return volume::plugins::CsiSecrets(*secret);
 }
 
 }  // namespace
@@ -78,7 +66,8 @@ Status Controller::Attach(const api::VolumeAttachment& va,
     *req.mutable_volume_capability() = volume::plugins::VolumeCapabilityOf(pv, multi_writer);
     req.set_readonly(pv.csi->read_only);
     for (const auto& [k, v] : pv.csi->volume_attributes) (*req.mutable_volume_context())[k] = v;
-    KVOL_ASSIGN_OR_RETURN(auto secrets, SecretsOf(client_, pv.csi->controller_publish_secret_ref));
+    KVOL_ASSIGN_OR_RETURN(auto secrets,
+                          controller::CsiSecretsOf(client_, pv.csi->controller_publish_secret_ref));
     for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
     KVOL_ASSIGN_OR_RETURN(auto resp,
                           driver.client->Call(&pb::Controller::Stub::ControllerPublishVolume, req,
@@ -115,7 +104,8 @@ Status Controller::Detach(const api::VolumeAttachment& va,
     pb::ControllerUnpublishVolumeRequest req;
     req.set_volume_id(pv.csi->volume_handle);
     req.set_node_id(node_id);
-    KVOL_ASSIGN_OR_RETURN(auto secrets, SecretsOf(client_, pv.csi->controller_publish_secret_ref));
+    KVOL_ASSIGN_OR_RETURN(auto secrets,
+                          controller::CsiSecretsOf(client_, pv.csi->controller_publish_secret_ref));
     for (const auto& [k, v] : secrets) (*req.mutable_secrets())[k] = v;
     return driver.client
         ->Call(&pb::Controller::Stub::ControllerUnpublishVolume, req, options_.call_timeout)

@@ -7,8 +7,8 @@
 #include "base/thread.h"
 #include "client/worker.h"
 #include "controller/provisioner/create_volume.h"
+#include "controller/util/csi_secrets.h"
 #include "volume/binding/matching.h"
-#include "volume/plugins/csi/csi_util.h"
 
 namespace kvol::controller::provisioner {
 namespace {
@@ -22,18 +22,6 @@ constexpr std::string_view kVolumePrefix = "volume:";
 std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
   auto it = m.annotations.find(std::string(key));
   return it == m.annotations.end() ? std::string() : it->second;
-}
-
-StatusOr<std::map<std::string, std::string>> SecretsOf(
-    client::Client& c, const std::optional<api::SecretReference>& ref) {
-  std::map<std::string, std::string> out;
-  if (!ref) return out;
-  auto secret = c.resource<api::Secret>().Get(ref->namespace_, ref->name);
-  if (!secret.ok()) {
-    return Status(ApiStatus(secret.error()).code(), "cannot read secret " + ref->namespace_ + "/" +
-                                                        ref->name + ": " + secret.error().message);
-  }
-  return volume::plugins::CsiSecrets(*secret);
 }
 
 }  // namespace
@@ -91,7 +79,7 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
   };
   auto secrets = ResolveSecrets(cls, claim, pv_name);
   if (!secrets.ok()) return fail(secrets.status());
-  auto provisioner_secret = SecretsOf(client_, secrets->provisioner);
+  auto provisioner_secret = controller::CsiSecretsOf(client_, secrets->provisioner);
   if (!provisioner_secret.ok()) return fail(provisioner_secret.status());
   std::optional<api::Node> node;
   if (const std::string selected = Annotation(claim.metadata, api::kAnnSelectedNode);
@@ -161,7 +149,7 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
         .namespace_ = Annotation(volume.metadata, kAnnDeletionSecretNamespace)};
   }
   const auto about = client::ReferenceTo(volume);
-  auto secrets = SecretsOf(client_, ref);
+  auto secrets = controller::CsiSecretsOf(client_, ref);
   if (!secrets.ok()) {
     Event(about, "Warning", "VolumeFailedDelete", secrets.status().message());
     return secrets.status();
