@@ -19,6 +19,15 @@
 //   mount_bench local-path [--n N]
 //       The same with claims bound to volumes as kvol.io/local-path makes them (a hostPath
 //       directory): the figures to set the CSI ones beside.
+//   mount_bench provision-claims [--n N]
+//       N claims of an Immediate class of the bundled driver, created by 8 writers, provisioned
+//       by the built-in CSI provisioner (CreateVolume, a PV) and bound by the PV controller: the
+//       time from the first claim created until all are Bound. Default N = 1,000.
+//   mount_bench provision-pods [--n N]
+//       N claims of a WaitForFirstConsumer class of the bundled driver, each with a pod without
+//       a node: scheduled, provisioned on the node, bound, attached by the attach/detach
+//       controller, staged and published; the time from the first pod created until every pod
+//       has kvol.io/VolumesReady=True. Default N = 200.
 //   mount_bench idle [--volumes V] [--seconds S]
 //       Pods holding V volumes (3 per pod) set up, then S seconds with nothing changing: the
 //       process's CPU time over that span (API server and agent together, so an upper bound
@@ -42,11 +51,15 @@
 #include "client/informer.h"
 #include "client/testing/parallel.h"
 #include "client/testing/test_server.h"
+#include "controller/attachdetach/controller.h"
 #include "controller/attacher/attacher.h"
+#include "controller/provisioner/provisioner.h"
+#include "controller/pv/controller.h"
 #include "csi/client.h"
 #include "csi/driver/driver.h"
 #include "node/agent.h"
 #include "os/mounter.h"
+#include "scheduler/scheduler.h"
 #include "volume/plugins/csi/csi_plugin.h"
 #include "volume/plugins/plugins.h"
 
@@ -113,18 +126,24 @@ class ReadyWatch {
 };
 
 // A server, the node agent with the in-tree plugins, and a directory for local volumes; with
-// `csi`, also the bundled CSI driver registered on the node, the csi plugin and the attacher.
+// `csi`, also the bundled CSI driver registered on the node, the csi plugin, the attacher and
+// the attach/detach controller; with `controllers`, also the PV controller, the scheduler and
+// the built-in CSI provisioner.
 struct Setup {
   std::unique_ptr<kvol::client::testing::TestServer> server;
   std::unique_ptr<kvol::os::Mounter> mounter;
   std::unique_ptr<kvol::csi::driver::Driver> driver;
   std::unique_ptr<kvol::node::Agent> agent;
   std::unique_ptr<kvol::controller::attacher::Controller> attacher;
+  std::unique_ptr<kvol::controller::attachdetach::Controller> attach_detach;
+  std::unique_ptr<kvol::controller::pv::Controller> pv_controller;
+  std::unique_ptr<kvol::scheduler::Scheduler> scheduler;
+  std::unique_ptr<kvol::controller::provisioner::Controller> provisioner;
   std::string root;
   std::string disks;
   std::string csi_endpoint;
 
-  explicit Setup(bool csi = false) {
+  explicit Setup(bool csi = false, bool controllers = false) {
     kvol::client::testing::TestServerOptions o;
     o.http = false;
     auto s = kvol::client::testing::TestServer::Start(o);
@@ -161,6 +180,28 @@ struct Setup {
           server->local(), kvol::controller::attacher::Options{.node_name = kNode,
                                                                .drivers = &agent->csi_drivers()});
       if (auto st = attacher->Start(); !st.ok()) Die(st.ToString());
+      attach_detach = std::make_unique<kvol::controller::attachdetach::Controller>(
+          server->local(), nullptr, kvol::controller::attachdetach::Options{});
+      if (auto st = attach_detach->Start(); !st.ok()) Die(st.ToString());
+    }
+    if (controllers) {
+      pv_controller = std::make_unique<kvol::controller::pv::Controller>(server->local(), nullptr);
+      if (auto st = pv_controller->Start(); !st.ok()) Die(st.ToString());
+      scheduler = std::make_unique<kvol::scheduler::Scheduler>(server->local(), nullptr);
+      if (auto st = scheduler->Start(); !st.ok()) Die(st.ToString());
+      provisioner = std::make_unique<kvol::controller::provisioner::Controller>(
+          server->local(),
+          kvol::controller::provisioner::Options{
+              .node_name = kNode, .drivers = &agent->csi_drivers(), .central = true});
+      if (auto st = provisioner->Start(); !st.ok()) Die(st.ToString());
+      for (const char* mode : {"Immediate", "WaitForFirstConsumer"}) {
+        api::StorageClass cls;
+        cls.metadata.name = mode[0] == 'I' ? "loop-immediate" : "loop-delayed";
+        cls.provisioner = "loop.csi.kvol.io";
+        cls.volume_binding_mode = mode;
+        cls.parameters["csi.storage.k8s.io/fstype"] = "ext4";
+        if (!server->local().resource<api::StorageClass>().Create(cls).ok()) Die("create class");
+      }
     }
     api::ConfigMap cm;
     cm.metadata.namespace_ = "default";
@@ -190,6 +231,24 @@ struct Setup {
       if (left.ok() && left->items.empty()) break;
       std::this_thread::sleep_for(50ms);
     }
+    // Provisioned volumes go with their claims, through the provisioner.
+    if (provisioner) {
+      auto& claims = server->local().resource<api::PersistentVolumeClaim>();
+      if (auto all = claims.List("default"); all.ok()) {
+        Parallel(static_cast<int>(all->items.size()), 8,
+                 [&](int i) { (void)claims.Delete("default", all->items[i].metadata.name); });
+      }
+      auto& pvs = server->local().resource<api::PersistentVolume>();
+      while (Clock::now() < deadline) {
+        auto left = pvs.List("");
+        if (left.ok() && left->items.empty()) break;
+        std::this_thread::sleep_for(50ms);
+      }
+      provisioner->Stop();
+      scheduler->Stop();
+      pv_controller->Stop();
+    }
+    if (attach_detach) attach_detach->Stop();
     if (attacher) attacher->Stop();
     agent->Stop();
     driver.reset();
@@ -369,6 +428,71 @@ void OneVolumePods(int n, bool csi) {
   std::fflush(stdout);
 }
 
+// A claim of `cls` asking for 16 MiB.
+api::PersistentVolumeClaim ClassClaim(const std::string& name, const std::string& cls) {
+  api::PersistentVolumeClaim c;
+  c.metadata.namespace_ = "default";
+  c.metadata.name = name;
+  c.spec.access_modes = {"ReadWriteOnce"};
+  c.spec.storage_class_name = cls;
+  c.spec.resources.requests["storage"] = api::Quantity::MustParse("16Mi");
+  return c;
+}
+
+// N claims of an Immediate class of the bundled driver: created to all Bound.
+void ProvisionClaims(int n) {
+  Setup s(/*csi=*/true, /*controllers=*/true);
+  auto& claims = s.server->local().resource<api::PersistentVolumeClaim>();
+  const auto start = Clock::now();
+  Parallel(n, 8, [&](int i) {
+    if (!claims.Create(ClassClaim("c" + std::to_string(i), "loop-immediate")).ok()) {
+      Die("create claim");
+    }
+  });
+  const auto deadline = Clock::now() + 600s;
+  Clock::time_point done;
+  for (;;) {
+    auto list = claims.ListShared("default", {});
+    if (!list.ok()) Die("list claims");
+    const auto bound = std::count_if(list->items.begin(), list->items.end(),
+                                     [](const auto& c) { return c->status.phase == "Bound"; });
+    if (bound >= n) {
+      done = Clock::now();
+      break;
+    }
+    if (Clock::now() > deadline) Die("claims were not all Bound: " + std::to_string(bound));
+    std::this_thread::sleep_for(10ms);
+  }
+  const double secs = std::chrono::duration<double>(done - start).count();
+  std::printf("provision claims=%d all_bound_seconds=%.3f claims_per_second=%.0f\n", n, secs,
+              n / secs);
+  std::fflush(stdout);
+}
+
+// N pods without a node, each with its own claim of a WaitForFirstConsumer class of the
+// bundled driver: created to every pod's volumes ready.
+void ProvisionPods(int n) {
+  Setup s(/*csi=*/true, /*controllers=*/true);
+  auto& claims = s.server->local().resource<api::PersistentVolumeClaim>();
+  Parallel(n, 8, [&](int i) {
+    if (!claims.Create(ClassClaim("c" + std::to_string(i), "loop-delayed")).ok()) {
+      Die("create claim");
+    }
+  });
+  ReadyWatch ready(s.server->local());
+  const auto start = Clock::now();
+  Parallel(n, 8, [&](int i) {
+    api::Pod p = Setup::Pod("p" + std::to_string(i), "c" + std::to_string(i));
+    p.spec.node_name.clear();  // the scheduler's to place
+    p.spec.volumes = {p.spec.volumes.back()};
+    s.CreatePod(p);
+  });
+  if (!ready.WaitFor(n, 600s)) Die("pods did not all get their volumes");
+  const double secs = std::chrono::duration<double>(ready.last() - start).count();
+  std::printf("provision pods=%d all_ready_seconds=%.3f pods_per_second=%.0f\n", n, secs, n / secs);
+  std::fflush(stdout);
+}
+
 void ConfigMaps(int n) {
   Setup s;
   ReadyWatch ready(s.server->local());
@@ -423,13 +547,17 @@ int main(int argc, char** argv) {
     Latency(Flag(argc, argv, "--n", 200));
   } else if (mode == "csi" || mode == "local-path") {
     OneVolumePods(Flag(argc, argv, "--n", 200), mode == "csi");
+  } else if (mode == "provision-claims") {
+    ProvisionClaims(Flag(argc, argv, "--n", 1000));
+  } else if (mode == "provision-pods") {
+    ProvisionPods(Flag(argc, argv, "--n", 200));
   } else if (mode == "configmaps") {
     ConfigMaps(Flag(argc, argv, "--n", 100));
   } else if (mode == "idle") {
     Idle(Flag(argc, argv, "--volumes", 5000), Flag(argc, argv, "--seconds", 30));
   } else {
-    Die("usage: mount_bench pods|latency|csi|local-path|configmaps|idle [--n N] [--volumes V] "
-        "[--seconds S]");
+    Die("usage: mount_bench pods|latency|csi|local-path|provision-claims|provision-pods|"
+        "configmaps|idle [--n N] [--volumes V] [--seconds S]");
   }
   return 0;
 }
