@@ -108,6 +108,12 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
                                                .central = opts.central_provisioner,
                                                .informers = informers});
   KVOL_RETURN_IF_ERROR(r.provisioner->Start());
+  r.resizer = std::make_unique<controller::resizer::Controller>(
+      client, controller::resizer::Options{.node_name = ao.node_name,
+                                           .drivers = &r.agent->csi_drivers(),
+                                           .central = opts.central_provisioner,
+                                           .informers = informers});
+  KVOL_RETURN_IF_ERROR(r.resizer->Start());
   return r;
 }
 

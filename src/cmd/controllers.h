@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "controller/attacher/attacher.h"
 #include "controller/provisioner/provisioner.h"
+#include "controller/resizer/resizer.h"
 #include "node/agent.h"
 #include "os/mounter.h"
 #include "volume/local_path.h"
@@ -34,11 +35,14 @@ StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
 struct RunningAgent {
   std::unique_ptr<os::Mounter> mounter;
   std::unique_ptr<node::Agent> agent;
-  // The built-in attacher and provisioner of the CSI drivers registered on the agent's node.
+  // The built-in attacher, provisioner and resizer of the CSI drivers registered on the
+  // agent's node.
   std::unique_ptr<controller::attacher::Controller> attacher;
   std::unique_ptr<controller::provisioner::Controller> provisioner;
-  // Stops the provisioner and the attacher, then the agent.
+  std::unique_ptr<controller::resizer::Controller> resizer;
+  // Stops the resizer, the provisioner and the attacher, then the agent.
   void Stop() {
+    if (resizer) resizer->Stop();
     if (provisioner) provisioner->Stop();
     if (attacher) attacher->Stop();
     if (agent) agent->Stop();

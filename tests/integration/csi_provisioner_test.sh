@@ -7,7 +7,9 @@
 # or VolumeAttachment; a class whose secret parameters are wrong says so in
 # ProvisioningFailed; with a second node (`kvol agent` with a driver of its own), a claim for a
 # pod that must run there is made by that node's driver, with that node as its affinity, and
-# removed by it.
+# removed by it; a claim on an xfs class grows while its pod runs (the built-in resizer's
+# ControllerExpandVolume, then NodeExpandVolume; `df` in the container sees it), and a second
+# node's pod wanting that ReadWriteOnce claim gets the Multi-Attach error.
 # Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -104,6 +106,42 @@ expect_contains "the event names the parameters" \
 kubectl delete pod bad-pod --wait=true --timeout=30s >/dev/null
 kubectl delete pvc bad --wait=true --timeout=30s >/dev/null
 
+# ---- a claim grown online: the built-in resizer, then NodeExpandVolume in the running pod -----
+# xfs (which grows online without CAP_SYS_RESOURCE) through the class's fstype parameter.
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: loop-xfs}
+provisioner: loop.csi.kvol.io
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+parameters:
+  csi.storage.k8s.io/fstype: xfs
+YAML
+claim grow loop-xfs 320Mi
+pod_with grower 'sleep 3600' grow
+until_true 60 phase_is grower Running || { fail "the grower did not run"; kubectl describe pvc grow; kubectl describe pod grower; }
+GROW_PV=pvc-$(kubectl get pvc grow -o jsonpath='{.metadata.uid}')
+df_in_pod() { kubectl exec grower -- df -k /data | tail -1 | awk '{print $2}'; }
+BEFORE=$(df_in_pod)
+[ -n "$BEFORE" ] && [ "$BEFORE" -gt 0 ] || fail "df in the container: \"$BEFORE\""
+kubectl patch pvc grow --type=merge -p '{"spec":{"resources":{"requests":{"storage":"512Mi"}}}}' >/dev/null ||
+  fail "the claim's request could not grow"
+claim_grown() { [ "$(kubectl get pvc grow -o jsonpath='{.status.capacity.storage}')" = 512Mi ]; }
+until_true 60 claim_grown || fail "the claim did not grow: $(kubectl describe pvc grow)"
+expect_eq "the volume's capacity" 512Mi "$(kubectl get pv "$GROW_PV" -o jsonpath='{.spec.capacity.storage}')"
+expect_eq "no resize condition is left" "" "$(kubectl get pvc grow -o jsonpath='{.status.conditions}')"
+AFTER=$(df_in_pod)
+[ "$AFTER" -gt $((BEFORE + 150 * 1024)) ] || fail "df in the container did not grow: $BEFORE KiB -> $AFTER KiB"
+expect_eq "handed to the built-in resizer" "loop.csi.kvol.io" \
+  "$(kubectl get pvc grow -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/storage-resizer}')"
+expect_eq "the resizer's events" \
+  "csi-resizer_$NODE: External resizer is resizing volume $GROW_PV
+csi-resizer_$NODE: Require file system resize of volume on node" \
+  "$(events PersistentVolumeClaim grow Resizing; events PersistentVolumeClaim grow FileSystemResizeRequired)"
+expect_contains "the node's event" "MountVolume.NodeExpandVolume succeeded for volume \"$GROW_PV\"" \
+  "$(events Pod grower FileSystemResizeSuccessful)"
+
 # ---- a second node with a driver of its own: the claim is made where its pod goes -------------
 NODE2=kvol-prov-node2
 D2=$WORK/driver2
@@ -131,10 +169,43 @@ expect_eq "made for the second node" "$NODE2" \
 expect_contains "by the second node's provisioner" "csi-provisioner_$NODE2: Successfully provisioned volume $FAR_PV" \
   "$(events PersistentVolumeClaim far ProvisioningSucceeded)"
 expect_eq "its file on the second node's driver" 1 "$(find "$D2/data" -name '*.img' | wc -l)"
-expect_eq "none on the first" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
+expect_eq "none on the first but the grown claim's" 1 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
 kubectl delete pod far-pod --wait=true --timeout=60s >/dev/null || fail "far-pod deleted"
+
+# ---- the grown ReadWriteOnce claim, wanted on the second node too: Multi-Attach -----------------
+# Bound to that node directly, as a pod that bypasses the scheduler (which would not place it
+# there: the volume's node affinity).
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: intruder}
+spec:
+  nodeName: $NODE2
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, "sleep 3600"], volumeMounts: [{name: d, mountPath: /data}]}
+  volumes:
+  - {name: d, persistentVolumeClaim: {claimName: grow}}
+YAML
+multi() { events Pod intruder FailedAttachVolume | grep -q Multi-Attach; }
+until_true 30 multi || fail "no Multi-Attach event: $(kubectl describe pod intruder)"
+expect_eq "the Multi-Attach error names the pod that holds the volume" \
+  "attachdetach-controller: Multi-Attach error for volume \"$GROW_PV\" Volume is already used by pod(s) grower" \
+  "$(events Pod intruder FailedAttachVolume)"
+kubectl delete pod intruder grower --wait=true --timeout=60s >/dev/null || fail "intruder and grower deleted"
+kubectl delete pvc grow --wait=true --timeout=30s >/dev/null || fail "the grown claim was not deleted"
+grow_gone() { ! kubectl get pv "$GROW_PV" >/dev/null 2>&1; }
+until_true 30 grow_gone || fail "the grown PV stayed: $(kubectl get pv "$GROW_PV" -o wide)"
 kubectl delete pvc far --wait=true --timeout=30s >/dev/null || fail "the far claim was not deleted"
 far_gone() { ! kubectl get pv "$FAR_PV" >/dev/null 2>&1; }
 until_true 30 far_gone || fail "the far PV stayed: $(kubectl get pv "$FAR_PV" -o wide)"
 expect_eq "its file removed by the second node's driver" 0 "$(find "$D2/data" -name '*.img' | wc -l)"
+
+# ---- nothing is left -----------------------------------------------------------------------------
+expect_eq "no volume file left" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
+expect_eq "no loop device left" 0 "$(losetup -l -n -O BACK-FILE | grep -c "^$KVOL_DIR/")"
+expect_eq "no mount left" 0 "$(grep -c " $KVOL_DIR/agent/" /proc/self/mountinfo)"
+until_true 30 no_attachments || fail "VolumeAttachments stayed: $(kubectl get volumeattachment)"
+expect_eq "no PV left" "" "$(kubectl get pv -o name)"
 finish

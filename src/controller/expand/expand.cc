@@ -1,11 +1,10 @@
 #include "controller/expand/expand.h"
 
-#include <algorithm>
-
 #include "api/pod_status.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "client/worker.h"
+#include "controller/expand/resize_status.h"
 
 namespace kvol::controller::expand {
 
@@ -18,40 +17,6 @@ constexpr std::string_view kStorage = "storage";
 const api::Quantity* Storage(const api::ResourceList& list) {
   auto it = list.find(std::string(kStorage));
   return it == list.end() ? nullptr : &it->second;
-}
-
-// Sets (or, with an empty `type`, only removes) the resize conditions of `st`: at most one of
-// Resizing and FileSystemResizePending is there.
-void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view type,
-                        const api::Time& now, std::string message = "") {
-  auto& c = st.conditions;
-  const bool had = api::HasClaimCondition(st, type);
-  c.erase(std::remove_if(c.begin(), c.end(),
-                         [&](const auto& x) {
-                           const bool resize = x.type == api::kClaimResizing ||
-                                               x.type == api::kClaimFileSystemResizePending;
-                           return resize && x.type != type;
-                         }),
-          c.end());
-  if (type.empty() || had) return;
-  api::PersistentVolumeClaimCondition cond;
-  cond.type = std::string(type);
-  cond.status = "True";
-  cond.last_transition_time = now;
-  cond.message = std::move(message);
-  c.push_back(std::move(cond));
-}
-
-// A Bound claim, not being deleted, that asks for more than it has: as Kubernetes' expand
-// controller, only such claims are queued and synced.
-bool WantsMore(const api::PersistentVolumeClaim& claim) {
-  if (claim.status.phase != "Bound" || claim.spec.volume_name.empty() ||
-      claim.metadata.deletion_timestamp) {
-    return false;
-  }
-  const api::Quantity* requested = Storage(claim.spec.resources.requests);
-  const api::Quantity* capacity = Storage(claim.status.capacity);
-  return requested && !(capacity && !(*capacity < *requested));
 }
 
 }  // namespace
@@ -67,7 +32,7 @@ void Controller::Event(const api::PersistentVolumeClaim& claim, std::string_view
 }
 
 Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
-  if (!WantsMore(claim)) return OkStatus();
+  if (!ClaimWantsMore(claim)) return OkStatus();
   const api::Quantity* requested = Storage(claim.spec.resources.requests);  // set: WantsMore
   auto pv = client_.resource<api::PersistentVolume>().Get("", claim.spec.volume_name);
   if (!pv.ok()) {
@@ -121,26 +86,10 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
 
   const api::Quantity* pv_size = Storage(pv.spec.capacity);
   const api::Time now = api::Time::FromTimePoint(options_.clock->Now());
-  auto& claims = client_.resource<api::PersistentVolumeClaim>();
   if (!pv_size || *pv_size < requested) {
     // Marked first, so that a user sees the resize under way (and what it is to reach).
-    auto marked = client::Mutate<api::PersistentVolumeClaim>(
-        claims, claim.metadata.namespace_, claim.metadata.name,
-        [&](api::PersistentVolumeClaim& c) {
-          if (c.metadata.uid != claim.metadata.uid) return false;
-          const bool had = api::HasClaimCondition(c.status, api::kClaimResizing);
-          const api::Quantity* allocated = Storage(c.status.allocated_resources);
-          if (had && allocated && *allocated == requested) return false;
-          SetResizeCondition(c.status, api::kClaimResizing, now);
-          c.status.allocated_resources[std::string(kStorage)] = requested;
-          c.status.allocated_resource_statuses[std::string(kStorage)] =
-              "ControllerResizeInProgress";
-          return true;
-        },
-        /*status=*/true);
-    if (!marked.ok()) {
-      return api::IsNotFound(marked.error()) ? OkStatus() : ApiStatus(marked.error());
-    }
+    Status marked = MarkResizeInProgress(client_, claim, requested, now);
+    if (!marked.ok()) return marked.code() == StatusCode::kNotFound ? OkStatus() : marked;
     auto grown = expander->ExpandVolumeDevice(spec, requested.Value(),
                                               pv_size ? pv_size->Value() : 0);
     if (!grown.ok()) {
@@ -149,53 +98,16 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
                 std::string(plugin->Name()) + "\": " + grown.status().message());
       return grown.status();
     }
-    auto resized = client::Mutate<api::PersistentVolume>(
-        client_.resource<api::PersistentVolume>(), "", pv.metadata.name,
-        [&](api::PersistentVolume& v) {
-          if (v.metadata.uid != pv.metadata.uid) return false;
-          const api::Quantity* have = Storage(v.spec.capacity);
-          if (have && !(*have < requested)) return false;
-          v.spec.capacity[std::string(kStorage)] = requested;
-          return true;
-        });
-    if (!resized.ok()) return ApiStatus(resized.error());
+    KVOL_RETURN_IF_ERROR(SetVolumeCapacity(client_, pv, requested));
   }
 
   // The storage is the new size: the node grows the filesystem, or the claim has it now.
   if (expander->RequiresFSResize(spec)) {
-    auto pending = client::Mutate<api::PersistentVolumeClaim>(
-        claims, claim.metadata.namespace_, claim.metadata.name,
-        [&](api::PersistentVolumeClaim& c) {
-          if (c.metadata.uid != claim.metadata.uid ||
-              api::HasClaimCondition(c.status, api::kClaimFileSystemResizePending)) {
-            return false;
-          }
-          SetResizeCondition(c.status, api::kClaimFileSystemResizePending, now,
-                             std::string(kFileSystemResizePendingMessage));
-          c.status.allocated_resource_statuses[std::string(kStorage)] = "NodeResizePending";
-          return true;
-        },
-        /*status=*/true);
-    if (!pending.ok() && !api::IsNotFound(pending.error())) return ApiStatus(pending.error());
-    return OkStatus();
+    return MarkFileSystemResizePending(client_, claim, now).status();
   }
-  return Finish(claim, requested);
-}
-
-Status Controller::Finish(const api::PersistentVolumeClaim& claim, const api::Quantity& size) {
-  auto done = client::Mutate<api::PersistentVolumeClaim>(
-      client_.resource<api::PersistentVolumeClaim>(), claim.metadata.namespace_,
-      claim.metadata.name,
-      [&](api::PersistentVolumeClaim& c) {
-        if (c.metadata.uid != claim.metadata.uid) return false;
-        api::MarkClaimResizeFinished(c.status, size);
-        return true;
-      },
-      /*status=*/true);
-  if (!done.ok()) return api::IsNotFound(done.error()) ? OkStatus() : ApiStatus(done.error());
+  KVOL_RETURN_IF_ERROR(MarkResizeFinished(client_, claim, requested));
   Event(claim, "Normal", "VolumeResizeSuccessful",
-        "ExpandVolume succeeded for volume " + claim.metadata.namespace_ + "/" +
-            claim.metadata.name);
+        "ExpandVolume succeeded for volume " + claim_key);
   return OkStatus();
 }
 
@@ -204,7 +116,7 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const auto& c) {
-    if (WantsMore(*c)) queue_->Add(client::KeyOf(*c));
+    if (ClaimWantsMore(*c)) queue_->Add(client::KeyOf(*c));
   };
   claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
       {.on_add = changed, .on_update = [changed](const auto&, const auto& c) { changed(c); }});

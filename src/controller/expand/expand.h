@@ -26,9 +26,6 @@
 
 namespace kvol::controller::expand {
 
-inline constexpr std::string_view kFileSystemResizePendingMessage =
-    "Waiting for user to (re-)start a pod to finish file system resize of volume on node.";
-
 struct Options {
   int workers = 2;
   os::Clock* clock = &os::RealClock();
@@ -53,7 +50,6 @@ class Controller {
  private:
   Status Expand(const api::PersistentVolumeClaim& claim, const api::PersistentVolume& pv,
                 const api::Quantity& requested);
-  Status Finish(const api::PersistentVolumeClaim& claim, const api::Quantity& size);
   void Event(const api::PersistentVolumeClaim& claim, std::string_view type,
              std::string_view reason, std::string message);
 

@@ -1,5 +1,6 @@
 // The expand controller against a FakeClient and a plugin that records what it was asked.
 #include "controller/expand/expand.h"
+#include "controller/expand/resize_status.h"
 
 #include <gtest/gtest.h>
 

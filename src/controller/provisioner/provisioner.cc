@@ -1,13 +1,13 @@
 #include "controller/provisioner/provisioner.h"
 
 #include "api/api_error.h"
-#include "api/node_selector.h"
 #include "api/well_known.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "client/worker.h"
 #include "controller/provisioner/create_volume.h"
 #include "controller/util/csi_secrets.h"
+#include "controller/util/volume_node.h"
 #include "volume/binding/matching.h"
 
 namespace kvol::controller::provisioner {
@@ -126,12 +126,6 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
   return OkStatus();
 }
 
-bool Controller::Mine(const api::PersistentVolume& volume) const {
-  if (!volume.spec.node_affinity || !volume.spec.node_affinity->required) return options_.central;
-  auto node = client_.resource<api::Node>().Get("", options_.node_name);
-  return node.ok() && api::PersistentVolumeFitsNode(volume.spec, *node);
-}
-
 Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   if (!volume.spec.csi || volume.status.phase != api::kVolumeReleased ||
       volume.spec.persistent_volume_reclaim_policy != "Delete" ||
@@ -140,7 +134,7 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   }
   const std::string by = Annotation(volume.metadata, api::kAnnDynamicallyProvisioned);
   auto driver = options_.drivers->Find(by);
-  if (!driver || by != volume.spec.csi->driver || !Mine(volume)) return OkStatus();
+  if (!driver || by != volume.spec.csi->driver || !VolumeServedBy(client_, volume, options_.node_name, options_.central)) return OkStatus();
   std::optional<api::SecretReference> ref;
   const std::string secret_name = Annotation(volume.metadata, kAnnDeletionSecretName);
   if (!secret_name.empty()) {

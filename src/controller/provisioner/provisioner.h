@@ -65,9 +65,6 @@ class Controller {
       const api::PersistentVolumeClaim& claim) const;
   Status Provision(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
                    const volume::plugins::CsiDriver& driver);
-  // Whether this node deletes the volume: its node affinity admits the node, or it has none
-  // and this is the central provisioner.
-  bool Mine(const api::PersistentVolume& volume) const;
   void Event(const api::ObjectReference& about, std::string_view type, std::string_view reason,
              std::string message);
   void EnqueueAll();
