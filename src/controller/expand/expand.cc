@@ -88,8 +88,8 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
   const api::Time now = api::Time::FromTimePoint(options_.clock->Now());
   if (!pv_size || *pv_size < requested) {
     // Marked first, so that a user sees the resize under way (and what it is to reach).
-    Status marked = MarkResizeInProgress(client_, claim, requested, now);
-    if (!marked.ok()) return marked.code() == StatusCode::kNotFound ? OkStatus() : marked;
+    KVOL_ASSIGN_OR_RETURN(bool proceed, MarkResizeInProgress(client_, claim, requested, now));
+    if (!proceed) return OkStatus();
     auto grown = expander->ExpandVolumeDevice(spec, requested.Value(),
                                               pv_size ? pv_size->Value() : 0);
     if (!grown.ok()) {

@@ -52,20 +52,23 @@ void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view t
   c.push_back(std::move(cond));
 }
 
-Status MarkResizeInProgress(client::Client& c, const api::PersistentVolumeClaim& claim,
-                            const api::Quantity& requested, const api::Time& now) {
-  bool replaced = false;
+StatusOr<bool> MarkResizeInProgress(client::Client& c, const api::PersistentVolumeClaim& claim,
+                                    const api::Quantity& requested, const api::Time& now) {
+  bool proceed = false;
   auto marked = client::Mutate<api::PersistentVolumeClaim>(
       c.resource<api::PersistentVolumeClaim>(), claim.metadata.namespace_, claim.metadata.name,
       [&](api::PersistentVolumeClaim& x) {
-        replaced = x.metadata.uid != claim.metadata.uid;
-        if (replaced) return false;
-        const bool had = api::HasClaimCondition(x.status, api::kClaimResizing);
+        proceed = false;
+        if (x.metadata.uid != claim.metadata.uid || !ClaimWantsMore(x)) return false;
         auto allocated = x.status.allocated_resources.find(std::string(kStorage));
-        if (had && allocated != x.status.allocated_resources.end() &&
-            allocated->second == requested) {
-          return false;
+        const bool allocated_now =
+            allocated != x.status.allocated_resources.end() && allocated->second == requested;
+        if (allocated_now &&
+            api::HasClaimCondition(x.status, api::kClaimFileSystemResizePending)) {
+          return false;  // the node's turn already
         }
+        proceed = true;
+        if (allocated_now && api::HasClaimCondition(x.status, api::kClaimResizing)) return false;
         SetResizeCondition(x.status, api::kClaimResizing, now);
         x.status.allocated_resources[std::string(kStorage)] = requested;
         x.status.allocated_resource_statuses[std::string(kStorage)] =
@@ -73,11 +76,11 @@ Status MarkResizeInProgress(client::Client& c, const api::PersistentVolumeClaim&
         return true;
       },
       /*status=*/true);
-  if (replaced || (!marked.ok() && api::IsNotFound(marked.error()))) {
-    return NotFoundError("claim " + claim.metadata.namespace_ + "/" + claim.metadata.name +
-                         " is gone");
+  if (!marked.ok()) {
+    if (api::IsNotFound(marked.error())) return false;
+    return client::ApiStatus(marked.error());
   }
-  return marked.ok() ? OkStatus() : client::ApiStatus(marked.error());
+  return proceed;
 }
 
 Status SetVolumeCapacity(client::Client& c, const api::PersistentVolume& pv,
@@ -100,7 +103,7 @@ StatusOr<bool> MarkFileSystemResizePending(client::Client& c,
       c.resource<api::PersistentVolumeClaim>(), claim.metadata.namespace_, claim.metadata.name,
       [&](api::PersistentVolumeClaim& x) {
         set = false;
-        if (x.metadata.uid != claim.metadata.uid ||
+        if (x.metadata.uid != claim.metadata.uid || !ClaimWantsMore(x) ||
             api::HasClaimCondition(x.status, api::kClaimFileSystemResizePending)) {
           return false;
         }

@@ -29,17 +29,19 @@ void SetResizeCondition(api::PersistentVolumeClaimStatus& st, std::string_view t
                         const api::Time& now, std::string message = "");
 
 // The claim is Resizing towards `requested` (status.allocatedResources, and
-// allocatedResourceStatuses ControllerResizeInProgress). NotFound when the claim is gone: its
-// volume is not to be grown then.
-Status MarkResizeInProgress(client::Client& c, const api::PersistentVolumeClaim& claim,
-                            const api::Quantity& requested, const api::Time& now);
+// allocatedResourceStatuses ControllerResizeInProgress). False when the volume is not to be
+// grown after all: the claim is gone, or as stored (newer than a cache's copy) it has its size
+// or waits for its node to grow the filesystem to `requested`.
+StatusOr<bool> MarkResizeInProgress(client::Client& c, const api::PersistentVolumeClaim& claim,
+                                    const api::Quantity& requested, const api::Time& now);
 
 // The volume's spec.capacity is `size`, unless it is that big already.
 Status SetVolumeCapacity(client::Client& c, const api::PersistentVolume& pv,
                          const api::Quantity& size);
 
 // The claim waits for the node to grow its filesystem (FileSystemResizePending,
-// NodeResizePending). True when this call set it (so that it is told once).
+// NodeResizePending), unless the node has finished already. True when this call set it (so
+// that it is told once).
 StatusOr<bool> MarkFileSystemResizePending(client::Client& c,
                                            const api::PersistentVolumeClaim& claim,
                                            const api::Time& now);

@@ -102,8 +102,8 @@ Status Controller::Resize(const api::PersistentVolumeClaim& claim, const api::Pe
                           const volume::plugins::CsiDriver& driver) {
   const api::Quantity& requested = claim.spec.resources.requests.at("storage");  // VolumeNeedsResize
   const api::Time now = api::Time::FromTimePoint(options_.clock->Now());
-  Status marked = expand::MarkResizeInProgress(client_, claim, requested, now);
-  if (!marked.ok()) return marked.code() == StatusCode::kNotFound ? OkStatus() : marked;
+  KVOL_ASSIGN_OR_RETURN(bool proceed, expand::MarkResizeInProgress(client_, claim, requested, now));
+  if (!proceed) return OkStatus();
   Event(claim, "Normal", "Resizing", "External resizer is resizing volume " + pv.metadata.name);
   auto grown = [&]() -> StatusOr<Expanded> {
     KVOL_ASSIGN_OR_RETURN(auto secrets, CsiSecretsOf(client_, pv.spec.csi->controller_expand_secret_ref));

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/pod_status.h"
 #include "api/well_known.h"
 #include "client/testing/fake_client.h"
 #include "controller/expand/resize_status.h"
@@ -162,6 +163,27 @@ TEST_F(ResizerTest, ACrashAfterTheVolumeGrewAsksTheDriverAgainAndFinishes) {
   EXPECT_EQ(expander_.calls.size(), 1u);
   EXPECT_EQ(Claim().status.capacity.at("storage"), api::Quantity::MustParse("2Gi"));
   EXPECT_TRUE(Conditions().empty());
+}
+
+TEST_F(ResizerTest, AStaleCopyOfTheClaimDoesNotUndoTheNodesTurn) {
+  Start();
+  expander_.node_expansion = true;
+  const api::PersistentVolumeClaim stale = Seed("2Gi");
+  ASSERT_TRUE(ctrl_->SyncClaim(stale).ok());
+  ASSERT_EQ(Conditions(), std::vector<std::string>{"FileSystemResizePending=True"});
+  // A cache that has not seen the claim's last write yet hands the old copy again: the stored
+  // claim waits for its node, which is left alone.
+  ASSERT_TRUE(ctrl_->SyncClaim(stale).ok());
+  EXPECT_EQ(expander_.calls.size(), 1u);
+  EXPECT_EQ(Conditions(), std::vector<std::string>{"FileSystemResizePending=True"});
+  // The node finished; the old copy again: nothing comes back.
+  api::PersistentVolumeClaim done = Claim();
+  api::MarkClaimResizeFinished(done.status, api::Quantity::MustParse("2Gi"));
+  ASSERT_TRUE(api_.resource<api::PersistentVolumeClaim>().UpdateStatus(done).ok());
+  ASSERT_TRUE(ctrl_->SyncClaim(stale).ok());
+  EXPECT_EQ(expander_.calls.size(), 1u);
+  EXPECT_TRUE(Conditions().empty());
+  EXPECT_EQ(Claim().status.capacity.at("storage"), api::Quantity::MustParse("2Gi"));
 }
 
 TEST_F(ResizerTest, TheControllerExpandSecretIsPassed) {
