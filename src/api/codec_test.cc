@@ -569,9 +569,13 @@ TEST(CodecTest, KindTable) {
   EXPECT_EQ(FindKind("v1", "StorageClass"), nullptr);
   EXPECT_NE(FindKind("apps/v1", "Deployment"), nullptr);
   EXPECT_EQ(FindKind("apps/v1", "Frobnicator"), nullptr);
+  const KindInfo* capacity = FindKind("storage.k8s.io/v1", "CSIStorageCapacity");
+  ASSERT_NE(capacity, nullptr);
+  EXPECT_EQ(capacity->resource, "csistoragecapacities");
+  EXPECT_TRUE(capacity->namespaced);
   int kinds = 0;
   ForEachKind([&](auto) { ++kinds; });
-  EXPECT_EQ(kinds, 24);
+  EXPECT_EQ(kinds, 25);
 }
 
 }  // namespace

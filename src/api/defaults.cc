@@ -146,6 +146,8 @@ void SetDefaults(CSIDriver& obj) {
 
 void SetDefaults(CSINode&) {}
 
+void SetDefaults(CSIStorageCapacity&) {}
+
 void SetDefaults(Lease&) {}
 
 }  // namespace kvol::api

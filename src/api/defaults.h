@@ -26,6 +26,7 @@ void SetDefaults(StorageClass& obj);
 void SetDefaults(VolumeAttachment& obj);
 void SetDefaults(CSIDriver& obj);
 void SetDefaults(CSINode& obj);
+void SetDefaults(CSIStorageCapacity& obj);
 void SetDefaults(Lease& obj);
 
 }  // namespace kvol::api

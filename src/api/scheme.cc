@@ -49,6 +49,8 @@ KVOL_KIND_INFO(VolumeAttachment, "storage.k8s.io", "v1", "VolumeAttachment", "vo
 KVOL_KIND_INFO(CSIDriver, "storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", {},
                false, {})
 KVOL_KIND_INFO(CSINode, "storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", {}, false, {})
+KVOL_KIND_INFO(CSIStorageCapacity, "storage.k8s.io", "v1", "CSIStorageCapacity",
+               "csistoragecapacities", "csistoragecapacity", {}, true, {})
 KVOL_KIND_INFO(Lease, "coordination.k8s.io", "v1", "Lease", "leases", "lease", {}, true, {})
 KVOL_KIND_INFO(Deployment, "apps", "v1", "Deployment", "deployments", "deployment", {"deploy"}, true,
                {}, true)

@@ -34,7 +34,7 @@ struct KindInfo {
 
 using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVolumeClaim,
                             ConfigMap, Secret, Event, StorageClass, VolumeAttachment, CSIDriver,
-                            CSINode, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+                            CSINode, CSIStorageCapacity, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
                             Service, ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
                             RoleBinding>;
 

@@ -1,4 +1,5 @@
-// storage.k8s.io/v1 kinds: StorageClass, VolumeAttachment, CSIDriver, CSINode.
+// storage.k8s.io/v1 kinds: StorageClass, VolumeAttachment, CSIDriver, CSINode,
+// CSIStorageCapacity.
 #pragma once
 
 #include <cstdint>
@@ -187,6 +188,27 @@ struct CSINode {
     v("kind", s.kind);
     v("metadata", s.metadata);
     v("spec", s.spec);
+  }
+};
+
+// The capacity a CSI driver reported (GetCapacity) for one StorageClass in one topology
+// segment; namespaced, as external-provisioner keeps them beside itself.
+struct CSIStorageCapacity {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  std::optional<LabelSelector> node_topology;
+  std::string storage_class_name;
+  std::optional<Quantity> capacity;
+  std::optional<Quantity> maximum_volume_size;
+  KVOL_FIELDS(CSIStorageCapacity) {
+    v("apiVersion", s.api_version);
+    v("kind", s.kind);
+    v("metadata", s.metadata);
+    v("nodeTopology", s.node_topology);
+    v("storageClassName", s.storage_class_name, Emit::kAlways);
+    v("capacity", s.capacity);
+    v("maximumVolumeSize", s.maximum_volume_size);
   }
 };
 

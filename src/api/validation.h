@@ -37,6 +37,7 @@ FieldErrors Validate(const StorageClass& obj);
 FieldErrors Validate(const VolumeAttachment& obj);
 FieldErrors Validate(const CSIDriver& obj);
 FieldErrors Validate(const CSINode& obj);
+FieldErrors Validate(const CSIStorageCapacity& obj);
 FieldErrors Validate(const Lease& obj);
 
 FieldErrors ValidateUpdate(const Namespace& obj, const Namespace& old);
@@ -54,6 +55,8 @@ FieldErrors ValidateUpdate(const StorageClass& obj, const StorageClass& old);
 FieldErrors ValidateUpdate(const VolumeAttachment& obj, const VolumeAttachment& old);
 FieldErrors ValidateUpdate(const CSIDriver& obj, const CSIDriver& old);
 FieldErrors ValidateUpdate(const CSINode& obj, const CSINode& old);
+// nodeTopology and storageClassName (what GetCapacity was asked) may not change.
+FieldErrors ValidateUpdate(const CSIStorageCapacity& obj, const CSIStorageCapacity& old);
 FieldErrors ValidateUpdate(const Lease& obj, const Lease& old);
 
 }  // namespace kvol::api

@@ -284,6 +284,40 @@ FieldErrors ValidateUpdate(const CSINode& n, const CSINode& old) {
   return errs;
 }
 
+FieldErrors Validate(const CSIStorageCapacity& c) {
+  FieldErrors errs =
+      ValidateObjectMeta(c.metadata, true, NameRule::kDNS1123Subdomain, Path("metadata"));
+  if (c.node_topology) {
+    Append(errs, ValidateLabelSelector(*c.node_topology, Path("nodeTopology")));
+  }
+  if (c.storage_class_name.empty()) {
+    errs.push_back(Required(Path("storageClassName")));
+  } else {
+    AddInvalid(errs, Path("storageClassName"), c.storage_class_name,
+               IsDNS1123Subdomain(c.storage_class_name));
+  }
+  if (c.capacity) ValidateNonNegativeQuantity(errs, *c.capacity, Path("capacity"));
+  if (c.maximum_volume_size) {
+    ValidateNonNegativeQuantity(errs, *c.maximum_volume_size, Path("maximumVolumeSize"));
+  }
+  return errs;
+}
+
+FieldErrors ValidateUpdate(const CSIStorageCapacity& c, const CSIStorageCapacity& old) {
+  FieldErrors errs = ValidateObjectMetaUpdate(c.metadata, old.metadata, Path("metadata"));
+  Append(errs, Validate(c));
+  if (c.node_topology != old.node_topology) {
+    errs.push_back(Invalid(Path("nodeTopology"),
+                           JsonBadValue(c.node_topology ? EncodeStruct(*c.node_topology) : Json()),
+                           std::string(kFieldImmutable)));
+  }
+  if (c.storage_class_name != old.storage_class_name) {
+    errs.push_back(
+        Invalid(Path("storageClassName"), c.storage_class_name, std::string(kFieldImmutable)));
+  }
+  return errs;
+}
+
 FieldErrors Validate(const Lease& l) {
   FieldErrors errs =
       ValidateObjectMeta(l.metadata, true, NameRule::kDNS1123Subdomain, Path("metadata"));

@@ -63,7 +63,7 @@ std::string PackageOf(std::string_view type) {
   static const std::set<std::string_view> kStorage = {
       "StorageClass",  "VolumeAttachment", "VolumeAttachmentSpec", "VolumeAttachmentSource",
       "VolumeAttachmentStatus", "VolumeError", "CSIDriver", "CSIDriverSpec", "TokenRequest",
-      "CSINode", "CSINodeSpec", "CSINodeDriver", "VolumeNodeResources"};
+      "CSINode", "CSINodeSpec", "CSINodeDriver", "VolumeNodeResources", "CSIStorageCapacity"};
   if (kMeta.count(type)) return "io.k8s.apimachinery.pkg.apis.meta.v1.";
   if (kStorage.count(type)) return "io.k8s.api.storage.v1.";
   if (type == "Lease" || type == "LeaseSpec") return "io.k8s.api.coordination.v1.";

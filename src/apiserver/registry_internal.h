@@ -26,6 +26,7 @@
   X(api::VolumeAttachment)      \
   X(api::CSIDriver)             \
   X(api::CSINode)               \
+  X(api::CSIStorageCapacity)    \
   X(api::Lease)                 \
   X(api::Deployment)            \
   X(api::StatefulSet)           \

@@ -422,6 +422,24 @@ Json CSINodeCells(const Row& row) {
   return {name, drivers.is_array() ? static_cast<int>(drivers.size()) : 0, age};
 }
 
+std::vector<Column> CSIStorageCapacityColumns() {
+  return {{"Name", "string", "name", kNameDesc, 0},
+          {"StorageClassName", "string", "",
+           "storageClassName represents the name of the StorageClass that the reported capacity "
+           "applies to.",
+           0},
+          {"Capacity", "string", "",
+           "capacity is the value reported by the CSI driver in its GetCapacityResponse for a "
+           "GetCapacityRequest with topology and parameters that match the previous fields.",
+           0}};
+}
+
+Json CSIStorageCapacityCells(const Row& row) {
+  const Json& capacity = At(row.o, {"capacity"});
+  return {row.name, At(row.o, {"storageClassName"}),
+          capacity.is_string() ? capacity : Json("<unset>")};
+}
+
 std::vector<Column> NodeColumns() {
   return {
       {"Name", "string", "name", kNameDesc, 0},
@@ -665,6 +683,7 @@ constexpr Printer kPrinters[] = {
     {"VolumeAttachment", VolumeAttachmentColumns, VolumeAttachmentCells},
     {"CSIDriver", CSIDriverColumns, CSIDriverCells},
     {"CSINode", CSINodeColumns, CSINodeCells},
+    {"CSIStorageCapacity", CSIStorageCapacityColumns, CSIStorageCapacityCells},
     {"Node", NodeColumns, NodeCells},
     {"Event", EventColumns, EventCells},
     {"Namespace", NamespaceColumns, NamespaceCells},

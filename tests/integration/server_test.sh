@@ -322,7 +322,7 @@ for short in pv pvc sc cm no po ev ns csinode csidrivers volumeattachments lease
   if grep -q "error\|doesn't have a resource type" <<<"$out"; then fail "kubectl get $short: $out"; fi
 done
 expect_contains "short names in discovery" '"shortNames":["pvc"]' "$(kcurl "$KVOL_URL/api/v1")"
-expect_eq "api-resources of storage.k8s.io" "csidrivers csinodes storageclasses volumeattachments" \
+expect_eq "api-resources of storage.k8s.io" "csidrivers csinodes csistoragecapacities storageclasses volumeattachments" \
   "$(kubectl api-resources --api-group=storage.k8s.io -o name | sed 's/\..*//' | sort | tr '\n' ' ' | sed 's/ $//')"
 
 v2=$(kcurl -H 'Accept: application/json' "$KVOL_URL/openapi/v2")
