@@ -77,6 +77,7 @@ std::vector<std::string> FilterVolumes(const PodClaims& claims, const api::Node&
 
   VolumePlan local;
   bool unbound_ok = true;
+  bool enough_space = true;
   std::vector<std::string> reserved;
   for (const auto& claim : claims.delayed) {
     auto selected = claim->metadata.annotations.find(std::string(api::kAnnSelectedNode));
@@ -103,10 +104,16 @@ std::vector<std::string> FilterVolumes(const PodClaims& claims, const api::Node&
       unbound_ok = false;
       break;
     }
+    ClassPtr cls = cache.Class(binding::ClaimClass(*claim));  // there: CanProvision
+    if (!cache.capacities().HasEnoughCapacity(*claim, *cls, node)) {
+      enough_space = false;
+      break;
+    }
     local.provisions.push_back(claim);
   }
   for (const auto& name : reserved) cache.volumes().Unreserve(name);
   if (!unbound_ok) reasons.emplace_back(kReasonBindConflict);
+  if (!enough_space) reasons.emplace_back(kReasonNotEnoughSpace);
   if (reasons.empty() && plan) *plan = std::move(local);
   return reasons;
 }

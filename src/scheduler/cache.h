@@ -12,6 +12,7 @@
 
 #include "api/core.h"
 #include "api/storage.h"
+#include "scheduler/storage_capacity.h"
 #include "volume/binding/matching.h"
 
 namespace kvol::scheduler {
@@ -52,6 +53,10 @@ class Cache {
   // The node's CSI volume limits by driver: its CSINode's allocatable counts.
   std::map<std::string, int> VolumeLimits(const std::string& node) const;
 
+  // The CSI drivers' reported capacities, for claims to be provisioned.
+  StorageCapacities& capacities() { return capacities_; }
+  const StorageCapacities& capacities() const { return capacities_; }
+
   // The volumes, indexed for matching; the scheduler reserves the ones it is choosing.
   volume::binding::VolumeIndex& volumes() { return volumes_; }
   const volume::binding::VolumeIndex& volumes() const { return volumes_; }
@@ -66,6 +71,7 @@ class Cache {
   std::unordered_map<std::string, std::vector<std::string>> pod_claims_;  // pod key -> claims
   std::unordered_map<std::string, std::map<std::string, int>> limits_;    // node -> driver -> count
   volume::binding::VolumeIndex volumes_;
+  StorageCapacities capacities_;
 };
 
 }  // namespace kvol::scheduler

@@ -321,15 +321,35 @@ Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
        .on_update = [on_csinode](const auto&, const auto& c) { on_csinode(c); },
        .on_delete = [this](const auto& c) { cache_.RemoveCSINode(c->metadata.name); }});
 
+  auto on_driver = [this](const std::shared_ptr<const api::CSIDriver>& d) {
+    cache_.capacities().UpsertDriver(*d);
+    RequeueUnschedulable();
+  };
+  auto& drivers = informers_->Handle<api::CSIDriver>(
+      {.on_add = on_driver,
+       .on_update = [on_driver](const auto&, const auto& d) { on_driver(d); },
+       .on_delete = [this](const auto& d) { cache_.capacities().RemoveDriver(d->metadata.name); }});
+  auto on_capacity = [this](const std::shared_ptr<const api::CSIStorageCapacity>& c) {
+    cache_.capacities().Upsert(*c);
+    RequeueUnschedulable();  // room appeared, perhaps
+  };
+  auto& capacities = informers_->Handle<api::CSIStorageCapacity>(
+      {.on_add = on_capacity,
+       .on_update = [on_capacity](const auto&, const auto& c) { on_capacity(c); },
+       .on_delete = [this](const auto& c) { cache_.capacities().Remove(client::KeyOf(*c)); }});
+
   // Everything a decision reads fills before the pods arrive to be placed: the pod handlers
   // are added once the rest is synced (a shared pod informer already running hands them every
   // cached pod then).
   classes.Start();
   csinodes.Start();
+  drivers.Start();
+  capacities.Start();
   nodes.Start();
   volumes.Start();
   claims.Start();
   bool filled = classes.WaitForSync(sync_timeout) && csinodes.WaitForSync(sync_timeout) &&
+                drivers.WaitForSync(sync_timeout) && capacities.WaitForSync(sync_timeout) &&
                 nodes.WaitForSync(sync_timeout) && volumes.WaitForSync(sync_timeout) &&
                 claims.WaitForSync(sync_timeout);
   if (filled) {
