@@ -61,6 +61,9 @@ inline constexpr std::string_view kAnnControllerManagedAttachDetach =
 // Node: the SHA-256 (hex) of the certificate the node's agent serves logs and exec with, which
 // the API server pins when it dials the agent (set by the agent itself).
 inline constexpr std::string_view kAnnAgentCertificateSha256 = "kvol.io/agent-certificate-sha256";
+// On a Node whose agent makes and removes the kvol.io/local-path volumes of claims given to it:
+// the directory it makes them in.
+inline constexpr std::string_view kAnnLocalPathRoot = "kvol.io/local-path-root";
 
 // Node: the node ID each registered CSI driver gave, as JSON {"driver": "node id"} (set by the
 // node's agent, as kubelet does).

@@ -55,6 +55,7 @@ int RunAgent(const AgentCommandOptions& opts) {
   const std::string root_dir = AgentRootDir(opts.node, opts.data_dir);
   // Its credentials are the agent's alone: covered in every container's root.
   NodeAgentOptions node = opts.node;
+  if (node.local_path_root.empty()) node.local_path_root = opts.data_dir + "/storage";
   if (!opts.kubeconfig.empty()) node.hidden_files.push_back(opts.kubeconfig);
   AgentServerOptions so;
   so.address = opts.address;

@@ -45,6 +45,9 @@ struct NodeAgentOptions {
   // The node's CSI provisioner also serves claims no node was selected for (Immediate
   // binding): the agent inside `kvol server`.
   bool central_provisioner = false;
+  // Where the node's own kvol.io/local-path makes the directories of claims given to this node;
+  // empty when the PV controller of the same process serves the node (`kvol server`).
+  std::string local_path_root;
 };
 
 // The attach/detach controller's settings.

@@ -65,6 +65,9 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =
         endpoint->certificate_sha256;
   }
+  if (!opts.local_path_root.empty()) {
+    ao.node_annotations[std::string(api::kAnnLocalPathRoot)] = opts.local_path_root;
+  }
   KVOL_ASSIGN_OR_RETURN(ao.node_labels, ParseLabels(opts.node_labels));
   std::error_code ec;
   std::filesystem::create_directories(ao.root_dir, ec);
@@ -102,11 +105,18 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
       client,
       controller::attacher::Options{.node_name = ao.node_name, .drivers = &r.agent->csi_drivers()});
   KVOL_RETURN_IF_ERROR(r.attacher->Start());
+  r.capacity = std::make_unique<controller::provisioner::CapacityPublisher>(
+      client, controller::provisioner::CapacityOptions{.node_name = ao.node_name,
+                                                       .drivers = &r.agent->csi_drivers(),
+                                                       .informers = informers});
+  KVOL_RETURN_IF_ERROR(r.capacity->Start());
   r.provisioner = std::make_unique<controller::provisioner::Controller>(
-      client, controller::provisioner::Options{.node_name = ao.node_name,
-                                               .drivers = &r.agent->csi_drivers(),
-                                               .central = opts.central_provisioner,
-                                               .informers = informers});
+      client, controller::provisioner::Options{
+                  .node_name = ao.node_name,
+                  .drivers = &r.agent->csi_drivers(),
+                  .central = opts.central_provisioner,
+                  .informers = informers,
+                  .on_volumes_changed = [capacity = r.capacity.get()] { capacity->Refresh(); }});
   KVOL_RETURN_IF_ERROR(r.provisioner->Start());
   r.resizer = std::make_unique<controller::resizer::Controller>(
       client, controller::resizer::Options{.node_name = ao.node_name,
@@ -114,6 +124,15 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
                                            .central = opts.central_provisioner,
                                            .informers = informers});
   KVOL_RETURN_IF_ERROR(r.resizer->Start());
+  if (!opts.local_path_root.empty()) {
+    r.local_path = std::make_unique<volume::LocalPathProvisioner>(
+        volume::LocalPathOptions{opts.local_path_root, ao.node_name});
+    r.local_provisioner = std::make_unique<controller::provisioner::NodeLocalController>(
+        client, controller::provisioner::NodeLocalOptions{.node_name = ao.node_name,
+                                                          .provisioner = r.local_path.get(),
+                                                          .informers = informers});
+    KVOL_RETURN_IF_ERROR(r.local_provisioner->Start());
+  }
   return r;
 }
 

@@ -9,6 +9,8 @@
 #include "client/client.h"
 #include "cmd/commands.h"
 #include "controller/attacher/attacher.h"
+#include "controller/provisioner/capacity.h"
+#include "controller/provisioner/node_local.h"
 #include "controller/provisioner/provisioner.h"
 #include "controller/resizer/resizer.h"
 #include "node/agent.h"
@@ -39,11 +41,17 @@ struct RunningAgent {
   // agent's node.
   std::unique_ptr<controller::attacher::Controller> attacher;
   std::unique_ptr<controller::provisioner::Controller> provisioner;
+  std::unique_ptr<controller::provisioner::CapacityPublisher> capacity;
   std::unique_ptr<controller::resizer::Controller> resizer;
-  // Stops the resizer, the provisioner and the attacher, then the agent.
+  // The node's own kvol.io/local-path, for claims given to it (NodeAgentOptions.local_path_root).
+  std::unique_ptr<volume::LocalPathProvisioner> local_path;
+  std::unique_ptr<controller::provisioner::NodeLocalController> local_provisioner;
+  // Stops the provisioners, the resizer and the attacher, then the agent.
   void Stop() {
+    if (local_provisioner) local_provisioner->Stop();
     if (resizer) resizer->Stop();
     if (provisioner) provisioner->Stop();
+    if (capacity) capacity->Stop();
     if (attacher) attacher->Stop();
     if (agent) agent->Stop();
   }

@@ -172,6 +172,9 @@ CLI::App* AddAgentCommand(CLI::App& app, kvol::cmd::AgentCommandOptions& agent) 
   a->add_option("--node-name", agent.node.node_name,
                 "This machine's node name (default: the hostname).");
   AddNodeAgentOptions(a, agent.node);
+  a->add_option("--local-path-root", agent.node.local_path_root,
+                "Where kvol.io/local-path makes the directories of the volumes of claims given to "
+                "this node (default: DATA_DIR/storage).");
   a->add_option("--address", agent.address,
                 "The address to serve pods' logs and exec to the API server on.")
       ->capture_default_str();

@@ -138,6 +138,7 @@ Status EnsureBundledCsiDriverObject(client::Client& c) {
   d.spec.pod_info_on_mount = false;
   d.spec.volume_lifecycle_modes = {"Persistent", "Ephemeral"};
   d.spec.fs_group_policy = "ReadWriteOnceWithFSType";
+  d.spec.storage_capacity = true;  // it answers GetCapacity for its node
   auto created = drivers.Create(d);
   if (!created.ok() && !api::IsAlreadyExists(created.error())) {
     return UnavailableError("creating CSIDriver " + d.metadata.name + ": " +

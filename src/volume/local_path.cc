@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "api/well_known.h"
+
 namespace kvol::volume {
 namespace {
 
@@ -59,6 +61,15 @@ StatusOr<api::PersistentVolumeSpec> LocalPathProvisioner::Provision(const Provis
   term.match_expressions = {req};
   spec.node_affinity.emplace().required.emplace().node_selector_terms = {term};
   return spec;
+}
+
+bool LocalPathProvisioner::ServesNode(const api::Node* node) const {
+  return !node || node->metadata.name == options_.this_node ||
+         !node->metadata.annotations.count(std::string(api::kAnnLocalPathRoot));
+}
+
+std::string LocalPathProvisioner::VolumeNode(const api::PersistentVolume& volume) const {
+  return NodeOfVolume(volume);
 }
 
 Status LocalPathProvisioner::Delete(const api::PersistentVolume& v, const api::StorageClass*) {

@@ -1,8 +1,11 @@
 // kvol.io/local-path: one directory per volume under a base directory of the node the volume
 // is for, exposed as a hostPath volume (DirectoryOrCreate) with node affinity to that node, as
 // k3s's local-path provisioner does. Made for WaitForFirstConsumer classes: the directory is
-// made on the node the scheduler picked. The directory is created and removed here when that
-// node is this machine; on another node its agent creates it when the volume is first mounted.
+// made on the node the scheduler picked, by the process that runs there: a node agent runs its
+// own instance for its node (and says so with the annotation kvol.io/local-path-root on its
+// Node); the one beside the PV controller serves that process's node, claims bound at once
+// (without a node), and nodes without such an agent, whose directories their agent's hostPath
+// mount then creates.
 #pragma once
 
 #include "volume/provisioner.h"
@@ -21,6 +24,8 @@ class LocalPathProvisioner final : public Provisioner {
   StatusOr<api::PersistentVolumeSpec> Provision(const ProvisionRequest& request) override;
   Status Delete(const api::PersistentVolume& volume,
                 const api::StorageClass* storage_class) override;
+  bool ServesNode(const api::Node* node) const override;
+  std::string VolumeNode(const api::PersistentVolume& volume) const override;
 
  private:
   LocalPathOptions options_;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "api/well_known.h"
+
 namespace kvol::volume {
 
 api::PersistentVolumeSpec FilesystemSpecFor(const api::PersistentVolumeClaim& claim) {
@@ -12,6 +14,31 @@ api::PersistentVolumeSpec FilesystemSpecFor(const api::PersistentVolumeClaim& cl
   spec.access_modes = claim.spec.access_modes;
   spec.volume_mode = "Filesystem";
   return spec;
+}
+
+api::PersistentVolume ProvisionedVolume(std::string pv_name, api::PersistentVolumeSpec spec,
+                                        const api::PersistentVolumeClaim& claim,
+                                        const api::StorageClass& cls,
+                                        std::string_view provisioner) {
+  api::PersistentVolume pv;
+  pv.metadata.name = std::move(pv_name);
+  pv.metadata.annotations[std::string(api::kAnnBoundByController)] = "yes";
+  pv.metadata.annotations[std::string(api::kAnnDynamicallyProvisioned)] = std::string(provisioner);
+  pv.spec = std::move(spec);
+  pv.spec.storage_class_name = cls.metadata.name;
+  pv.spec.persistent_volume_reclaim_policy = cls.reclaim_policy.value_or("Delete");
+  pv.spec.mount_options = cls.mount_options;
+  auto& ref = pv.spec.claim_ref.emplace();
+  ref.kind = "PersistentVolumeClaim";
+  ref.api_version = "v1";
+  ref.namespace_ = claim.metadata.namespace_;
+  ref.name = claim.metadata.name;
+  ref.uid = claim.metadata.uid;
+  ref.resource_version = claim.metadata.resource_version;
+  if (pv.spec.persistent_volume_reclaim_policy == "Delete") {
+    pv.metadata.finalizers.emplace_back(api::kPVControllerFinalizer);
+  }
+  return pv;
 }
 
 Status ScrubDirectory(const std::string& dir, std::chrono::milliseconds timeout) {

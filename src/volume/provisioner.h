@@ -33,7 +33,23 @@ class Provisioner {
   // `storage_class` is the volume's class, nullptr when it no longer exists.
   virtual Status Delete(const api::PersistentVolume& volume,
                         const api::StorageClass* storage_class) = 0;
+
+  // Whether this process makes volumes for claims the scheduler gave to `node` (nullptr: none
+  // was given) and removes the volumes it made there. A node-local provisioner leaves a node
+  // whose own agent runs it to that agent. Others serve every node.
+  virtual bool ServesNode(const api::Node* node) const { return true; }
+  // The node a volume it made belongs to (its node affinity's); empty when it has none.
+  virtual std::string VolumeNode(const api::PersistentVolume& volume) const { return {}; }
 };
+
+// The PersistentVolume of a volume `provisioner` made for `claim` of class `cls`: named
+// `pv_name`, with `spec` from Provision, the class's reclaim policy (with the PV controller's
+// deletion finalizer for Delete) and mount options, pre-bound to the claim, annotated as
+// provisioned by it.
+api::PersistentVolume ProvisionedVolume(std::string pv_name, api::PersistentVolumeSpec spec,
+                                        const api::PersistentVolumeClaim& claim,
+                                        const api::StorageClass& cls,
+                                        std::string_view provisioner);
 
 // The part of a new volume's spec every provisioner fills the same way: the claim's requested
 // storage as capacity, its access modes, volume mode Filesystem.

@@ -73,6 +73,15 @@ TEST(LocalPathTest, AnotherNodesDirectoryIsLeftToItsAgent) {
   pv.spec = *spec;
   auto s = p.Delete(pv, &sc);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_EQ(p.VolumeNode(pv), "there");
+  // The PV controller asks first, and leaves a node whose agent runs local-path to that agent.
+  EXPECT_TRUE(p.ServesNode(&node)) << "no agent of its own: made here, its directory on mount";
+  node.metadata.annotations["kvol.io/local-path-root"] = "/var/lib/kvol/storage";
+  EXPECT_FALSE(p.ServesNode(&node));
+  api::Node here = Node("here");
+  here.metadata.annotations["kvol.io/local-path-root"] = root.path();
+  EXPECT_TRUE(p.ServesNode(&here));
+  EXPECT_TRUE(p.ServesNode(nullptr)) << "a claim bound at once is made here";
 }
 
 TEST(LocalPathTest, RefusesWhatItCannotMakeOrShouldNotDelete) {

@@ -9,7 +9,10 @@
 # pod that must run there is made by that node's driver, with that node as its affinity, and
 # removed by it; a claim on an xfs class grows while its pod runs (the built-in resizer's
 # ControllerExpandVolume, then NodeExpandVolume; `df` in the container sees it), and a second
-# node's pod wanting that ReadWriteOnce claim gets the Multi-Attach error.
+# node's pod wanting that ReadWriteOnce claim gets the Multi-Attach error; a local-path claim
+# for the second node is made and removed by that node's agent, under its own root; each node's
+# driver publishes its free space per class (CSIStorageCapacity), and a claim bigger than any
+# leaves its pod unschedulable in kube-scheduler's words.
 # Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -41,6 +44,28 @@ events() {  # events KIND NAME REASON: "component: message" lines
   kubectl get events --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" \
     -o jsonpath='{range .items[*]}{.source.component}: {.message}{"\n"}{end}'
 }
+
+# ---- storage capacity: what the driver has free on this node, per class, for the scheduler -----
+capacities() {  # the node's objects: "class segment capacity" lines
+  kubectl get csistoragecapacities -n kube-system \
+    -l "csi.storage.k8s.io/managed-by=kvol-provisioner-$1,csi.storage.k8s.io/drivername=loop.csi.kvol.io" \
+    -o jsonpath='{range .items[*]}{.storageClassName} {.nodeTopology.matchLabels.topology\.csi\.kvol\.io/node} {.capacity}{"\n"}{end}'
+}
+has_capacity() { capacities "$NODE" | grep -q "^loop $NODE [0-9]"; }
+until_true 20 has_capacity || fail "no CSIStorageCapacity for class loop on $NODE: $(kubectl get csistoragecapacities -A -o yaml)"
+expect_eq "kubectl get's columns" "NAME STORAGECLASSNAME CAPACITY" \
+  "$(kubectl get csistoragecapacities -n kube-system | head -1 | tr -s ' ')"
+claim huge loop 1Pi
+pod_with huge-pod 'sleep 3600' huge
+no_room() {
+  [ "$(kubectl get pod huge-pod -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = Unschedulable ]
+}
+until_true 20 no_room || fail "huge-pod was not found unschedulable: $(kubectl describe pod huge-pod)"
+expect_eq "no room, in the scheduler's words" \
+  "0/1 nodes are available: 1 node(s) did not have enough free storage." \
+  "$(kubectl get pod huge-pod -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+kubectl delete pod huge-pod --wait=true --timeout=30s >/dev/null
+kubectl delete pvc huge --wait=true --timeout=30s >/dev/null
 
 # ---- a claim on loop, provisioned where its pod goes ------------------------------------------
 claim data loop 64Mi
@@ -153,6 +178,7 @@ until_true 10 test -S "$D2/csi.sock" || fail "the second driver did not serve"
 "$KVOL_BIN" agent --server "$KVOL_URL" --token "$(kvol_token)" \
   --certificate-authority "$KVOL_DIR/pki/ca.crt" --node-name "$NODE2" --root-dir "$WORK/node2" \
   --address 127.0.0.1 --port 0 --node-ip 127.0.0.1 --csi-driver "unix://$D2/csi.sock" \
+  --local-path-root "$WORK/node2-storage" \
   >"$WORK/agent2.log" 2>&1 &
 track $!
 until_true 10 grep -q "kvol agent is ready" "$WORK/agent2.log" || fail "kvol agent starts: $(cat "$WORK/agent2.log")"
@@ -160,6 +186,8 @@ node2_has_driver() {
   [ -n "$(kubectl get csinode "$NODE2" -o jsonpath='{.spec.drivers[?(@.name=="loop.csi.kvol.io")].nodeID}')" ]
 }
 until_true 20 node2_has_driver || fail "the second node's driver is not in its CSINode"
+node2_capacity() { capacities "$NODE2" | grep -q "^loop $NODE2 [0-9]"; }
+until_true 20 node2_capacity || fail "no CSIStorageCapacity for the second node: $(kubectl get csistoragecapacities -A -o yaml)"
 claim far loop 32Mi
 pod_with far-pod 'echo far > /data/f && sleep 3600' far "$NODE2"
 until_true 60 phase_is far-pod Running || { fail "far-pod did not run"; kubectl describe pvc far; kubectl describe pod far-pod; }
@@ -201,6 +229,24 @@ kubectl delete pvc far --wait=true --timeout=30s >/dev/null || fail "the far cla
 far_gone() { ! kubectl get pv "$FAR_PV" >/dev/null 2>&1; }
 until_true 30 far_gone || fail "the far PV stayed: $(kubectl get pv "$FAR_PV" -o wide)"
 expect_eq "its file removed by the second node's driver" 0 "$(find "$D2/data" -name '*.img' | wc -l)"
+
+# ---- a local-path claim for the second node: made and removed by that node's agent -----------
+claim near local-path 16Mi
+pod_with near-pod 'echo near > /data/f && sleep 3600' near "$NODE2"
+until_true 60 phase_is near-pod Running || { fail "near-pod did not run"; kubectl describe pvc near; kubectl describe pod near-pod; }
+NEAR_PV=pvc-$(kubectl get pvc near -o jsonpath='{.metadata.uid}')
+NEAR_DIR=$(kubectl get pv "$NEAR_PV" -o jsonpath='{.spec.hostPath.path}')
+expect_eq "under the second node's local-path root" "$WORK/node2-storage" "$(dirname "$NEAR_DIR")"
+until_true 10 test -s "$NEAR_DIR/f" || fail "the pod did not write into $NEAR_DIR"
+expect_eq "what the pod wrote" near "$(cat "$NEAR_DIR/f")"
+expect_eq "made by the second node's agent" \
+  "kvol.io/local-path_$NODE2: Successfully provisioned volume $NEAR_PV" \
+  "$(events PersistentVolumeClaim near ProvisioningSucceeded)"
+kubectl delete pod near-pod --wait=true --timeout=60s >/dev/null || fail "near-pod deleted"
+kubectl delete pvc near --wait=true --timeout=30s >/dev/null || fail "the near claim was not deleted"
+near_gone() { ! kubectl get pv "$NEAR_PV" >/dev/null 2>&1; }
+until_true 30 near_gone || fail "the near PV stayed: $(kubectl describe pv "$NEAR_PV")"
+[ -e "$NEAR_DIR" ] && fail "the near volume's directory stayed: $NEAR_DIR"
 
 # ---- nothing is left -----------------------------------------------------------------------------
 expect_eq "no volume file left" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"

@@ -7,6 +7,7 @@
 #include "client/worker.h"
 #include "controller/provisioner/create_volume.h"
 #include "controller/util/csi_secrets.h"
+#include "controller/util/meta.h"
 #include "controller/util/volume_node.h"
 #include "volume/binding/matching.h"
 
@@ -18,11 +19,6 @@ using client::ApiStatus;
 
 constexpr std::string_view kClaimPrefix = "claim:";
 constexpr std::string_view kVolumePrefix = "volume:";
-
-std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
-  auto it = m.annotations.find(std::string(key));
-  return it == m.annotations.end() ? std::string() : it->second;
-}
 
 }  // namespace
 
@@ -123,6 +119,7 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
                "error saving PersistentVolume " + pv_name + ": " + written.error().message));
   }
   Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
+  if (options_.on_volumes_changed) options_.on_volumes_changed();
   return OkStatus();
 }
 
@@ -161,6 +158,7 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   if (!gone.ok() && !api::IsNotFound(gone.error())) return ApiStatus(gone.error());
   log::Info("csi-provisioner: deleted volume " + volume.metadata.name + " (" +
             volume.spec.csi->volume_handle + ")");
+  if (options_.on_volumes_changed) options_.on_volumes_changed();
   return OkStatus();
 }
 

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,8 @@ struct Options {
   std::chrono::milliseconds resync{10'000};
   // The process's informers, shared with its other controllers; its own when null.
   client::SharedInformers* informers = nullptr;
+  // Called after a volume was made or deleted (the node's free space changed).
+  std::function<void()> on_volumes_changed;
 };
 
 class Controller {

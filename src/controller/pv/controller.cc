@@ -151,10 +151,15 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
     KVOL_ASSIGN_OR_RETURN(current, Write(std::move(next), false));
   }
   if (in_process) return ProvisionInProcess(current, *cls, *in_process);
-  Event(current, "Normal", "ExternalProvisioning",
-        "waiting for a volume to be created, either by external provisioner \"" + provisioner +
-            "\" or manually created by system administrator");
+  WaitingForExternalProvisioner(current, provisioner);
   return OkStatus();
+}
+
+void Controller::WaitingForExternalProvisioner(const PersistentVolumeClaim& claim,
+                                               std::string_view provisioner) {
+  Event(claim, "Normal", "ExternalProvisioning",
+        "waiting for a volume to be created, either by external provisioner \"" +
+            std::string(provisioner) + "\" or manually created by system administrator");
 }
 
 Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
@@ -181,6 +186,12 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     }
     node = *n;
   }
+  // A node-local provisioner whose node's own agent runs it leaves the claim to that agent,
+  // as to an external provisioner.
+  if (!provisioner.ServesNode(node ? &*node : nullptr)) {
+    WaitingForExternalProvisioner(claim, provisioner.name());
+    return OkStatus();
+  }
   volume::ProvisionRequest req{pv_name, &claim, &cls, node ? &*node : nullptr};
   auto spec = provisioner.Provision(req);
   if (!spec.ok()) {
@@ -196,19 +207,8 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     // A claim asking for what the provisioner cannot make waits for the periodic resync.
     return spec.status().code() == StatusCode::kInvalidArgument ? OkStatus() : spec.status();
   }
-  PersistentVolume pv;
-  pv.metadata.name = pv_name;
-  pv.metadata.annotations[std::string(api::kAnnBoundByController)] = "yes";
-  pv.metadata.annotations[std::string(api::kAnnDynamicallyProvisioned)] =
-      std::string(provisioner.name());
-  pv.spec = *std::move(spec);
-  pv.spec.storage_class_name = cls.metadata.name;
-  pv.spec.persistent_volume_reclaim_policy = cls.reclaim_policy.value_or("Delete");
-  pv.spec.mount_options = cls.mount_options;
-  pv.spec.claim_ref = client::ReferenceTo(claim);
-  if (pv.spec.persistent_volume_reclaim_policy == "Delete") {
-    pv.metadata.finalizers.emplace_back(api::kPVControllerFinalizer);
-  }
+  PersistentVolume pv =
+      volume::ProvisionedVolume(pv_name, *std::move(spec), claim, cls, provisioner.name());
   auto created = client_.resource<PersistentVolume>().CreateShared(pv);
   if (!created.ok() && !api::IsAlreadyExists(created.error())) {
     Event(claim, "Warning", "ProvisioningFailed",
@@ -612,6 +612,12 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
                                       "error getting deleter volume plugin for volume \"" +
                                           volume.metadata.name +
                                           "\": no deletable volume plugin matched");
+  }
+  if (const std::string node = provisioner->VolumeNode(volume); !node.empty()) {
+    // A node whose own agent runs the provisioner removes its volumes itself.
+    auto n = client_.resource<api::Node>().Get("", node);
+    if (!n.ok() && !api::IsNotFound(n.error())) return ApiStatus(n.error());
+    if (n.ok() && !provisioner->ServesNode(&*n)) return OkStatus();
   }
   auto cls = GetClass(VolumeClass(volume));
   if (Status s = provisioner->Delete(volume, cls.get()); !s.ok()) {

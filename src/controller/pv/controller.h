@@ -211,6 +211,9 @@ class Controller {
   StatusOr<bool> AssignDefaultClass(const api::PersistentVolumeClaim& claim);
   Status WaitForFirstConsumerEvent(const api::PersistentVolumeClaim& claim);
   Status ProvisionClaim(const api::PersistentVolumeClaim& claim);
+  // The ExternalProvisioning event: the claim waits for a provisioner outside this process.
+  void WaitingForExternalProvisioner(const api::PersistentVolumeClaim& claim,
+                                     std::string_view provisioner);
   Status ProvisionInProcess(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
                             volume::Provisioner& provisioner);
   volume::Provisioner* FindProvisioner(std::string_view name) const;
