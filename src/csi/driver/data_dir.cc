@@ -1,4 +1,4 @@
-// DataDir: sparse files and JSON records under one directory.
+// DataDir: sparse files under one directory, and their records in one log.
 #include "csi/driver/data_dir.h"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "base/strings.h"
 #include "os/files.h"
@@ -69,9 +70,9 @@ std::optional<SnapshotRecord> SnapshotFromJson(const json& j) {
 
 Status Errno(const std::string& what) { return InternalError(what + ": " + std::strerror(errno)); }
 
-// Creates `path` as a sparse file of `size` bytes.
+// Creates `path`, which must not exist, as a sparse file of `size` bytes.
 Status CreateSparse(const std::string& path, int64_t size) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("cannot create " + path);
   Status s = ftruncate(fd, size) == 0 ? OkStatus() : Errno("cannot size " + path);
   if (s.ok() && fsync(fd) != 0) s = Errno("cannot sync " + path);
@@ -87,10 +88,6 @@ Status Resize(const std::string& path, int64_t size) {
 int64_t FileSize(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
-}
-
-Status WriteRecord(const std::string& path, const json& j) {
-  return os::WriteFileAtomically(path, j.dump(), 0600);
 }
 
 void RemoveQuietly(const std::string& path) {
@@ -116,39 +113,71 @@ StatusOr<std::unique_ptr<DataDir>> DataDir::Open(const std::string& dir, os::Exe
   std::unique_ptr<DataDir> d(new DataDir(dir, exec));
   d->real_volumes_ = fs::canonical(fs::path(dir) / "volumes", ec).string() + "/";
   if (ec) return InternalError("cannot resolve " + dir + "/volumes: " + ec.message());
+  KVOL_ASSIGN_OR_RETURN(d->log_, RecordLog::Open(dir + "/records.log"));
   KVOL_RETURN_IF_ERROR(d->Load());
   return d;
 }
 
 Status DataDir::Load() {
+  KVOL_RETURN_IF_ERROR(MoveRecordFilesToLog());
+  for (const auto& [key, j] : log_->Records()) {
+    if (key.starts_with("volumes/")) {
+      if (auto v = VolumeFromJson(j)) volumes_[v->id] = *std::move(v);
+    } else if (key.starts_with("snapshots/")) {
+      if (auto s = SnapshotFromJson(j)) snapshots_[s->id] = *std::move(s);
+    }
+  }
   for (const char* sub : {"volumes", "snapshots"}) {
     const bool volumes = std::string_view(sub) == "volumes";
     std::error_code ec;
-    std::vector<fs::path> images;
+    std::set<std::string> images;
     for (const auto& e : fs::directory_iterator(fs::path(dir_) / sub, ec)) {
       const fs::path p = e.path();
-      if (p.extension() == ".img") {
-        images.push_back(p);
+      const std::string id = p.stem();
+      // A temporary file, or a file whose record was never written: a create a crash cut short.
+      if (p.extension() != ".img" || (volumes ? !volumes_.contains(id) : !snapshots_.contains(id))) {
+        RemoveQuietly(p);
         continue;
       }
-      if (p.extension() != ".json") {
-        RemoveQuietly(p);  // a temporary file of a write a crash cut short
-        continue;
-      }
-      std::string text;
-      if (!os::ReadFile(p, &text).ok()) continue;
-      json j = json::parse(text, nullptr, false);
-      if (volumes) {
-        if (auto v = VolumeFromJson(j)) volumes_[v->id] = *std::move(v);
-      } else if (auto s = SnapshotFromJson(j)) {
-        snapshots_[s->id] = *std::move(s);
-      }
+      images.insert(id);
     }
     if (ec) return InternalError("cannot list " + dir_ + "/" + sub + ": " + ec.message());
-    for (const auto& img : images) {
-      const std::string id = img.stem();
-      if (volumes ? !volumes_.contains(id) : !snapshots_.contains(id)) RemoveQuietly(img);
+    // A record without its file is of a create that failed after writing it.
+    std::vector<std::string> orphans;
+    if (volumes) {
+      for (const auto& [id, v] : volumes_) {
+        if (!images.contains(id)) orphans.push_back(id);
+      }
+    } else {
+      for (const auto& [id, snap] : snapshots_) {
+        if (!images.contains(id)) orphans.push_back(id);
+      }
     }
+    for (const auto& id : orphans) {
+      KVOL_RETURN_IF_ERROR(log_->Erase(std::string(sub) + "/" + id));
+      volumes ? volumes_.erase(id) : snapshots_.erase(id);
+    }
+  }
+  for (const auto& [id, v] : volumes_) volume_names_[v.name] = id;
+  return OkStatus();
+}
+
+Status DataDir::MoveRecordFilesToLog() {
+  // Earlier versions kept each record in a file of its own beside the image: <id>.json.
+  for (const char* sub : {"volumes", "snapshots"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(dir_) / sub, ec)) {
+      const fs::path p = e.path();
+      if (p.extension() != ".json") continue;
+      std::string text;
+      KVOL_RETURN_IF_ERROR(os::ReadFile(p, &text));
+      json j = json::parse(text, nullptr, false);
+      if (j.is_object() && j.value("id", json()).is_string()) {
+        KVOL_RETURN_IF_ERROR(log_->Put(std::string(sub) + "/" + j["id"].get<std::string>(), j));
+      }
+      if (unlink(p.c_str()) != 0) return Errno("cannot remove " + p.string());
+    }
+    if (ec) return InternalError("cannot list " + dir_ + "/" + sub + ": " + ec.message());
   }
   return OkStatus();
 }
@@ -157,12 +186,9 @@ template <class Records>
 Status DataDir::RemoveRecorded(Records& records, const char* sub, const std::string& id) {
   if (!records.contains(id)) return OkStatus();
   // The record goes first: a crash between leaves a file that the next start removes.
-  const std::string base = dir_ + "/" + sub + "/" + id;
-  if (unlink((base + ".json").c_str()) != 0 && errno != ENOENT) {
-    return Errno("cannot remove " + base + ".json");
-  }
+  KVOL_RETURN_IF_ERROR(log_->Erase(std::string(sub) + "/" + id));
   records.erase(id);
-  RemoveQuietly(base + ".img");
+  RemoveQuietly(dir_ + "/" + sub + "/" + id + ".img");
   return OkStatus();
 }
 
@@ -187,10 +213,9 @@ std::optional<VolumeRecord> DataDir::VolumeById(const std::string& id) const {
 
 std::optional<VolumeRecord> DataDir::VolumeByName(const std::string& name) const {
   std::lock_guard lock(mu_);
-  for (const auto& [id, v] : volumes_) {
-    if (v.name == name) return v;
-  }
-  return std::nullopt;
+  auto it = volume_names_.find(name);
+  if (it == volume_names_.end()) return std::nullopt;
+  return volumes_.at(it->second);
 }
 
 std::vector<VolumeRecord> DataDir::Volumes() const {
@@ -204,7 +229,7 @@ std::vector<VolumeRecord> DataDir::Volumes() const {
 StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t capacity,
                                              const ContentSource& source,
                                              std::map<std::string, std::string> parameters) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   std::string from;
   if (!source.snapshot.empty()) {
     if (!snapshots_.contains(source.snapshot)) {
@@ -223,28 +248,39 @@ StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t ca
   const std::string tmp = file + ".tmp";
   Status s;
   if (from.empty()) {
-    s = CreateSparse(tmp, capacity);
+    // A new empty volume shares nothing with the others (its name is the caller's to keep
+    // unique), so it is made without holding up other creates: its file at once under its
+    // name, which the next start removes if a crash comes before the record.
+    lock.unlock();
+    s = CreateSparse(file, capacity);
   } else if (int64_t size = FileSize(from); size > capacity) {
     s = OutOfRangeError("the source holds " + std::to_string(size) +
                         " bytes, more than the requested capacity of " + std::to_string(capacity));
   } else {
     s = CopyFile(from, tmp);
     if (s.ok()) s = Resize(tmp, capacity);
+    if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
   }
-  if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
-  if (s.ok()) s = WriteRecord(dir_ + "/volumes/" + v.id + ".json", ToJson(v));
+  if (s.ok()) s = log_->Put("volumes/" + v.id, ToJson(v));
   if (!s.ok()) {
     RemoveQuietly(tmp);
     RemoveQuietly(file);
     return s;
   }
+  if (!lock.owns_lock()) lock.lock();
+  volume_names_[v.name] = v.id;
   volumes_[v.id] = v;
   return v;
 }
 
 Status DataDir::DeleteVolume(const std::string& id) {
   std::lock_guard lock(mu_);
-  return RemoveRecorded(volumes_, "volumes", id);
+  auto it = volumes_.find(id);
+  if (it == volumes_.end()) return OkStatus();
+  const std::string name = it->second.name;
+  KVOL_RETURN_IF_ERROR(RemoveRecorded(volumes_, "volumes", id));
+  volume_names_.erase(name);
+  return OkStatus();
 }
 
 StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capacity) {
@@ -257,7 +293,7 @@ StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capaci
   // The file grows first: a crash between leaves a record smaller than its file, which the
   // next expansion mends.
   KVOL_RETURN_IF_ERROR(Resize(VolumeFile(id), capacity));
-  KVOL_RETURN_IF_ERROR(WriteRecord(dir_ + "/volumes/" + id + ".json", ToJson(grown)));
+  KVOL_RETURN_IF_ERROR(log_->Put("volumes/" + id, ToJson(grown)));
   it->second = grown;
   return grown;
 }
@@ -298,7 +334,7 @@ StatusOr<SnapshotRecord> DataDir::CreateSnapshot(const std::string& name,
   const std::string tmp = file + ".tmp";
   Status s = CopyFile(VolumeFile(source), tmp);
   if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
-  if (s.ok()) s = WriteRecord(dir_ + "/snapshots/" + snap.id + ".json", ToJson(snap));
+  if (s.ok()) s = log_->Put("snapshots/" + snap.id, ToJson(snap));
   if (!s.ok()) {
     RemoveQuietly(tmp);
     RemoveQuietly(file);

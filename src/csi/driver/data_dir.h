@@ -1,9 +1,9 @@
 // The bundled CSI driver's data directory: each volume a sparse file of its size, each snapshot
-// a copy of one, with a small JSON record beside each. A record is written only after its file
-// is complete, so a crash leaves either a whole volume or a file that the next start removes.
+// a copy of one, and a record of each in one log (RecordLog). A record is written only after its
+// file is complete, and removed before its file is, so a crash leaves either a whole volume or a
+// file that the next start removes.
 //
-//   <dir>/volumes/<id>.img   <dir>/volumes/<id>.json
-//   <dir>/snapshots/<id>.img <dir>/snapshots/<id>.json
+//   <dir>/volumes/<id>.img   <dir>/snapshots/<id>.img   <dir>/records.log
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "csi/driver/record_log.h"
 #include "os/exec.h"
 
 namespace kvol::csi::driver {
@@ -57,7 +58,8 @@ class DataDir {
   bool Owns(const std::string& path) const;
 
   // A new volume of `capacity` bytes holding `source`'s contents. NotFound when the source is
-  // not there; OutOfRange when it is larger than `capacity`.
+  // not there; OutOfRange when it is larger than `capacity`. Creates of one name are the
+  // caller's to serialize; creates of different names run in parallel.
   StatusOr<VolumeRecord> CreateVolume(const std::string& name, int64_t capacity,
                                       const ContentSource& source,
                                       std::map<std::string, std::string> parameters);
@@ -79,6 +81,9 @@ class DataDir {
  private:
   DataDir(std::string dir, os::Exec& exec) : dir_(std::move(dir)), exec_(exec) {}
   Status Load();
+  // Moves records kept in files of their own (<id>.json, as earlier versions wrote them) into
+  // the log.
+  Status MoveRecordFilesToLog();
   std::string SnapshotFile(const std::string& id) const;
   // Removes the record of `id` under `sub` ("volumes", "snapshots"), then its file; mu_ held.
   template <class Records>
@@ -89,8 +94,10 @@ class DataDir {
   const std::string dir_;
   std::string real_volumes_;  // <dir>/volumes/ with symbolic links resolved
   os::Exec& exec_;
-  mutable std::mutex mu_;  // the records; held across a create so that names stay unique
+  std::unique_ptr<RecordLog> log_;
+  mutable std::mutex mu_;  // the records; held across a copy from a source, so that it stays
   std::map<std::string, VolumeRecord> volumes_;
+  std::map<std::string, std::string> volume_names_;  // name → id
   std::map<std::string, SnapshotRecord> snapshots_;
 };
 
