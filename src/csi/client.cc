@@ -78,6 +78,10 @@ StatusOr<std::unique_ptr<Client>> Client::New(std::string_view endpoint) {
 
 Status Client::Failed(const google::protobuf::Message& req, const grpc::Status& s) {
   Status out = FromGrpc(s);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    std::lock_guard lock(mu_);
+    controller_caps_.reset();  // the driver went; the one that comes back may differ
+  }
   std::string method = req.GetDescriptor()->name();
   if (method.ends_with("Request")) method.resize(method.size() - 7);
   log::Warn("csi " + target_ + ": " + method + " {" + StripSecrets(req) +
@@ -109,12 +113,19 @@ StatusOr<bool> Client::NodeSupports(pb::NodeServiceCapability::RPC::Type rpc) {
 }
 
 StatusOr<bool> Client::ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc) {
+  {
+    std::lock_guard lock(mu_);
+    if (controller_caps_) return controller_caps_->contains(rpc);
+  }
   KVOL_ASSIGN_OR_RETURN(auto caps, Call(&pb::Controller::Stub::ControllerGetCapabilities,
                                         pb::ControllerGetCapabilitiesRequest()));
+  std::set<pb::ControllerServiceCapability::RPC::Type> offered;
   for (const auto& c : caps.capabilities()) {
-    if (c.has_rpc() && c.rpc().type() == rpc) return true;
+    if (c.has_rpc()) offered.insert(c.rpc().type());
   }
-  return false;
+  std::lock_guard lock(mu_);
+  controller_caps_ = offered;
+  return offered.contains(rpc);
 }
 
 }  // namespace kvol::csi

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -65,7 +67,9 @@ class Client {
   StatusOr<std::set<pb::NodeServiceCapability::RPC::Type>> NodeCapabilities();
   // Whether the driver's node service offers `rpc`.
   StatusOr<bool> NodeSupports(pb::NodeServiceCapability::RPC::Type rpc);
-  // Whether the driver's controller service offers `rpc` (ControllerGetCapabilities).
+  // Whether the driver's controller service offers `rpc` (ControllerGetCapabilities). The
+  // answer is kept, as external-provisioner keeps it, until a call finds the driver gone
+  // (Unavailable): a driver that comes back is asked again.
   StatusOr<bool> ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc);
 
  private:
@@ -80,6 +84,8 @@ class Client {
   std::unique_ptr<pb::Identity::Stub> identity_;
   std::unique_ptr<pb::Controller::Stub> controller_;
   std::unique_ptr<pb::Node::Stub> node_;
+  std::mutex mu_;
+  std::optional<std::set<pb::ControllerServiceCapability::RPC::Type>> controller_caps_;  // mu_
 };
 
 template <>

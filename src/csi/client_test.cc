@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -37,6 +38,21 @@ class ScriptedNode final : public pb::Node::Service {
   }
 };
 
+// A controller service that counts how often it is asked for its capabilities.
+class ScriptedController final : public pb::Controller::Service {
+ public:
+  std::vector<pb::ControllerServiceCapability::RPC::Type> offered;
+  std::atomic<int> asked{0};
+
+  grpc::Status ControllerGetCapabilities(grpc::ServerContext*,
+                                         const pb::ControllerGetCapabilitiesRequest*,
+                                         pb::ControllerGetCapabilitiesResponse* resp) override {
+    ++asked;
+    for (auto rpc : offered) resp->add_capabilities()->mutable_rpc()->set_type(rpc);
+    return grpc::Status::OK;
+  }
+};
+
 class ClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,12 +74,14 @@ class ClientTest : public ::testing::Test {
     grpc::ServerBuilder b;
     b.AddListeningPort("unix://" + socket_, grpc::InsecureServerCredentials());
     b.RegisterService(&node_);
+    b.RegisterService(&controller_);
     server_ = b.BuildAndStart();
     ASSERT_NE(server_, nullptr);
   }
 
   std::string dir_, socket_;
   ScriptedNode node_;
+  ScriptedController controller_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<Client> client_;
 };
@@ -137,6 +155,37 @@ TEST_F(ClientTest, FollowsTheDriverThroughARestart) {
   auto stats = client_->NodeSupports(pb::NodeServiceCapability::RPC::GET_VOLUME_STATS);
   ASSERT_TRUE(stats.ok());
   EXPECT_FALSE(*stats);
+}
+
+TEST_F(ClientTest, ControllerCapabilitiesAreAskedOncePerConnection) {
+  using Rpc = pb::ControllerServiceCapability::RPC;
+  controller_.offered = {Rpc::CREATE_DELETE_VOLUME};
+  for (int i = 0; i < 3; ++i) {
+    auto create = client_->ControllerSupports(Rpc::CREATE_DELETE_VOLUME);
+    ASSERT_TRUE(create.ok()) << create.status().message();
+    EXPECT_TRUE(*create);
+    auto expand = client_->ControllerSupports(Rpc::EXPAND_VOLUME);
+    ASSERT_TRUE(expand.ok());
+    EXPECT_FALSE(*expand);
+  }
+  EXPECT_EQ(controller_.asked.load(), 1);
+  // A driver that went away and came back (perhaps another version) is asked again.
+  server_->Shutdown();
+  server_.reset();
+  auto down = client_->Call(&pb::Node::Stub::NodeGetInfo, pb::NodeGetInfoRequest(),
+                            std::chrono::milliseconds(500));
+  ASSERT_FALSE(down.ok());
+  ASSERT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().message();
+  controller_.offered = {Rpc::CREATE_DELETE_VOLUME, Rpc::EXPAND_VOLUME};
+  Serve();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  StatusOr<bool> expand = UnavailableError("not tried");
+  while (!expand.ok() && std::chrono::steady_clock::now() < deadline) {
+    expand = client_->ControllerSupports(Rpc::EXPAND_VOLUME);
+  }
+  ASSERT_TRUE(expand.ok()) << expand.status().message();
+  EXPECT_TRUE(*expand);
+  EXPECT_EQ(controller_.asked.load(), 2);
 }
 
 TEST(StripSecretsTest, SecretValuesNeverShow) {

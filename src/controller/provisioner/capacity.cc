@@ -209,6 +209,12 @@ Status CapacityPublisher::Start(std::chrono::milliseconds sync_timeout) {
       lock.unlock();
       if (Status s = Sync(); !s.ok()) log::Warn("csi capacity: " + s.message());
       lock.lock();
+      // At most one pass per min_interval: a burst of volumes made or deleted costs one more
+      // pass, not one per volume.
+      const auto rested = options_.clock->Monotonic() + options_.min_interval;
+      while (!kick_->stopping && options_.clock->Monotonic() < rested) {
+        options_.clock->WaitUntil(kick_->cv, lock, rested);
+      }
       if (kick_->stopping) break;
       if (!kick_->wanted) {
         options_.clock->WaitFor(kick_->cv, lock, options_.poll);

@@ -7,8 +7,8 @@
 // maximumVolumeSize are GetCapacity's answer for the class's parameters in that segment. They
 // are labelled csi.storage.k8s.io/drivername and csi.storage.k8s.io/managed-by
 // (kvol-provisioner-<node>) and owned by the Node. Refreshed every poll interval, when a class
-// or CSIDriver changes, and when Refresh() is called (the node made or deleted a volume);
-// objects of classes or drivers gone are deleted.
+// or CSIDriver changes, and when Refresh() is called (the node made or deleted a volume), at
+// most once a second; objects of classes or drivers gone are deleted.
 #pragma once
 
 #include <chrono>
@@ -70,6 +70,8 @@ struct CapacityOptions {
   volume::plugins::CsiDrivers* drivers = nullptr;
   std::string namespace_ = "kube-system";
   std::chrono::milliseconds poll{60'000};
+  // The least time between two passes, however often Refresh is called.
+  std::chrono::milliseconds min_interval{1'000};
   std::chrono::milliseconds call_timeout{10'000};
   os::Clock* clock = &os::RealClock();
   // The process's informers, shared with its other controllers; its own when null.
