@@ -12,7 +12,9 @@
 # node's pod wanting that ReadWriteOnce claim gets the Multi-Attach error; a local-path claim
 # for the second node is made and removed by that node's agent, under its own root; each node's
 # driver publishes its free space per class (CSIStorageCapacity), and a claim bigger than any
-# leaves its pod unschedulable in kube-scheduler's words.
+# leaves its pod unschedulable in kube-scheduler's words; when the second node stops answering,
+# its volume stays attached until the node is tainted node.kubernetes.io/out-of-service, then is
+# detached by force, and the node, back, finishes the detach and unmounts.
 # Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -180,7 +182,8 @@ until_true 10 test -S "$D2/csi.sock" || fail "the second driver did not serve"
   --address 127.0.0.1 --port 0 --node-ip 127.0.0.1 --csi-driver "unix://$D2/csi.sock" \
   --local-path-root "$WORK/node2-storage" \
   >"$WORK/agent2.log" 2>&1 &
-track $!
+AGENT2_PID=$!
+track "$AGENT2_PID"
 until_true 10 grep -q "kvol agent is ready" "$WORK/agent2.log" || fail "kvol agent starts: $(cat "$WORK/agent2.log")"
 node2_has_driver() {
   [ -n "$(kubectl get csinode "$NODE2" -o jsonpath='{.spec.drivers[?(@.name=="loop.csi.kvol.io")].nodeID}')" ]
@@ -198,7 +201,31 @@ expect_contains "by the second node's provisioner" "csi-provisioner_$NODE2: Succ
   "$(events PersistentVolumeClaim far ProvisioningSucceeded)"
 expect_eq "its file on the second node's driver" 1 "$(find "$D2/data" -name '*.img' | wc -l)"
 expect_eq "none on the first but the grown claim's" 1 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
-kubectl delete pod far-pod --wait=true --timeout=60s >/dev/null || fail "far-pod deleted"
+
+# ---- the second node stops answering: its volume is detached only once it is out of service ----
+FAR_VA=$(kubectl get volumeattachment -o jsonpath="{.items[?(@.spec.source.persistentVolumeName==\"$FAR_PV\")].metadata.name}")
+[ -n "$FAR_VA" ] || fail "no VolumeAttachment of $FAR_PV: $(kubectl get volumeattachment -o wide)"
+va_deleting() { [ -n "$(kubectl get volumeattachment "$FAR_VA" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ]; }
+attached_names() { kubectl get node "$1" -o jsonpath='{.status.volumesAttached[*].name}'; }
+kill -STOP "$AGENT2_PID"
+kubectl delete pod far-pod --force --grace-period=0 >/dev/null 2>&1
+sleep 3  # passes of the attach/detach controller
+va_deleting && fail "detached from a node that may still use it"
+expect_eq "still reported attached" "kubernetes.io/csi/$FAR_PV" "$(attached_names "$NODE2")"
+kubectl taint node "$NODE2" node.kubernetes.io/out-of-service=nodeshutdown:NoExecute >/dev/null
+until_true 20 va_deleting || fail "not detached from a node out of service: $(kubectl get volumeattachment "$FAR_VA" -o yaml)"
+expect_eq "no longer reported attached" "" "$(attached_names "$NODE2")"
+forced_in_log() {
+  grep -q "force detaching volume kubernetes.io/csi/$FAR_PV from node $NODE2: the node is out of service" "$KVOL_LOG"
+}
+until_true 5 forced_in_log || fail "the controller did not log the forced detach"
+# The node comes back: its attacher finishes the detach and its agent unmounts what is left.
+kill -CONT "$AGENT2_PID"
+va_gone() { ! kubectl get volumeattachment "$FAR_VA" >/dev/null 2>&1; }
+until_true 60 va_gone || fail "the detach did not finish: $(kubectl get volumeattachment "$FAR_VA" -o yaml)"
+kubectl taint node "$NODE2" node.kubernetes.io/out-of-service- >/dev/null
+no_node2_mount() { ! grep -q " $WORK/node2/" /proc/self/mountinfo; }
+until_true 60 no_node2_mount || fail "the second node's mounts stayed: $(grep " $WORK/node2/" /proc/self/mountinfo)"
 
 # ---- the grown ReadWriteOnce claim, wanted on the second node too: Multi-Attach -----------------
 # Bound to that node directly, as a pod that bypasses the scheduler (which would not place it
