@@ -89,6 +89,9 @@ struct ControllerManagerOptions {
   ProvisionerOptions provisioners;
   AttachDetachOptions attach_detach;
   int workers = 16;
+  // Where FlexVolume drivers are installed, as on the nodes (kube-controller-manager's
+  // --flex-volume-plugin-dir).
+  std::string flex_volume_plugin_dir = std::string(volume::plugins::kDefaultFlexVolumeDir);
 };
 
 // Runs until SIGINT/SIGTERM; returns the process exit code.

@@ -1,5 +1,6 @@
 // `kvol controller-manager`: the controllers and the scheduler in their own process, talking to
-// the API server over HTTPS with a kubeconfig, as kube-controller-manager does. Several may run;
+// the API server over HTTPS with a kubeconfig, as kube-controller-manager does, with the
+// FlexVolume drivers of --flex-volume-plugin-dir for attach, detach and expansion. Several may run;
 // the Lease kube-system/kvol-controller-manager lets one lead (a `kvol server` that runs its own
 // controllers competes for the same Lease).
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include "cmd/commands.h"
 #include "cmd/controllers.h"
 #include "cmd/manager.h"
+#include "controller/host/controller_host.h"
+#include "volume/plugins/plugins.h"
 
 namespace kvol::cmd {
 
@@ -27,12 +30,21 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
     log::Error(client.status().message());
     return 1;
   }
+  // FlexVolume drivers' attach, detach and expandvolume run here, on the controllers' host.
+  auto mounter = os::NewRealMounter();
+  controller::ControllerHost host(**client, opts.data_dir + "/controller-manager", *mounter);
   volume::PluginManager plugins;
   auto provisioners = RegisterProvisioners(opts.provisioners, opts.data_dir, plugins);
   if (!provisioners.ok()) {
     log::Error(provisioners.status().message());
     return 1;
   }
+  auto prober = volume::plugins::FlexVolumeProber(
+      host, volume::plugins::FlexVolumeOptions{.dir = opts.flex_volume_plugin_dir});
+  for (auto& p : prober()) {
+    if (Status s = plugins.Register(std::move(p)); !s.ok()) log::Warn(s.message());
+  }
+  plugins.SetProber(std::move(prober));
   log::Info("controller-manager: API server " + server);
   log::Info("provisioners: kvol.io/local-path on " + provisioners->node_name +
             ", k8s-sigs.io/nfs-subdir-external-provisioner on " + provisioners->shared_dir);

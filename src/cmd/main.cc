@@ -148,6 +148,10 @@ CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManage
                 "Default home of the local-path and shared volume directories.")
       ->capture_default_str();
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
+  c->add_option("--flex-volume-plugin-dir", cm.flex_volume_plugin_dir,
+                "Where FlexVolume drivers are installed, as <vendor~driver>/<driver>, for their "
+                "attach, detach and expandvolume; drivers installed while it runs are found too.")
+      ->capture_default_str();
   AddProvisionerOptions(c, cm.provisioners);
   AddAttachDetachOptions(c, cm.attach_detach);
   return c;
