@@ -5,7 +5,6 @@
 #include "api/api_error.h"
 #include "api/well_known.h"
 #include "base/log.h"
-#include "base/thread.h"
 #include "client/worker.h"
 #include "controller/util/meta.h"
 #include "volume/binding/matching.h"
@@ -15,24 +14,24 @@ namespace {
 
 using client::ApiStatus;
 
-constexpr std::string_view kClaimPrefix = "claim:";
-constexpr std::string_view kVolumePrefix = "volume:";
-
 }  // namespace
 
 NodeLocalController::NodeLocalController(client::Client& client, NodeLocalOptions options)
-    : client_(client), options_(std::move(options)) {}
+    : client_(client),
+      options_(std::move(options)),
+      loop_(client, LoopOptions{.name = std::string(options_.provisioner->name()) + " provisioner",
+                                .thread_name = "local-provision",
+                                .component = std::string(options_.provisioner->name()) + "_" +
+                                             options_.node_name,
+                                .workers = options_.workers,
+                                .clock = options_.clock,
+                                .informers = options_.informers}) {}
 
 NodeLocalController::~NodeLocalController() { Stop(); }
 
-void NodeLocalController::Event(const api::ObjectReference& about, std::string_view type,
-                                std::string_view reason, std::string message) {
-  if (recorder_) recorder_->Record(about, type, reason, std::move(message));
-}
-
 std::shared_ptr<const api::StorageClass> NodeLocalController::ClassOf(
     const std::string& name) const {
-  if (classes_) return classes_->Get("", name);
+  if (auto* classes = loop_.classes()) return classes->Get("", name);
   auto cls = client_.resource<api::StorageClass>().Get("", name);
   return cls.ok() ? std::make_shared<const api::StorageClass>(*std::move(cls)) : nullptr;
 }
@@ -55,7 +54,7 @@ bool NodeLocalController::VolumeIsMine(const api::PersistentVolume& volume) cons
 Status NodeLocalController::SyncClaim(const api::PersistentVolumeClaim& claim) {
   if (!ClaimIsMine(claim)) return OkStatus();
   const std::string pv_name = "pvc-" + claim.metadata.uid;
-  if (volumes_ && volumes_->Get("", pv_name)) return OkStatus();  // made; the PV controller binds
+  if (loop_.volumes() && loop_.volumes()->Get("", pv_name)) return OkStatus();  // made; the PV controller binds
   auto cls = ClassOf(volume::binding::ClaimClass(claim));
   // OBSERVATION: without its class the PV controller has told the claim already.
   if (!cls || cls->provisioner != options_.provisioner->name()) return OkStatus();
@@ -71,11 +70,11 @@ Status NodeLocalController::Provision(const api::PersistentVolumeClaim& claim,
   const std::string pv_name = "pvc-" + claim.metadata.uid;
   auto node = client_.resource<api::Node>().Get("", options_.node_name);
   if (!node.ok()) return ApiStatus(node.error());
-  Event(ref, "Normal", "Provisioning",
+  loop_.Event(ref, "Normal", "Provisioning",
         "External provisioner is provisioning volume for claim \"" + client::KeyOf(claim) + "\"");
   auto spec = options_.provisioner->Provision({pv_name, &claim, &cls, &*node});
   if (!spec.ok()) {
-    Event(ref, "Warning", "ProvisioningFailed",
+    loop_.Event(ref, "Warning", "ProvisioningFailed",
           "failed to provision volume with StorageClass \"" + cls.metadata.name +
               "\": " + spec.status().message());
     // As the PV controller: the claim goes back to the scheduler, which may pick another node.
@@ -98,12 +97,12 @@ Status NodeLocalController::Provision(const api::PersistentVolumeClaim& claim,
       log::Warn("provisioner " + std::string(options_.provisioner->name()) + ": volume " +
                 pv_name + " could not be removed after its PV was refused: " + s.message());
     }
-    Event(ref, "Warning", "ProvisioningFailed",
+    loop_.Event(ref, "Warning", "ProvisioningFailed",
           "failed to provision volume with StorageClass \"" + cls.metadata.name +
               "\": error saving PersistentVolume " + pv_name + ": " + created.error().message);
     return ApiStatus(created.error());
   }
-  Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
+  loop_.Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
   return OkStatus();
 }
 
@@ -112,7 +111,7 @@ Status NodeLocalController::SyncVolume(const api::PersistentVolume& volume) {
   const auto about = client::ReferenceTo(volume);
   auto cls = ClassOf(volume.spec.storage_class_name);
   if (Status s = options_.provisioner->Delete(volume, cls.get()); !s.ok()) {
-    Event(about, "Warning", "VolumeFailedDelete", s.message());
+    loop_.Event(about, "Warning", "VolumeFailedDelete", s.message());
     return s;
   }
   // The storage is gone: the object may go too, without the PV controller's finalizer, which
@@ -132,59 +131,14 @@ Status NodeLocalController::SyncVolume(const api::PersistentVolume& volume) {
 }
 
 Status NodeLocalController::Start(std::chrono::milliseconds sync_timeout) {
-  recorder_ = std::make_unique<client::EventRecorder>(
-      client_.resource<api::Event>(),
-      client::EventRecorderOptions{.component = std::string(options_.provisioner->name()) + "_" +
-                                                options_.node_name},
-      *options_.clock);
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(
-      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
-  auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {
-    if (ClaimIsMine(*c)) queue_->Add(std::string(kClaimPrefix) + client::KeyOf(*c));
-  };
-  claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
-      {.on_add = on_claim, .on_update = [on_claim](const auto&, const auto& c) { on_claim(c); }});
-  auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
-    if (VolumeIsMine(*v)) queue_->Add(std::string(kVolumePrefix) + v->metadata.name);
-  };
-  volumes_ = &informers_->Handle<api::PersistentVolume>(
-      {.on_add = on_volume,
-       .on_update = [on_volume](const auto&, const auto& v) { on_volume(v); }});
-  classes_ = &informers_->Get<api::StorageClass>();
-  classes_->Start();
-  claims_->Start();
-  volumes_->Start();
-  if (!classes_->WaitForSync(sync_timeout) || !claims_->WaitForSync(sync_timeout) ||
-      !volumes_->WaitForSync(sync_timeout)) {
-    Stop();
-    return UnavailableError(std::string(options_.provisioner->name()) +
-                            " provisioner: caches did not fill in time");
-  }
-  auto sync = [this](const std::string& key) -> Status {
-    if (key.rfind(kClaimPrefix, 0) == 0) {
-      auto [ns, name] = client::SplitKey(key.substr(kClaimPrefix.size()));
-      auto c = claims_->Get(ns, name);
-      return c ? SyncClaim(*c) : OkStatus();
-    }
-    auto v = volumes_->Get("", key.substr(kVolumePrefix.size()));
-    return v ? SyncVolume(*v) : OkStatus();
-  };
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync] {
-      SetThreadName("local-provision");
-      client::RunWorker(*queue_, sync, options_.provisioner->name());
-    });
-  }
-  return OkStatus();
+  return loop_.Start(
+      LoopHandlers{.claim_wanted = [this](const auto& c) { return ClaimIsMine(c); },
+                   .volume_wanted = [this](const auto& v) { return VolumeIsMine(v); },
+                   .sync_claim = [this](const auto& c) { return SyncClaim(c); },
+                   .sync_volume = [this](const auto& v) { return SyncVolume(v); }},
+      sync_timeout);
 }
 
-void NodeLocalController::Stop() {
-  if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-  if (recorder_) recorder_->Flush(std::chrono::seconds(2));
-}
+void NodeLocalController::Stop() { loop_.Stop(); }
 
 }  // namespace kvol::controller::provisioner

@@ -13,13 +13,10 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "client/client.h"
-#include "client/event_recorder.h"
 #include "client/informer.h"
-#include "client/workqueue.h"
+#include "controller/provisioner/provisioning_loop.h"
 #include "os/clock.h"
 #include "volume/provisioner.h"
 
@@ -54,18 +51,10 @@ class NodeLocalController {
   bool ClaimIsMine(const api::PersistentVolumeClaim& claim) const;
   bool VolumeIsMine(const api::PersistentVolume& volume) const;
   Status Provision(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls);
-  void Event(const api::ObjectReference& about, std::string_view type, std::string_view reason,
-             std::string message);
 
   client::Client& client_;
   const NodeLocalOptions options_;
-  std::unique_ptr<client::EventRecorder> recorder_;
-  std::unique_ptr<client::WorkQueue> queue_;
-  std::unique_ptr<client::InformerScope> informers_;
-  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
-  client::Informer<api::PersistentVolume>* volumes_ = nullptr;
-  client::Informer<api::StorageClass>* classes_ = nullptr;
-  std::vector<std::thread> threads_;
+  ProvisioningLoop loop_;
 };
 
 }  // namespace kvol::controller::provisioner

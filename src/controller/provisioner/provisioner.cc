@@ -3,7 +3,6 @@
 #include "api/api_error.h"
 #include "api/well_known.h"
 #include "base/log.h"
-#include "base/thread.h"
 #include "client/worker.h"
 #include "controller/provisioner/create_volume.h"
 #include "controller/util/csi_secrets.h"
@@ -17,20 +16,20 @@ namespace {
 namespace pb = ::csi::v1;
 using client::ApiStatus;
 
-constexpr std::string_view kClaimPrefix = "claim:";
-constexpr std::string_view kVolumePrefix = "volume:";
-
 }  // namespace
 
 Controller::Controller(client::Client& client, Options options)
-    : client_(client), options_(std::move(options)) {}
+    : client_(client),
+      options_(std::move(options)),
+      loop_(client, LoopOptions{.name = "csi-provisioner",
+                                .thread_name = "csi-provisioner",
+                                .component = "csi-provisioner_" + options_.node_name,
+                                .workers = options_.workers,
+                                .clock = options_.clock,
+                                .informers = options_.informers,
+                                .resync = options_.resync}) {}
 
 Controller::~Controller() { Stop(); }
-
-void Controller::Event(const api::ObjectReference& about, std::string_view type,
-                       std::string_view reason, std::string message) {
-  if (recorder_) recorder_->Record(about, type, reason, std::move(message));
-}
 
 std::shared_ptr<const volume::plugins::CsiDriver> Controller::DriverFor(
     const api::PersistentVolumeClaim& claim) const {
@@ -46,8 +45,8 @@ Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
   auto driver = DriverFor(claim);
   if (!driver) return OkStatus();
   const std::string pv_name = "pvc-" + claim.metadata.uid;
-  if (volumes_->Get("", pv_name)) return OkStatus();  // made; the PV controller binds it
-  auto cls = classes_->Get("", volume::binding::ClaimClass(claim));
+  if (loop_.volumes()->Get("", pv_name)) return OkStatus();  // made; the PV controller binds
+  auto cls = loop_.classes()->Get("", volume::binding::ClaimClass(claim));
   // OBSERVATION: without its class the PV controller has told the claim already.
   if (!cls || cls->provisioner != driver->name) return OkStatus();
   // A class that binds at once is provisioned without a node, by the central provisioner only.
@@ -63,14 +62,14 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
                              const volume::plugins::CsiDriver& driver) {
   const auto ref = client::ReferenceTo(claim);
   const std::string pv_name = "pvc-" + claim.metadata.uid;
-  Event(ref, "Normal", "Provisioning",
+  loop_.Event(ref, "Normal", "Provisioning",
         "External provisioner is provisioning volume for claim \"" + client::KeyOf(claim) + "\"");
   const std::string failed =
       "failed to provision volume with StorageClass \"" + cls.metadata.name + "\": ";
   // Errors in the class or claim wait for them to change (and for the resync); errors of the
   // cluster or the driver are retried with backoff.
   auto fail = [&](const Status& s) {
-    Event(ref, "Warning", "ProvisioningFailed", failed + s.message());
+    loop_.Event(ref, "Warning", "ProvisioningFailed", failed + s.message());
     return s.code() == StatusCode::kInvalidArgument ? OkStatus() : s;
   };
   auto secrets = ResolveSecrets(cls, claim, pv_name);
@@ -118,7 +117,7 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
         Status(ApiStatus(written.error()).code(),
                "error saving PersistentVolume " + pv_name + ": " + written.error().message));
   }
-  Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
+  loop_.Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
   if (options_.on_volumes_changed) options_.on_volumes_changed();
   return OkStatus();
 }
@@ -142,7 +141,7 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   const auto about = client::ReferenceTo(volume);
   auto secrets = controller::CsiSecretsOf(client_, ref);
   if (!secrets.ok()) {
-    Event(about, "Warning", "VolumeFailedDelete", secrets.status().message());
+    loop_.Event(about, "Warning", "VolumeFailedDelete", secrets.status().message());
     return secrets.status();
   }
   pb::DeleteVolumeRequest req;
@@ -151,7 +150,7 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   auto deleted =
       driver->client->Call(&pb::Controller::Stub::DeleteVolume, req, options_.call_timeout);
   if (!deleted.ok()) {
-    Event(about, "Warning", "VolumeFailedDelete", deleted.status().message());
+    loop_.Event(about, "Warning", "VolumeFailedDelete", deleted.status().message());
     return deleted.status();
   }
   auto gone = client_.resource<api::PersistentVolume>().Delete("", volume.metadata.name);
@@ -162,92 +161,23 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   return OkStatus();
 }
 
-void Controller::EnqueueAll() {
-  for (const auto& c : claims_->List()) {
-    if (DriverFor(*c)) queue_->Add(std::string(kClaimPrefix) + client::KeyOf(*c));
-  }
-  for (const auto& v : volumes_->List()) {
-    if (v->status.phase == api::kVolumeReleased && v->spec.csi) {
-      queue_->Add(std::string(kVolumePrefix) + v->metadata.name);
-    }
-  }
+bool Controller::VolumeWanted(const api::PersistentVolume& volume) const {
+  return volume.status.phase == api::kVolumeReleased && volume.spec.csi;
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  recorder_ = std::make_unique<client::EventRecorder>(
-      client_.resource<api::Event>(),
-      client::EventRecorderOptions{.component = "csi-provisioner_" + options_.node_name},
-      *options_.clock);
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  informers_ = std::make_unique<client::InformerScope>(
-      client_, options_.informers, client::InformerOptions{.clock = options_.clock});
-  auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {
-    if (DriverFor(*c)) queue_->Add(std::string(kClaimPrefix) + client::KeyOf(*c));
-  };
-  claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
-      {.on_add = on_claim, .on_update = [on_claim](const auto&, const auto& c) { on_claim(c); }});
-  auto on_volume = [this](const std::shared_ptr<const api::PersistentVolume>& v) {
-    if (v->status.phase == api::kVolumeReleased && v->spec.csi) {
-      queue_->Add(std::string(kVolumePrefix) + v->metadata.name);
-    }
-  };
-  volumes_ = &informers_->Handle<api::PersistentVolume>(
-      {.on_add = on_volume,
-       .on_update = [on_volume](const auto&, const auto& v) { on_volume(v); }});
-  classes_ = &informers_->Get<api::StorageClass>();
-  classes_->Start();
-  claims_->Start();
-  volumes_->Start();
-  if (!classes_->WaitForSync(sync_timeout) || !claims_->WaitForSync(sync_timeout) ||
-      !volumes_->WaitForSync(sync_timeout)) {
-    Stop();
-    return UnavailableError("csi-provisioner: caches did not fill in time");
-  }
+  KVOL_RETURN_IF_ERROR(loop_.Start(
+      LoopHandlers{
+          .claim_wanted = [this](const auto& c) { return DriverFor(c) != nullptr; },
+          .volume_wanted = [this](const auto& v) { return VolumeWanted(v); },
+          .sync_claim = [this](const auto& c) { return SyncClaim(c); },
+          .sync_volume = [this](const auto& v) { return SyncVolume(v); }},
+      sync_timeout));
   // A driver that registers serves what waited for it at once.
-  options_.drivers->OnAdd([kick = kick_](const std::string&) {
-    std::lock_guard lock(kick->mu);
-    kick->cv.notify_all();
-  });
-  auto sync = [this](const std::string& key) -> Status {
-    if (key.rfind(kClaimPrefix, 0) == 0) {
-      auto [ns, name] = client::SplitKey(key.substr(kClaimPrefix.size()));
-      auto c = claims_->Get(ns, name);
-      return c ? SyncClaim(*c) : OkStatus();
-    }
-    auto v = volumes_->Get("", key.substr(kVolumePrefix.size()));
-    return v ? SyncVolume(*v) : OkStatus();
-  };
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync] {
-      SetThreadName("csi-provisioner");
-      client::RunWorker(*queue_, sync, "csi-provisioner");
-    });
-  }
-  threads_.emplace_back([this] {
-    SetThreadName("csi-prov-resync");
-    std::unique_lock lock(kick_->mu);
-    while (!kick_->stopping) {
-      lock.unlock();
-      EnqueueAll();
-      lock.lock();
-      if (kick_->stopping) break;
-      options_.clock->WaitFor(kick_->cv, lock, options_.resync);
-    }
-  });
+  options_.drivers->OnAdd([kick = loop_.Kicker()](const std::string&) { kick(); });
   return OkStatus();
 }
 
-void Controller::Stop() {
-  {
-    std::lock_guard lock(kick_->mu);
-    kick_->stopping = true;
-  }
-  kick_->cv.notify_all();
-  if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-  if (recorder_) recorder_->Flush(std::chrono::seconds(2));
-}
+void Controller::Stop() { loop_.Stop(); }
 
 }  // namespace kvol::controller::provisioner

@@ -15,18 +15,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "client/client.h"
-#include "client/event_recorder.h"
 #include "client/informer.h"
-#include "client/workqueue.h"
+#include "controller/provisioner/provisioning_loop.h"
 #include "os/clock.h"
 #include "volume/plugins/csi/csi_drivers.h"
 
@@ -68,27 +63,11 @@ class Controller {
       const api::PersistentVolumeClaim& claim) const;
   Status Provision(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
                    const volume::plugins::CsiDriver& driver);
-  void Event(const api::ObjectReference& about, std::string_view type, std::string_view reason,
-             std::string message);
-  void EnqueueAll();
+  bool VolumeWanted(const api::PersistentVolume& volume) const;
 
   client::Client& client_;
   const Options options_;
-  std::unique_ptr<client::EventRecorder> recorder_;
-  std::unique_ptr<client::WorkQueue> queue_;
-  std::unique_ptr<client::InformerScope> informers_;
-  client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
-  client::Informer<api::PersistentVolume>* volumes_ = nullptr;
-  client::Informer<api::StorageClass>* classes_ = nullptr;
-  std::vector<std::thread> threads_;
-  // Wakes the pass over every claim and volume: stopping, or a driver registered. Shared with
-  // the drivers table's callback, which may outlive this controller.
-  struct Kick {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool stopping = false;
-  };
-  std::shared_ptr<Kick> kick_ = std::make_shared<Kick>();
+  ProvisioningLoop loop_;
 };
 
 }  // namespace kvol::controller::provisioner
