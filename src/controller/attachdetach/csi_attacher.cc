@@ -3,6 +3,7 @@
 #include "api/api_error.h"
 #include "client/worker.h"
 #include "csi/names.h"
+#include "volume/plugins/csi/csi_util.h"
 
 namespace kvol::controller::attachdetach {
 namespace {
@@ -50,7 +51,7 @@ bool CsiAttacher::NeedsAttach(const volume::Spec& spec) {
   const auto* csi = CsiOf(spec);
   if (!csi) return false;  // inline CSI volumes are never attached
   auto d = driver_(csi->driver);
-  return !d || d->spec.attach_required.value_or(true);
+  return volume::plugins::AttachRequired(d.get());
 }
 
 StatusOr<std::string> CsiAttacher::WaitFor(

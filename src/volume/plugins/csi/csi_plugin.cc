@@ -128,7 +128,7 @@ class CsiPlugin final : public VolumePlugin,
   bool NeedsAttach(const Spec& spec) override {
     if (!VolumeOf(spec).csi) return false;  // inline: never attached
     auto d = host_.GetCSIDriver(VolumeOf(spec).csi->driver);
-    return !d.ok() || d->spec.attach_required.value_or(true);
+    return AttachRequired(d.ok() ? &*d : nullptr);
   }
   StatusOr<std::string> Attach(const Spec& spec, const std::string& node_name) override;
   StatusOr<std::string> WaitForAttach(const Spec& spec, const std::string& device_path) override;

@@ -12,6 +12,7 @@
 #include "base/sha256.h"
 #include "csi/names.h"
 #include "volume/plugins/csi/csi_drivers.h"
+#include "volume/plugins/csi/csi_util.h"
 #include "volume/testing/fake_host.h"
 #include "volume/testing/temp_dir.h"
 
@@ -130,6 +131,25 @@ class CsiPluginTest : public ::testing::Test {
 
 // (capabilities, answers) -> what MountDevice and SetUp return and call. Errors after which the
 // driver may still be working come back as DeadlineExceeded: the mount is uncertain.
+// The rule the node's csi plugin and the attach/detach controller share.
+TEST(AttachRequired, Table) {
+  api::CSIDriver says_no, says_yes, silent;
+  says_no.spec.attach_required = false;
+  says_yes.spec.attach_required = true;
+  struct Case {
+    const char* name;
+    const api::CSIDriver* driver;
+    bool want;
+  };
+  const Case cases[] = {
+      {"no CSIDriver object", nullptr, true},
+      {"attachRequired: false", &says_no, false},
+      {"attachRequired: true", &says_yes, true},
+      {"attachRequired unset", &silent, true},
+  };
+  for (const auto& c : cases) EXPECT_EQ(AttachRequired(c.driver), c.want) << c.name;
+}
+
 TEST_F(CsiPluginTest, StageAndPublishTable) {
   struct Case {
     std::string name;

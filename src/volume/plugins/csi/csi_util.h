@@ -1,11 +1,13 @@
-// What the csi volume plugin and kvol's built-in attacher both derive from a PersistentVolume:
-// the CSI volume capability, as kubelet and external-attacher map it.
+// What the csi volume plugin and kvol's attachers both derive from a PersistentVolume and its
+// driver: the CSI volume capability, as kubelet and external-attacher map it, and whether the
+// volume is attached at all.
 #pragma once
 
 #include <map>
 #include <string>
 
 #include "api/core.h"
+#include "api/storage.h"
 #include "base/status.h"
 #include "csi/proto/csi.pb.h"
 
@@ -16,6 +18,12 @@ namespace kvol::volume::plugins {
 // as SINGLE_NODE_MULTI_WRITER when the driver offers it, as kubelet does).
 ::csi::v1::VolumeCapability VolumeCapabilityOf(const api::PersistentVolumeSpec& pv,
                                                bool single_node_multi_writer);
+
+// Whether a CSI volume of a driver is attached (a VolumeAttachment): unless its CSIDriver object
+// says attachRequired: false. Without the object (null) it is, as in Kubernetes.
+inline bool AttachRequired(const api::CSIDriver* driver) {
+  return !driver || driver->spec.attach_required.value_or(true);
+}
 
 // A Secret's data as the CSI secrets of a request: each value decoded from base64.
 // InvalidArgument naming the key that is not base64.
