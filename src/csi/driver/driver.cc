@@ -77,6 +77,11 @@ StatusOr<std::unique_ptr<Driver>> Driver::Start(const DriverOptions& options) {
   builder.RegisterService(&d->services_->identity);
   builder.RegisterService(&d->services_->controller);
   builder.RegisterService(&d->services_->node);
+  // Threads that wait for calls stay, up to a few: gRPC's defaults (one to two) make and end a
+  // thread for nearly every call when several callers (the provisioner's, the attacher's and the
+  // volume manager's workers) call at once.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 2);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 8);
   d->server_ = builder.BuildAndStart();
   if (!d->server_) return UnavailableError("cannot serve CSI on " + socket);
   log::Info(std::string("csi driver ") + kDriverName + " serving on " + socket + " for node " +
