@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "bound_watch.h"
 #include "client/informer.h"
 #include "client/testing/kvol_process.h"
 #include "client/testing/parallel.h"
@@ -163,52 +164,6 @@ void Perf(const char* command) {
   }
 }
 
-// Counts claims seen Bound, and remembers when each one got there.
-class BoundWatch {
- public:
-  explicit BoundWatch(kvol::client::Client& c) : informer_(c.resource<PersistentVolumeClaim>()) {
-    informer_.AddHandlers({.on_add = [this](const auto& p) { See(*p); },
-                           .on_update = [this](const auto&, const auto& p) { See(*p); }});
-    informer_.Start();
-    if (!informer_.WaitForSync(60s)) Die("claim informer did not sync");
-  }
-  bool WaitFor(size_t n, std::chrono::seconds timeout) {
-    std::unique_lock lock(mu_);
-    want_count_ = n;
-    return cv_.wait_for(lock, timeout, [&] { return bound_.size() >= n; });
-  }
-  bool WaitForName(const std::string& name, std::chrono::seconds timeout) {
-    std::unique_lock lock(mu_);
-    want_name_ = name;
-    return cv_.wait_for(lock, timeout, [&] { return bound_.count(name) > 0; });
-  }
-  size_t Count() {
-    std::lock_guard lock(mu_);
-    return bound_.size();
-  }
-  Clock::time_point last() {
-    std::lock_guard lock(mu_);
-    return last_;
-  }
-
- private:
-  void See(const PersistentVolumeClaim& c) {
-    if (c.status.phase != "Bound") return;
-    std::lock_guard lock(mu_);
-    if (!bound_.insert(c.metadata.name).second) return;
-    last_ = Clock::now();
-    // Only what the waiter waits for wakes it: the measurement should not add a context
-    // switch per claim to what it measures.
-    if (bound_.size() >= want_count_ || c.metadata.name == want_name_) cv_.notify_all();
-  }
-  kvol::client::Informer<PersistentVolumeClaim> informer_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::string> bound_;
-  size_t want_count_ = SIZE_MAX;
-  std::string want_name_;
-  Clock::time_point last_;
-};
 
 // Waits until the volume sync has made all `n` PVs Available: the clock starts after. An
 // informer follows the volumes (one list, then events) rather than listing them all again and
@@ -281,7 +236,7 @@ void Pairs(int n, int workers, int writers) {
   if (malloc_stats_wanted) malloc_stats_print(nullptr, nullptr, nullptr);
   std::printf("pvs=%d available_seconds=%.3f\n", n, s.available_seconds);
   auto& c = s.server->local();
-  BoundWatch bound(c);
+  kvol::bench::BoundWatch bound(c);
   Perf("enable");
   const double cpu0 = CpuSeconds();
   const long rss0 = RssKiB();
@@ -332,7 +287,7 @@ void Pairs(int n, int workers, int writers) {
 void Latency(int pvs, int claims) {
   Setup s = Start(pvs, 4);
   auto& c = s.server->local();
-  BoundWatch bound(c);
+  kvol::bench::BoundWatch bound(c);
   // Settle first: the controller's first sync of every volume and the store's compaction of
   // the setup's history are start-up work, not what a claim arriving later meets. The store
   // compacts a backlog a slice at a time, between writes: wait until its compacted revision
@@ -421,7 +376,7 @@ void Https(const std::string& kvol, int n, int workers, int writers) {
   const pid_t server_pid = (*server)->pid(), cm_pid = (*cm)->pid();
   std::map<std::string, ThreadCpu> server_threads[2], cm_threads[2];
   {
-    BoundWatch bound(client);
+    kvol::bench::BoundWatch bound(client);
     Perf("enable");
     const double server0 = CpuSecondsOf(server_pid), cm0 = CpuSecondsOf(cm_pid);
     const double bench0 = CpuSeconds();

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "bound_watch.h"
 #include "client/informer.h"
 #include "client/testing/parallel.h"
 #include "client/testing/test_server.h"
@@ -123,46 +124,6 @@ class ReadyWatch {
   std::condition_variable cv_;
   std::set<std::string> ready_;
   std::map<std::string, Clock::time_point> times_;
-  Clock::time_point last_;
-};
-
-// Counts the claims that are Bound, from a watch: a benchmark's wait costs little next to the
-// work it measures.
-class BoundWatch {
- public:
-  explicit BoundWatch(kvol::client::Client& c) : informer_(c.resource<api::PersistentVolumeClaim>()) {
-    informer_.AddHandlers({.on_add = [this](const auto& c) { See(*c); },
-                           .on_update = [this](const auto&, const auto& c) { See(*c); }});
-    informer_.Start();
-    if (!informer_.WaitForSync(60s)) Die("claim informer did not sync");
-  }
-  bool WaitFor(size_t n, std::chrono::seconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return bound_.size() >= n; });
-  }
-  size_t count() {
-    std::lock_guard lock(mu_);
-    return bound_.size();
-  }
-  // When the last claim became Bound.
-  Clock::time_point last() {
-    std::lock_guard lock(mu_);
-    return last_;
-  }
-
- private:
-  void See(const api::PersistentVolumeClaim& c) {
-    if (c.status.phase != "Bound") return;
-    std::lock_guard lock(mu_);
-    if (bound_.insert(c.metadata.name).second) {
-      last_ = Clock::now();
-      cv_.notify_all();
-    }
-  }
-  kvol::client::Informer<api::PersistentVolumeClaim> informer_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::string> bound_;
   Clock::time_point last_;
 };
 
@@ -519,7 +480,7 @@ api::PersistentVolumeClaim ClassClaim(const std::string& name, const std::string
 void ProvisionClaims(int n) {
   Setup s(/*csi=*/true, /*controllers=*/true);
   auto& claims = s.server->local().resource<api::PersistentVolumeClaim>();
-  BoundWatch bound(s.server->local());
+  kvol::bench::BoundWatch bound(s.server->local());
   const auto start = Clock::now();
   const double cpu0 = CpuSeconds();
   Parallel(n, 8, [&](int i) {
@@ -527,7 +488,7 @@ void ProvisionClaims(int n) {
       Die("create claim");
     }
   });
-  if (!bound.WaitFor(n, 600s)) Die("claims were not all Bound: " + std::to_string(bound.count()));
+  if (!bound.WaitFor(n, 600s)) Die("claims were not all Bound: " + std::to_string(bound.Count()));
   const Clock::time_point done = bound.last();
   const double cpu = CpuSeconds() - cpu0;
   const double secs = std::chrono::duration<double>(done - start).count();
