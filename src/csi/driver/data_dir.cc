@@ -70,19 +70,42 @@ std::optional<SnapshotRecord> SnapshotFromJson(const json& j) {
 
 Status Errno(const std::string& what) { return InternalError(what + ": " + std::strerror(errno)); }
 
-// Creates `path`, which must not exist, as a sparse file of `size` bytes.
+// Sets `path`'s size, synced: its record may say the new size only once the file has it.
+Status Resize(const std::string& path, int64_t size) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open " + path);
+  Status s = ftruncate(fd, size) == 0 ? OkStatus() : Errno("cannot grow " + path);
+  if (s.ok() && fsync(fd) != 0) s = Errno("cannot sync " + path);
+  close(fd);
+  return s;
+}
+
+Status SyncPath(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open " + path);
+  const bool synced = fsync(fd) == 0;
+  close(fd);
+  return synced ? OkStatus() : Errno("cannot sync " + path);
+}
+
+// Creates `path`, which must not exist, as a sparse file of `size` bytes, on disk with its name
+// before its record is written.
 Status CreateSparse(const std::string& path, int64_t size) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("cannot create " + path);
   Status s = ftruncate(fd, size) == 0 ? OkStatus() : Errno("cannot size " + path);
   if (s.ok() && fsync(fd) != 0) s = Errno("cannot sync " + path);
   close(fd);
-  return s;
+  if (!s.ok()) return s;
+  return SyncPath(fs::path(path).parent_path().string());
 }
 
-Status Resize(const std::string& path, int64_t size) {
-  if (truncate(path.c_str(), size) != 0) return Errno("cannot grow " + path);
-  return OkStatus();
+// Renames a complete copy `tmp` to `file`, with the copy's contents and the new name on disk
+// before its record is written.
+Status Install(const std::string& tmp, const std::string& file) {
+  KVOL_RETURN_IF_ERROR(SyncPath(tmp));
+  if (rename(tmp.c_str(), file.c_str()) != 0) return Errno("cannot rename " + tmp);
+  return SyncPath(fs::path(file).parent_path().string());
 }
 
 int64_t FileSize(const std::string& path) {
@@ -259,7 +282,7 @@ StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t ca
   } else {
     s = CopyFile(from, tmp);
     if (s.ok()) s = Resize(tmp, capacity);
-    if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
+    if (s.ok()) s = Install(tmp, file);
   }
   if (s.ok()) s = log_->Put("volumes/" + v.id, ToJson(v));
   if (!s.ok()) {
@@ -279,7 +302,9 @@ Status DataDir::DeleteVolume(const std::string& id) {
   if (it == volumes_.end()) return OkStatus();
   const std::string name = it->second.name;
   KVOL_RETURN_IF_ERROR(RemoveRecorded(volumes_, "volumes", id));
-  volume_names_.erase(name);
+  if (auto n = volume_names_.find(name); n != volume_names_.end() && n->second == id) {
+    volume_names_.erase(n);
+  }
   return OkStatus();
 }
 
@@ -333,7 +358,7 @@ StatusOr<SnapshotRecord> DataDir::CreateSnapshot(const std::string& name,
   const std::string file = SnapshotFile(snap.id);
   const std::string tmp = file + ".tmp";
   Status s = CopyFile(VolumeFile(source), tmp);
-  if (s.ok() && rename(tmp.c_str(), file.c_str()) != 0) s = Errno("cannot rename " + tmp);
+  if (s.ok()) s = Install(tmp, file);
   if (s.ok()) s = log_->Put("snapshots/" + snap.id, ToJson(snap));
   if (!s.ok()) {
     RemoveQuietly(tmp);

@@ -2,6 +2,7 @@
 #include "csi/driver/record_log.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/log.h"
 #include "os/files.h"
 
 namespace kvol::csi::driver {
@@ -36,10 +38,15 @@ Status SyncDirectoryOf(const std::string& path) {
 
 StatusOr<std::unique_ptr<RecordLog>> RecordLog::Open(const std::string& path) {
   std::unique_ptr<RecordLog> log(new RecordLog(path));
-  std::string text;
-  if (Status s = os::ReadFile(path, &text); !s.ok() && s.code() != StatusCode::kNotFound) {
-    return s;
+  log->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (log->fd_ < 0) return Errno("cannot open " + path);
+  // One process at a time: two appending at their own ends would overwrite each other's lines.
+  // The lock is the file's; a compacted file is locked before it takes the log's name.
+  if (flock(log->fd_, LOCK_EX | LOCK_NB) != 0) {
+    return FailedPreconditionError(path + " is in use by another process");
   }
+  std::string text;
+  KVOL_RETURN_IF_ERROR(os::ReadFile(path, &text));
   size_t complete = 0;  // the bytes up to the end of the last whole line
   for (size_t start = 0; start < text.size();) {
     const size_t end = text.find('\n', start);
@@ -56,8 +63,6 @@ StatusOr<std::unique_ptr<RecordLog>> RecordLog::Open(const std::string& path) {
       log->records_[key] = line;
     }
   }
-  log->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (log->fd_ < 0) return Errno("cannot open " + path);
   if (complete != text.size() && ftruncate(log->fd_, static_cast<off_t>(complete)) != 0) {
     return Errno("cannot cut the torn end off " + path);
   }
@@ -83,7 +88,7 @@ int64_t RecordLog::lines() const {
 }
 
 Status RecordLog::Put(const std::string& key, const json& value) {
-  return Append(json{{"key", key}, {"value", value}}.dump());
+  return Append(key, json{{"key", key}, {"value", value}}.dump(), /*put=*/true);
 }
 
 Status RecordLog::Erase(const std::string& key) {
@@ -91,14 +96,14 @@ Status RecordLog::Erase(const std::string& key) {
     std::lock_guard lock(mu_);
     if (!records_.contains(key)) return OkStatus();
   }
-  return Append(json{{"key", key}, {"deleted", true}}.dump());
+  return Append(key, json{{"key", key}, {"deleted", true}}.dump(), /*put=*/false);
 }
 
-Status RecordLog::Append(const std::string& line) {
+Status RecordLog::Append(const std::string& key, const std::string& line, bool put) {
   int64_t mine;
-  bool compact;
   {
     std::lock_guard lock(mu_);
+    if (!broken_.ok()) return broken_;
     const std::string data = line + "\n";
     size_t off = 0;
     while (off < data.size()) {
@@ -106,7 +111,7 @@ Status RecordLog::Append(const std::string& line) {
       if (n <= 0) {
         const Status s = Errno("cannot write " + path_);
         // No half line stays to spoil the next one.
-        if (ftruncate(fd_, size_) != 0) return Errno("cannot undo a short write to " + path_);
+        if (ftruncate(fd_, size_) != 0) broken_ = Errno("cannot undo a short write to " + path_);
         return s;
       }
       off += static_cast<size_t>(n);
@@ -114,15 +119,11 @@ Status RecordLog::Append(const std::string& line) {
     size_ += static_cast<off_t>(data.size());
     ++lines_;
     mine = ++appended_;
-    json j = json::parse(line);
-    const std::string key = j["key"].get<std::string>();
-    if (j.contains("value")) {
+    if (put) {
       records_[key] = line;
     } else {
       records_.erase(key);
     }
-    compact = lines_ >= kMinLinesToCompact &&
-              lines_ - static_cast<int64_t>(records_.size()) > static_cast<int64_t>(records_.size());
   }
   // One sync covers every line appended before it: a writer that finds its line synced by
   // another's is done.
@@ -132,32 +133,66 @@ Status RecordLog::Append(const std::string& line) {
     int64_t upto;
     {
       std::lock_guard lock(mu_);
+      if (!broken_.ok()) return broken_;
       fd = fd_;
       upto = appended_;
     }
-    if (fdatasync(fd) != 0) return Errno("cannot sync " + path_);
+    if (fdatasync(fd) != 0) {
+      // What failed to reach the disk may be gone while a later sync succeeds: nothing more is
+      // acknowledged until the log is opened again.
+      std::lock_guard lock(mu_);
+      broken_ = Errno("cannot sync " + path_);
+      return broken_;
+    }
     synced_ = upto;
   }
-  if (!compact) return OkStatus();
   std::lock_guard lock(mu_);
-  return CompactLocked();
+  if (!ShouldCompactLocked()) return OkStatus();
+  // This writer's line is on disk whatever the compaction does.
+  if (Status s = CompactLocked(); !s.ok()) log::Warn("records: " + s.message());
+  return OkStatus();
+}
+
+bool RecordLog::ShouldCompactLocked() const {
+  const auto live = static_cast<int64_t>(records_.size());
+  return broken_.ok() && lines_ >= kMinLinesToCompact && lines_ - live > live;
 }
 
 Status RecordLog::CompactLocked() {
-  // sync_mu_ and mu_ held: no sync runs on the descriptor that is replaced.
+  // sync_mu_ and mu_ held: nothing is appended or synced while the file is replaced.
   std::string data;
   for (const auto& [key, line] : records_) data += line + "\n";
-  KVOL_RETURN_IF_ERROR(os::WriteFileAtomically(path_, data, 0600));
-  // The new file must be the one the directory names before anything is appended to it.
-  KVOL_RETURN_IF_ERROR(SyncDirectoryOf(path_));
-  const int fd = open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open " + path_);
+  const std::string tmp = path_ + ".compact";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno("cannot create " + tmp);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const Status s = Errno("cannot lock " + tmp);
+    close(fd);
+    return s;
+  }
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  if (off != data.size() || fsync(fd) != 0 || rename(tmp.c_str(), path_.c_str()) != 0) {
+    // The old file stays in use, complete.
+    const Status s = Errno("cannot write " + tmp);
+    close(fd);
+    unlink(tmp.c_str());
+    return s;
+  }
+  // The directory names the new file now: it is the one to append to, with every live record.
   close(fd_);
   fd_ = fd;
   size_ = static_cast<off_t>(data.size());
   lines_ = static_cast<int64_t>(records_.size());
   synced_ = appended_;
-  return OkStatus();
+  // Until the rename is on disk, a crash would bring back the old file without what is appended
+  // to the new one.
+  if (Status s = SyncDirectoryOf(path_); !s.ok()) broken_ = s;
+  return broken_;
 }
 
 }  // namespace kvol::csi::driver

@@ -4,7 +4,8 @@
 // A change is durable when Put or Erase returns; changes made at once share one fdatasync, so
 // many writers cost about one sync. Reading the file back, the last line of a key wins; a line
 // that does not parse (a write a crash cut short) is skipped. When more than half the lines are
-// superseded, the file is rewritten with only the live records.
+// superseded, the file is rewritten with only the live records. One process at a time may open
+// the log (an exclusive flock).
 //
 // One file for every record, rather than a file per record, spares the filesystem an inode and a
 // rename per change.
@@ -42,9 +43,11 @@ class RecordLog {
 
  private:
   explicit RecordLog(std::string path) : path_(std::move(path)) {}
-  // Appends `line`, then waits until it is on disk.
-  Status Append(const std::string& line);
-  // Rewrites the file with only the live records; mu_ held.
+  // Appends `line`, which puts or erases `key`, then waits until it is on disk.
+  Status Append(const std::string& key, const std::string& line, bool put);
+  // Whether most lines are superseded; mu_ held.
+  bool ShouldCompactLocked() const;
+  // Rewrites the file with only the live records; sync_mu_ and mu_ held.
   Status CompactLocked();
 
   const std::string path_;
@@ -54,6 +57,9 @@ class RecordLog {
   int64_t lines_ = 0;  // lines in the file
   int64_t appended_ = 0;  // lines appended since opening, numbered from 1
   std::map<std::string, std::string> records_;  // key → its line
+  // Once a sync failed (what it was to write may be lost) or a compaction could not be made
+  // durable, every later change fails with this until the log is opened again.
+  Status broken_;
 
   std::mutex sync_mu_;    // one fdatasync at a time
   int64_t synced_ = 0;    // lines appended since opening that are on disk; sync_mu_ held

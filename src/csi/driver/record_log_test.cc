@@ -85,6 +85,7 @@ TEST(RecordLog, ReopenedHoldsTheLastOfEachKey) {
     EXPECT_EQ(reopened->Records(), c.want);
     // What is written after a torn or bad line is read back too.
     ASSERT_TRUE(reopened->Put("after", 9).ok());
+    reopened.reset();  // one process, one opening at a time
     auto again = MustOpen(path);
     ASSERT_TRUE(again);
     auto want = c.want;
@@ -115,19 +116,40 @@ TEST(RecordLog, WritersAtOnceAllLand) {
   const std::string path = dir.path() + "/records.log";
   auto log = MustOpen(path);
   ASSERT_TRUE(log);
+  // Each writer sets its ten keys over and over, so the log compacts while they write.
   std::vector<std::thread> writers;
   for (int w = 0; w < 8; ++w) {
     writers.emplace_back([&, w] {
-      for (int i = 0; i < 100; ++i) {
-        EXPECT_TRUE(log->Put("w" + std::to_string(w) + "-" + std::to_string(i), i).ok());
+      for (int i = 0; i < 300; ++i) {
+        EXPECT_TRUE(log->Put("w" + std::to_string(w) + "-" + std::to_string(i % 10), i).ok());
       }
     });
   }
   for (auto& t : writers) t.join();
+  EXPECT_LT(log->lines(), 2400);  // compacted at least once
   log.reset();
   auto reopened = MustOpen(path);
   ASSERT_TRUE(reopened);
-  EXPECT_EQ(reopened->Records().size(), 800u);
+  const auto records = reopened->Records();
+  ASSERT_EQ(records.size(), 80u);
+  for (int w = 0; w < 8; ++w) {
+    for (int k = 0; k < 10; ++k) {
+      EXPECT_EQ(records.at("w" + std::to_string(w) + "-" + std::to_string(k)), 290 + k);
+    }
+  }
+}
+
+TEST(RecordLog, OneProcessAtATime) {
+  volume::testing::TempDir dir;
+  const std::string path = dir.path() + "/records.log";
+  auto first = MustOpen(path);
+  ASSERT_TRUE(first);
+  auto second = RecordLog::Open(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.status().message(), path + " is in use by another process");
+  first.reset();
+  EXPECT_TRUE(RecordLog::Open(path).ok());
 }
 
 // DataDir: records in the log, files without records removed, records of earlier versions
