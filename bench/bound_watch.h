@@ -31,6 +31,11 @@ class BoundWatch {
       std::exit(1);
     }
   }
+  // The informer's thread calls See: it stops before the members See uses go.
+  ~BoundWatch() { informer_.Stop(); }
+  BoundWatch(const BoundWatch&) = delete;
+  BoundWatch& operator=(const BoundWatch&) = delete;
+
   bool WaitFor(size_t n, std::chrono::seconds timeout) {
     std::unique_lock lock(mu_);
     want_count_ = n;

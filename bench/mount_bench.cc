@@ -89,6 +89,8 @@ class ReadyWatch {
     informer_.Start();
     if (!informer_.WaitForSync(60s)) Die("pod informer did not sync");
   }
+  // The informer's thread calls See: it stops before the members See uses go.
+  ~ReadyWatch() { informer_.Stop(); }
   bool WaitFor(size_t n, std::chrono::seconds timeout) {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, timeout, [&] { return ready_.size() >= n; });

@@ -78,9 +78,13 @@ StatusOr<std::unique_ptr<Client>> Client::New(std::string_view endpoint) {
 
 Status Client::Failed(const google::protobuf::Message& req, const grpc::Status& s) {
   Status out = FromGrpc(s);
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+  // The driver went (the one that comes back may differ), or no longer offers a call it said it
+  // did (it was replaced while idle): its capabilities are asked again.
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     std::lock_guard lock(mu_);
-    controller_caps_.reset();  // the driver went; the one that comes back may differ
+    controller_caps_.reset();
+    ++connection_;
   }
   std::string method = req.GetDescriptor()->name();
   if (method.ends_with("Request")) method.resize(method.size() - 7);
@@ -113,9 +117,11 @@ StatusOr<bool> Client::NodeSupports(pb::NodeServiceCapability::RPC::Type rpc) {
 }
 
 StatusOr<bool> Client::ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc) {
+  uint64_t asked_at;
   {
     std::lock_guard lock(mu_);
     if (controller_caps_) return controller_caps_->contains(rpc);
+    asked_at = connection_;
   }
   KVOL_ASSIGN_OR_RETURN(auto caps, Call(&pb::Controller::Stub::ControllerGetCapabilities,
                                         pb::ControllerGetCapabilitiesRequest()));
@@ -124,7 +130,8 @@ StatusOr<bool> Client::ControllerSupports(pb::ControllerServiceCapability::RPC::
     if (c.has_rpc()) offered.insert(c.rpc().type());
   }
   std::lock_guard lock(mu_);
-  controller_caps_ = offered;
+  // An answer from before the driver was found gone is not kept.
+  if (connection_ == asked_at) controller_caps_ = offered;
   return offered.contains(rpc);
 }
 

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,7 +70,7 @@ class Client {
   StatusOr<bool> NodeSupports(pb::NodeServiceCapability::RPC::Type rpc);
   // Whether the driver's controller service offers `rpc` (ControllerGetCapabilities). The
   // answer is kept, as external-provisioner keeps it, until a call finds the driver gone
-  // (Unavailable): a driver that comes back is asked again.
+  // (Unavailable) or a call unimplemented: a driver that comes back is asked again.
   StatusOr<bool> ControllerSupports(pb::ControllerServiceCapability::RPC::Type rpc);
 
  private:
@@ -86,6 +87,7 @@ class Client {
   std::unique_ptr<pb::Node::Stub> node_;
   std::mutex mu_;
   std::optional<std::set<pb::ControllerServiceCapability::RPC::Type>> controller_caps_;  // mu_
+  uint64_t connection_ = 0;  // mu_; counts the times the driver was found gone
 };
 
 template <>

@@ -25,6 +25,7 @@ void ProvisioningLoop::Event(const api::ObjectReference& about, std::string_view
 std::function<void()> ProvisioningLoop::Kicker() const {
   return [kick = kick_] {
     std::lock_guard lock(kick->mu);
+    kick->kicked = true;
     kick->cv.notify_all();
   };
 }
@@ -81,19 +82,28 @@ Status ProvisioningLoop::Start(LoopHandlers handlers, std::chrono::milliseconds 
       client::RunWorker(*queue_, sync, options_.name);
     });
   }
-  if (options_.resync > std::chrono::milliseconds(0)) {
-    threads_.emplace_back([this] {
-      SetThreadName(options_.thread_name);
-      std::unique_lock lock(kick_->mu);
-      while (!kick_->stopping) {
-        lock.unlock();
-        EnqueueAll();
-        lock.lock();
-        if (kick_->stopping) break;
-        options_.clock->WaitFor(kick_->cv, lock, options_.resync);
+  // Passes over everything: one now, then at each resync (if any) and each kick; a kick that
+  // comes during a pass brings another.
+  threads_.emplace_back([this] {
+    SetThreadName(options_.thread_name);
+    const bool periodic = options_.resync > std::chrono::milliseconds(0);
+    std::unique_lock lock(kick_->mu);
+    while (!kick_->stopping) {
+      kick_->kicked = false;
+      lock.unlock();
+      EnqueueAll();
+      lock.lock();
+      const auto deadline = options_.clock->Monotonic() + options_.resync;
+      while (!kick_->stopping && !kick_->kicked &&
+             (!periodic || options_.clock->Monotonic() < deadline)) {
+        if (periodic) {
+          options_.clock->WaitUntil(kick_->cv, lock, deadline);
+        } else {
+          kick_->cv.wait(lock);
+        }
       }
-    });
-  }
+    }
+  });
   return OkStatus();
 }
 

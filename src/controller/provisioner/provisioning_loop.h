@@ -1,8 +1,8 @@
 // ProvisioningLoop: what a provisioner runs on, whatever makes its volumes. The informers of
 // claims, volumes and classes (the process's shared ones when given); a queue of the claims to
 // provision and the released volumes to delete that the provisioner says are its own; workers
-// that sync each from the informers' copy; an event recorder under the provisioner's name; and,
-// when asked, a pass over every claim and volume at each resync or Kick.
+// that sync each from the informers' copy; an event recorder under the provisioner's name; and
+// a pass over every claim and volume at the start, at each resync and when kicked.
 #pragma once
 
 #include <chrono>
@@ -32,8 +32,8 @@ struct LoopOptions {
   os::Clock* clock = &os::RealClock();
   // The process's informers, shared with its other controllers; its own when null.
   client::SharedInformers* informers = nullptr;
-  // How often every claim and volume is looked at again; never when zero (then only changes
-  // and Kick bring them).
+  // How often every claim and volume is looked at again; never when zero (then only at the
+  // start, on changes, and when kicked).
   std::chrono::milliseconds resync{0};
 };
 
@@ -89,6 +89,7 @@ class ProvisioningLoop {
     std::mutex mu;
     std::condition_variable cv;
     bool stopping = false;
+    bool kicked = false;
   };
   std::shared_ptr<Kick> kick_ = std::make_shared<Kick>();
 };
