@@ -626,7 +626,7 @@ class HttpServer::Impl::Writer final : public ResponseWriter {
    public:
     explicit Upgraded(Writer& w) : w_(w) {}
     int fd() const override { return w_.c_->tls.fd(); }
-    bool Buffered() const override { return !w_.c_->in.empty() || w_.c_->tls.Pending() > 0; }
+    bool Buffered() const override { return !w_.c_->in.empty() || w_.c_->tls.Pending(); }
     bool ReadSome(std::string* out) override {
       if (!w_.c_->in.empty()) {
         out->swap(w_.c_->in);

@@ -11,10 +11,58 @@ namespace kvol::apiserver {
 
 using Clock = std::chrono::steady_clock;
 
+// OpenSSL's callbacks into the TlsSocket that owns a connection (its app data).
+struct TlsSocketCallbacks {
+  static TlsSocket* Owner(const SSL* ssl) {
+    return static_cast<TlsSocket*>(SSL_get_app_data(ssl));
+  }
+
+  // A line of the key log: "<label> <client random hex> <secret hex>". Only the two
+  // application traffic secrets are kept.
+  static void KeyLog(const SSL* ssl, const char* line) {
+    TlsSocket* t = Owner(ssl);
+    if (t == nullptr || t->handover_ == nullptr) return;
+    const std::string_view text(line);
+    std::string* into = nullptr;
+    if (text.starts_with("CLIENT_TRAFFIC_SECRET_0 ")) into = &t->handover_->client_secret;
+    if (text.starts_with("SERVER_TRAFFIC_SECRET_0 ")) into = &t->handover_->server_secret;
+    if (into == nullptr) return;
+    const size_t at = text.rfind(' ');
+    if (!Unhex(text.substr(at + 1), into)) into->clear();
+  }
+
+  // Each session ticket is one record written under the server's application secret.
+  static int TicketGenerated(SSL* ssl, void*) {
+    if (TlsSocket* t = Owner(ssl); t != nullptr && t->handover_ != nullptr) {
+      ++t->handover_->server_records;
+    }
+    return 1;
+  }
+
+  static bool Unhex(std::string_view hex, std::string* out) {
+    if (hex.size() % 2 != 0) return false;
+    out->assign(hex.size() / 2, '\0');
+    for (size_t i = 0; i < out->size(); ++i) {
+      int v = 0;
+      for (const char c : hex.substr(2 * i, 2)) {
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= c - '0';
+        else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+        else return false;
+      }
+      (*out)[i] = static_cast<char>(v);
+    }
+    return true;
+  }
+};
+
 void PrepareServerContext(SSL_CTX* ctx) {
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_keylog_callback(ctx, &TlsSocketCallbacks::KeyLog);
+  SSL_CTX_set_session_ticket_cb(ctx, &TlsSocketCallbacks::TicketGenerated, nullptr, nullptr);
 }
 
 TlsSocket::TlsSocket(SSL_CTX* ctx, int fd) : fd_(fd) {
@@ -23,7 +71,36 @@ TlsSocket::TlsSocket(SSL_CTX* ctx, int fd) : fd_(fd) {
     SSL_free(ssl_);
     ssl_ = nullptr;
   }
-  if (ssl_ != nullptr) SSL_set_accept_state(ssl_);
+  if (ssl_ != nullptr) {
+    SSL_set_accept_state(ssl_);
+    SSL_set_app_data(ssl_, this);
+    handover_ = std::make_unique<Tls13Handover>();
+  }
+}
+
+void TlsSocket::HandOver() {
+  std::unique_ptr<Tls13Handover> h = std::move(handover_);
+  if (h == nullptr || SSL_version(ssl_) != TLS1_3_VERSION) return;
+  // Nothing may be left in OpenSSL's hands: no record read ahead, no plaintext unread.
+  if (SSL_has_pending(ssl_) != 0 || h->client_secret.empty() || h->server_secret.empty()) return;
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl_);
+  switch (cipher == nullptr ? 0 : SSL_CIPHER_get_id(cipher)) {
+    case TLS1_3_CK_AES_128_GCM_SHA256:
+      h->suite = Tls13Suite::kAes128GcmSha256;
+      break;
+    case TLS1_3_CK_AES_256_GCM_SHA384:
+      h->suite = Tls13Suite::kAes256GcmSha384;
+      break;
+    case TLS1_3_CK_CHACHA20_POLY1305_SHA256:
+      h->suite = Tls13Suite::kChaCha20Poly1305Sha256;
+      break;
+    default:
+      return;  // a suite this side does not frame stays with OpenSSL
+  }
+  records_ = Tls13Records::Create(*h, fd_);
+  if (records_ == nullptr) return;
+  SSL_free(ssl_);  // the descriptor is not OpenSSL's to close
+  ssl_ = nullptr;
 }
 
 TlsSocket::~TlsSocket() {
@@ -48,13 +125,17 @@ TlsIo TlsSocket::Result(int ret) {
 }
 
 TlsIo TlsSocket::Handshake() {
+  if (records_ != nullptr) return TlsIo::kDone;
   if (ssl_ == nullptr) return TlsIo::kClosed;
   ERR_clear_error();
   const int r = SSL_do_handshake(ssl_);
-  return r == 1 ? TlsIo::kDone : Result(r);
+  if (r != 1) return Result(r);
+  HandOver();
+  return TlsIo::kDone;
 }
 
 TlsIo TlsSocket::Read(char* buf, size_t len, size_t* n) {
+  if (records_ != nullptr) return records_->Read(buf, len, n);
   if (ssl_ == nullptr) return TlsIo::kClosed;
   ERR_clear_error();
   const int r = SSL_read_ex(ssl_, buf, len, n);
@@ -62,6 +143,7 @@ TlsIo TlsSocket::Read(char* buf, size_t len, size_t* n) {
 }
 
 TlsIo TlsSocket::Write(std::string_view data, size_t* n) {
+  if (records_ != nullptr) return records_->Write(data, n);
   if (ssl_ == nullptr) return TlsIo::kClosed;
   if (data.empty()) {
     *n = 0;
@@ -72,8 +154,9 @@ TlsIo TlsSocket::Write(std::string_view data, size_t* n) {
   return r == 1 ? TlsIo::kDone : Result(r);
 }
 
-size_t TlsSocket::Pending() const {
-  return ssl_ == nullptr ? 0 : static_cast<size_t>(std::max(SSL_pending(ssl_), 0));
+bool TlsSocket::Pending() const {
+  if (records_ != nullptr) return records_->Pending();
+  return ssl_ != nullptr && SSL_pending(ssl_) > 0;
 }
 
 namespace {
