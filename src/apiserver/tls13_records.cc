@@ -19,13 +19,13 @@ constexpr uint8_t kHandshake = 22;
 constexpr uint8_t kApplicationData = 23;
 constexpr uint8_t kKeyUpdate = 24;
 constexpr uint8_t kUserCanceled = 90;
+constexpr uint8_t kWarning = 1;
 constexpr size_t kHeader = 5;
 constexpr size_t kTag = 16;
 constexpr size_t kMaxPlain = 16 * 1024;
 constexpr size_t kMaxInner = kMaxPlain + 1;             // content and its type
 constexpr size_t kMaxCiphertext = kMaxPlain + 256;       // what a peer may send
 constexpr size_t kMaxHandshakeMessage = 1024;            // after the handshake: a KeyUpdate
-constexpr size_t kWriteBatch = 4 * kMaxPlain;            // sealed per send
 // AES-GCM keys are changed well before 2^24.5 full records (§5.5); the same for every suite.
 constexpr uint64_t kRecordsPerKey = uint64_t{1} << 24;
 
@@ -149,12 +149,7 @@ bool Tls13Records::Update(Direction* d) const {
 
 uint64_t Tls13Records::write_sequence_for_test() const { return write_.sequence; }
 
-bool Tls13Records::Pending() const {
-  if (plain_pos_ < plain_.size()) return true;
-  if (in_.size() < kHeader) return false;
-  const size_t length = (static_cast<uint8_t>(in_[3]) << 8) | static_cast<uint8_t>(in_[4]);
-  return in_.size() >= kHeader + length;
-}
+bool Tls13Records::Pending() { return OpenReceived() != TlsIo::kWantRead; }
 
 bool Tls13Records::Seal(uint8_t type, std::string_view plain) {
   const size_t length = plain.size() + 1 + kTag;
@@ -185,6 +180,7 @@ bool Tls13Records::Seal(uint8_t type, std::string_view plain) {
 }
 
 TlsIo Tls13Records::Write(std::string_view data, size_t* n) {
+  if (failed_) return TlsIo::kClosed;
   if (out_.empty()) {
     if (data.empty()) {
       *n = 0;
@@ -194,15 +190,16 @@ TlsIo Tls13Records::Write(std::string_view data, size_t* n) {
       // Under the old key, then every later record under the new one (§4.6.3).
       const char update[] = {static_cast<char>(kKeyUpdate), 0, 0, 1, 0 /* update_not_requested */};
       if (!Seal(kHandshake, std::string_view(update, sizeof update)) || !Update(&write_)) {
+        failed_ = true;
         return TlsIo::kClosed;
       }
       answer_key_update_ = false;
     }
-    const size_t take = std::min(data.size(), kWriteBatch);
-    for (size_t at = 0; at < take; at += kMaxPlain) {
-      if (!Seal(kApplicationData, data.substr(at, std::min(kMaxPlain, take - at)))) {
-        return TlsIo::kClosed;
-      }
+    // One record at a time, as OpenSSL writes: a reader that stalls holds one record's buffer.
+    const size_t take = std::min(data.size(), kMaxPlain);
+    if (!Seal(kApplicationData, data.substr(0, take))) {
+      failed_ = true;
+      return TlsIo::kClosed;
     }
     out_plain_ = take;
     out_sent_ = 0;
@@ -214,10 +211,11 @@ TlsIo Tls13Records::Write(std::string_view data, size_t* n) {
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return TlsIo::kWantWrite;
     } else if (errno != EINTR) {
+      failed_ = true;
       return TlsIo::kClosed;
     }
   }
-  *n = out_plain_;
+  *n = std::min(out_plain_, data.size());  // the caller passed the same bytes again
   std::string().swap(out_);  // an idle connection keeps no buffer
   out_sent_ = 0;
   out_plain_ = 0;
@@ -227,7 +225,9 @@ TlsIo Tls13Records::Write(std::string_view data, size_t* n) {
 TlsIo Tls13Records::Read(char* buf, size_t len, size_t* n) {
   thread_local char chunk[2 * (kHeader + kMaxCiphertext)];
   while (true) {
-    if (plain_pos_ < plain_.size()) {
+    const TlsIo opened = OpenReceived();
+    if (opened == TlsIo::kClosed) return TlsIo::kClosed;
+    if (opened == TlsIo::kDone) {
       const size_t k = std::min(len, plain_.size() - plain_pos_);
       std::memcpy(buf, plain_.data() + plain_pos_, k);
       plain_pos_ += k;
@@ -238,31 +238,40 @@ TlsIo Tls13Records::Read(char* buf, size_t len, size_t* n) {
       *n = k;
       return TlsIo::kDone;
     }
-    if (in_.size() >= kHeader) {
-      const size_t length = (static_cast<uint8_t>(in_[3]) << 8) | static_cast<uint8_t>(in_[4]);
-      if (static_cast<uint8_t>(in_[0]) != kApplicationData || length > kMaxCiphertext ||
-          length < 1 + kTag) {
-        return TlsIo::kClosed;  // after the handshake every record is protected (§5.2)
-      }
-      if (in_.size() >= kHeader + length) {
-        const TlsIo r = OpenRecord(length);
-        in_.erase(0, kHeader + length);
-        if (in_.empty()) std::string().swap(in_);
-        if (r != TlsIo::kDone) return r;
-        continue;
-      }
-    }
     const ssize_t r = ::recv(fd_, chunk, sizeof chunk, 0);
     if (r > 0) {
       in_.append(chunk, static_cast<size_t>(r));
     } else if (r == 0) {
+      failed_ = true;  // the end of the stream
       return TlsIo::kClosed;
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return TlsIo::kWantRead;
     } else if (errno != EINTR) {
+      failed_ = true;
       return TlsIo::kClosed;
     }
   }
+}
+
+TlsIo Tls13Records::OpenReceived() {
+  while (!failed_ && plain_pos_ >= plain_.size()) {
+    if (in_.size() < kHeader) return TlsIo::kWantRead;
+    const size_t length = (static_cast<uint8_t>(in_[3]) << 8) | static_cast<uint8_t>(in_[4]);
+    if (static_cast<uint8_t>(in_[0]) != kApplicationData || length > kMaxCiphertext ||
+        length < 1 + kTag) {
+      failed_ = true;  // after the handshake every record is protected (§5.2)
+      break;
+    }
+    if (in_.size() < kHeader + length) return TlsIo::kWantRead;
+    if (OpenRecord(length) != TlsIo::kDone) failed_ = true;
+    in_.erase(0, kHeader + length);
+    if (in_.empty()) {
+      std::string().swap(in_);
+    } else if (in_.capacity() > 2 * (kHeader + kMaxCiphertext) && in_.size() < in_.capacity() / 4) {
+      in_.shrink_to_fit();
+    }
+  }
+  return failed_ ? TlsIo::kClosed : TlsIo::kDone;
 }
 
 TlsIo Tls13Records::OpenRecord(size_t length) {
@@ -298,7 +307,12 @@ TlsIo Tls13Records::OpenRecord(size_t length) {
   }
   const auto type = static_cast<uint8_t>(plain_[end - 1]);
   plain_.resize(end - 1);
-  if (type == kApplicationData) return TlsIo::kDone;
+  if (type == kApplicationData) {
+    // Application data may not come between the fragments of a handshake message (§5.1).
+    return handshake_.empty() ? TlsIo::kDone : TlsIo::kClosed;
+  }
+  // Handshake and alert records are never empty (§5.1).
+  if (plain_.empty()) return TlsIo::kClosed;
   std::string content;
   content.swap(plain_);
   TlsIo r = TlsIo::kClosed;
@@ -329,8 +343,9 @@ TlsIo Tls13Records::HandleHandshake(std::string_view bytes) {
 
 TlsIo Tls13Records::HandleAlert(std::string_view bytes) {
   if (bytes.size() != 2) return TlsIo::kClosed;
+  const auto level = static_cast<uint8_t>(bytes[0]);
   const auto description = static_cast<uint8_t>(bytes[1]);
-  if (description == kUserCanceled) return TlsIo::kDone;  // a close_notify follows
+  if (level == kWarning && description == kUserCanceled) return TlsIo::kDone;  // close_notify next
   return TlsIo::kClosed;  // close_notify, or an error: either ends the connection
 }
 

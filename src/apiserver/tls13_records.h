@@ -23,7 +23,7 @@ enum class Tls13Suite { kAes128GcmSha256, kAes256GcmSha384, kChaCha20Poly1305Sha
 
 // What the handshake leaves for the record layer: the suite, both application traffic secrets
 // (from OpenSSL's key log callback), and how many records the server has already written under
-// its secret (its session tickets).
+// its secret (its session tickets, counted as OpenSSL writes them).
 struct Tls13Handover {
   Tls13Suite suite = Tls13Suite::kAes128GcmSha256;
   std::string client_secret;  // client_application_traffic_secret_0, raw bytes
@@ -44,14 +44,14 @@ class Tls13Records {
 
   // Up to `len` bytes of application data; `*n` is set on kDone. A key update from the client
   // is applied (and answered before the next write when it asks for one); a close_notify or any
-  // error is kClosed.
+  // error is kClosed, and so is every later call.
   TlsIo Read(char* buf, size_t len, size_t* n);
-  // Some of `data`, as whole records; `*n` is set on kDone. After kWantWrite the next call must
-  // pass the same bytes again (as with OpenSSL), which are not sealed twice.
+  // Some of `data`, one record; `*n` is set on kDone. After kWantWrite the next call must pass
+  // the same bytes again (as with OpenSSL), which are not sealed twice.
   TlsIo Write(std::string_view data, size_t* n);
-  // Whether a Read would return without waiting for the socket: decrypted bytes not yet read, or
-  // a whole record received and not yet opened.
-  bool Pending() const;
+  // Opens the whole records already received; true if a Read returns without waiting for the
+  // socket: application data is ready, or the connection is over.
+  bool Pending();
 
   // Records sealed under the current write key; a key update resets it. For tests.
   uint64_t write_sequence_for_test() const;
@@ -71,6 +71,9 @@ class Tls13Records {
   bool Derive(Direction* d, std::string_view secret) const;
   bool Update(Direction* d) const;  // the next generation ("traffic upd"), sequence 0
 
+  // Opens the whole records at the front of in_ until application data is in plain_: kDone
+  // when it is, kWantRead when a record is still incomplete, kClosed at an error or the end.
+  TlsIo OpenReceived();
   // Opens the whole record at the front of in_ into plain_, or acts on what it carries.
   TlsIo OpenRecord(size_t length);
   TlsIo HandleHandshake(std::string_view bytes);
@@ -90,6 +93,7 @@ class Tls13Records {
   size_t out_plain_ = 0;  // how many of the caller's bytes out_ carries
   std::string handshake_;  // a post-handshake message split across records
   bool answer_key_update_ = false;
+  bool failed_ = false;  // sticky: a connection that failed once is over
 };
 
 }  // namespace kvol::apiserver

@@ -31,12 +31,14 @@ struct TlsSocketCallbacks {
     if (!Unhex(text.substr(at + 1), into)) into->clear();
   }
 
-  // Each session ticket is one record written under the server's application secret.
-  static int TicketGenerated(SSL* ssl, void*) {
-    if (TlsSocket* t = Owner(ssl); t != nullptr && t->handover_ != nullptr) {
+  // Counts the records the server writes once its application secret is known (the session
+  // tickets, however OpenSSL splits them): the sequence number its next record must take.
+  static void Message(int write_p, int, int content_type, const void*, size_t, SSL* ssl, void*) {
+    if (write_p == 0 || content_type != SSL3_RT_HEADER) return;
+    if (TlsSocket* t = Owner(ssl);
+        t != nullptr && t->handover_ != nullptr && !t->handover_->server_secret.empty()) {
       ++t->handover_->server_records;
     }
-    return 1;
   }
 
   static bool Unhex(std::string_view hex, std::string* out) {
@@ -62,7 +64,7 @@ void PrepareServerContext(SSL_CTX* ctx) {
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_keylog_callback(ctx, &TlsSocketCallbacks::KeyLog);
-  SSL_CTX_set_session_ticket_cb(ctx, &TlsSocketCallbacks::TicketGenerated, nullptr, nullptr);
+  SSL_CTX_set_msg_callback(ctx, &TlsSocketCallbacks::Message);
 }
 
 TlsSocket::TlsSocket(SSL_CTX* ctx, int fd) : fd_(fd) {
@@ -81,8 +83,13 @@ TlsSocket::TlsSocket(SSL_CTX* ctx, int fd) : fd_(fd) {
 void TlsSocket::HandOver() {
   std::unique_ptr<Tls13Handover> h = std::move(handover_);
   if (h == nullptr || SSL_version(ssl_) != TLS1_3_VERSION) return;
-  // Nothing may be left in OpenSSL's hands: no record read ahead, no plaintext unread.
+  // Nothing may be left in OpenSSL's hands: no record read ahead, no plaintext unread. A
+  // client that asked for a smaller maximum fragment length keeps OpenSSL, which honours it.
   if (SSL_has_pending(ssl_) != 0 || h->client_secret.empty() || h->server_secret.empty()) return;
+  if (SSL_SESSION_get_max_fragment_length(SSL_get_session(ssl_)) !=
+      TLSEXT_max_fragment_length_DISABLED) {
+    return;
+  }
   const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl_);
   switch (cipher == nullptr ? 0 : SSL_CIPHER_get_id(cipher)) {
     case TLS1_3_CK_AES_128_GCM_SHA256:
@@ -154,7 +161,7 @@ TlsIo TlsSocket::Write(std::string_view data, size_t* n) {
   return r == 1 ? TlsIo::kDone : Result(r);
 }
 
-bool TlsSocket::Pending() const {
+bool TlsSocket::Pending() {
   if (records_ != nullptr) return records_->Pending();
   return ssl_ != nullptr && SSL_pending(ssl_) > 0;
 }

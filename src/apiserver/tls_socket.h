@@ -22,7 +22,8 @@ namespace kvol::apiserver {
 // memory; clients that resume do so with the stateless tickets the server still sends, which
 // also acknowledge a client's last handshake message at once, so that a client without
 // TCP_NODELAY does not hold its first request for a delayed ACK), and the callbacks through
-// which a TlsSocket learns what it needs to take a TLS 1.3 connection over.
+// which a TlsSocket learns what it needs to take a TLS 1.3 connection over (the key log for
+// the traffic secrets, the message callback for the records already written).
 void PrepareServerContext(SSL_CTX* ctx);
 
 class TlsSocket {
@@ -43,8 +44,8 @@ class TlsSocket {
   TlsIo Read(char* buf, size_t len, size_t* n);
   // Some of `data` (at least one TLS record's worth when done); `*n` is set on kDone.
   TlsIo Write(std::string_view data, size_t* n);
-  // Whether a Read returns without waiting for the socket.
-  bool Pending() const;
+  // Whether a Read returns without waiting for the socket (application data, or the end).
+  bool Pending();
 
   // Blocking forms, for a handler's thread. All of `data`, waiting for the socket with poll for
   // at most `timeout` in all; false if the connection ends or the time runs out.

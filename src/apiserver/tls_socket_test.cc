@@ -159,6 +159,7 @@ struct SuiteCase {
   const char* name;
   int max_version;
   const char* suites;  // TLS 1.3 suites the client offers; null for OpenSSL's default
+  uint8_t max_fragment_length = TLSEXT_max_fragment_length_DISABLED;
   bool handed_over;
 };
 
@@ -169,11 +170,15 @@ TEST_F(TlsSocketTest, ConnectionsCarryDataBothWaysUnderEverySuite) {
       {.name = "TLS_AES_256_GCM_SHA384", .max_version = TLS1_3_VERSION, .suites = "TLS_AES_256_GCM_SHA384", .handed_over = true},
       {.name = "TLS_CHACHA20_POLY1305_SHA256", .max_version = TLS1_3_VERSION, .suites = "TLS_CHACHA20_POLY1305_SHA256", .handed_over = true},
       {.name = "TLS 1.2 stays with OpenSSL", .max_version = TLS1_2_VERSION, .suites = nullptr, .handed_over = false},
+      // OpenSSL splits what it writes into 512-byte records for such a client, tickets included.
+      {.name = "a maximum fragment length stays with OpenSSL", .max_version = TLS1_3_VERSION, .suites = nullptr,
+       .max_fragment_length = TLSEXT_max_fragment_length_512, .handed_over = false},
   };
   for (const SuiteCase& c : cases) {
     SCOPED_TRACE(c.name);
     SSL_CTX_set_max_proto_version(client_ctx_, c.max_version);
     if (c.suites != nullptr) SSL_CTX_set_ciphersuites(client_ctx_, c.suites);
+    SSL_CTX_set_tlsext_max_fragment_length(client_ctx_, c.max_fragment_length);
     Connect();
     EXPECT_EQ(server_->handed_over(), c.handed_over);
     Exchange("GET / HTTP/1.1\r\n\r\n", Pattern(200'000, 'a'));  // many records at once
@@ -230,6 +235,9 @@ TEST_F(TlsSocketTest, ForgedRecordEndsTheConnection) {
     if (r == TlsIo::kWantRead) std::this_thread::sleep_for(10ms);
   }
   EXPECT_EQ(r, TlsIo::kClosed);
+  // And stays closed: nothing after a forged record is read, nothing more is written.
+  EXPECT_EQ(server_->Read(buf, sizeof buf, &n), TlsIo::kClosed);
+  EXPECT_EQ(server_->Write("more", &n), TlsIo::kClosed);
 }
 
 TEST_F(TlsSocketTest, WriteThatMustWaitForTheReaderSendsEveryByteOnce) {
@@ -269,6 +277,20 @@ TEST_F(TlsSocketTest, PendingCountsRecordsReceivedAndNotYetRead) {
   ASSERT_EQ(server_->Read(buf, sizeof buf, &n), TlsIo::kDone);
   EXPECT_FALSE(server_->Pending());
   EXPECT_EQ(server_->Read(buf, sizeof buf, &n), TlsIo::kWantRead);
+}
+
+TEST_F(TlsSocketTest, RecordWithoutDataIsNotPending) {
+  Connect();
+  ASSERT_TRUE(server_->handed_over());
+  ASSERT_TRUE(ClientWrite(client_, "x"));
+  ASSERT_EQ(SSL_key_update(client_, SSL_KEY_UPDATE_NOT_REQUESTED), 1);
+  ASSERT_EQ(SSL_do_handshake(client_), 1);  // sends the KeyUpdate alone, after "x"
+  char buf[8];
+  size_t n = 0;
+  ASSERT_EQ(server_->Read(buf, sizeof buf, &n), TlsIo::kDone);  // reads both records
+  EXPECT_EQ(std::string(buf, n), "x");
+  EXPECT_FALSE(server_->Pending());  // the KeyUpdate is opened, and carries nothing to read
+  Exchange("after the update", "answer");
 }
 
 }  // namespace
