@@ -573,9 +573,13 @@ TEST(CodecTest, KindTable) {
   ASSERT_NE(capacity, nullptr);
   EXPECT_EQ(capacity->resource, "csistoragecapacities");
   EXPECT_TRUE(capacity->namespaced);
+  const KindInfo* snapshot = FindKind("snapshot.storage.k8s.io/v1", "VolumeSnapshot");
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_EQ(snapshot->ShortName(), "vs");
+  EXPECT_TRUE(snapshot->namespaced);
   int kinds = 0;
   ForEachKind([&](auto) { ++kinds; });
-  EXPECT_EQ(kinds, 25);
+  EXPECT_EQ(kinds, 28);
 }
 
 }  // namespace

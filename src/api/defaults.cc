@@ -149,5 +149,9 @@ void SetDefaults(CSINode&) {}
 void SetDefaults(CSIStorageCapacity&) {}
 
 void SetDefaults(Lease&) {}
+// The CRDs give no defaults.
+void SetDefaults(VolumeSnapshotClass&) {}
+void SetDefaults(VolumeSnapshot&) {}
+void SetDefaults(VolumeSnapshotContent&) {}
 
 }  // namespace kvol::api

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "api/core.h"
+#include "api/snapshot.h"
 #include "api/storage.h"
 
 namespace kvol::api {
@@ -28,5 +29,8 @@ void SetDefaults(CSIDriver& obj);
 void SetDefaults(CSINode& obj);
 void SetDefaults(CSIStorageCapacity& obj);
 void SetDefaults(Lease& obj);
+void SetDefaults(VolumeSnapshotClass& obj);
+void SetDefaults(VolumeSnapshot& obj);
+void SetDefaults(VolumeSnapshotContent& obj);
 
 }  // namespace kvol::api

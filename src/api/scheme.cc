@@ -72,6 +72,12 @@ KVOL_KIND_INFO(ClusterRoleBinding, "rbac.authorization.k8s.io", "v1", "ClusterRo
 KVOL_KIND_INFO(Role, "rbac.authorization.k8s.io", "v1", "Role", "roles", "role", {}, true, {})
 KVOL_KIND_INFO(RoleBinding, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings",
                "rolebinding", {}, true, {})
+KVOL_KIND_INFO(VolumeSnapshotClass, "snapshot.storage.k8s.io", "v1", "VolumeSnapshotClass",
+               "volumesnapshotclasses", "volumesnapshotclass", {"vsclass", "vsclasses"}, false, {})
+KVOL_KIND_INFO(VolumeSnapshot, "snapshot.storage.k8s.io", "v1", "VolumeSnapshot", "volumesnapshots",
+               "volumesnapshot", {"vs"}, true, {})
+KVOL_KIND_INFO(VolumeSnapshotContent, "snapshot.storage.k8s.io", "v1", "VolumeSnapshotContent",
+               "volumesnapshotcontents", "volumesnapshotcontent", {"vsc", "vscs"}, false, {})
 
 #undef KVOL_KIND_INFO
 

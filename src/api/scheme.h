@@ -11,6 +11,7 @@
 #include "api/codec.h"
 #include "api/core.h"
 #include "api/generic.h"
+#include "api/snapshot.h"
 #include "api/storage.h"
 
 namespace kvol::api {
@@ -36,7 +37,8 @@ using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVo
                             ConfigMap, Secret, Event, StorageClass, VolumeAttachment, CSIDriver,
                             CSINode, CSIStorageCapacity, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
                             Service, ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
-                            RoleBinding>;
+                            RoleBinding, VolumeSnapshotClass, VolumeSnapshot,
+                            VolumeSnapshotContent>;
 
 template <class T>
 const KindInfo& KindInfoOf();

@@ -7,6 +7,7 @@
 #include "api/core.h"
 #include "api/field_errors.h"
 #include "api/names.h"
+#include "api/snapshot.h"
 #include "api/storage.h"
 
 namespace kvol::api {
@@ -39,6 +40,9 @@ FieldErrors Validate(const CSIDriver& obj);
 FieldErrors Validate(const CSINode& obj);
 FieldErrors Validate(const CSIStorageCapacity& obj);
 FieldErrors Validate(const Lease& obj);
+FieldErrors Validate(const VolumeSnapshotClass& obj);
+FieldErrors Validate(const VolumeSnapshot& obj);
+FieldErrors Validate(const VolumeSnapshotContent& obj);
 
 FieldErrors ValidateUpdate(const Namespace& obj, const Namespace& old);
 FieldErrors ValidateUpdate(const Node& obj, const Node& old);
@@ -58,5 +62,10 @@ FieldErrors ValidateUpdate(const CSINode& obj, const CSINode& old);
 // nodeTopology and storageClassName (what GetCapacity was asked) may not change.
 FieldErrors ValidateUpdate(const CSIStorageCapacity& obj, const CSIStorageCapacity& old);
 FieldErrors ValidateUpdate(const Lease& obj, const Lease& old);
+FieldErrors ValidateUpdate(const VolumeSnapshotClass& obj, const VolumeSnapshotClass& old);
+// The source may not change, nor lose a field once set.
+FieldErrors ValidateUpdate(const VolumeSnapshot& obj, const VolumeSnapshot& old);
+// The source's handles and sourceVolumeMode may not change, nor go once set.
+FieldErrors ValidateUpdate(const VolumeSnapshotContent& obj, const VolumeSnapshotContent& old);
 
 }  // namespace kvol::api

@@ -60,6 +60,19 @@ const char* BaseFor(std::string_view kind) {
     return R"({"metadata": {"name": "e.1", "namespace": "default"},
       "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}})";
   }
+  if (kind == "VolumeSnapshotClass") {
+    return R"({"metadata": {"name": "snap"}, "driver": "loop.csi.kvol.io", "deletionPolicy": "Delete"})";
+  }
+  if (kind == "VolumeSnapshot") {
+    return R"({"metadata": {"name": "s1", "namespace": "default"},
+      "spec": {"source": {"persistentVolumeClaimName": "data"}}})";
+  }
+  if (kind == "VolumeSnapshotContent") {
+    return R"({"metadata": {"name": "snapcontent-1"},
+      "spec": {"deletionPolicy": "Delete", "driver": "loop.csi.kvol.io",
+               "source": {"volumeHandle": "vol-1"},
+               "volumeSnapshotRef": {"name": "s1", "namespace": "default"}}})";
+  }
   if (kind == "Lease") {
     return R"({"metadata": {"name": "l", "namespace": "kube-system"},
       "spec": {"leaseDurationSeconds": 15}})";
@@ -599,6 +612,45 @@ const std::vector<Row>& Rows() {
        {"involvedObject.namespace: Invalid value: \"other\": does not match event.namespace"}},
       {"lease duration", "Lease", R"({"spec": {"leaseDurationSeconds": 0}})",
        {"spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"}},
+      {"snapshot class needs a driver and a policy", "VolumeSnapshotClass",
+       R"({"driver": null, "deletionPolicy": null})",
+       {"driver: Required value", "deletionPolicy: Required value"}},
+      {"snapshot class deletion policy", "VolumeSnapshotClass", R"({"deletionPolicy": "Keep"})",
+       {"deletionPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", \"Retain\""}},
+      {"snapshot of a claim and of a content at once", "VolumeSnapshot",
+       R"({"spec": {"source": {"volumeSnapshotContentName": "c"}}})",
+       {"spec.source: Invalid value: \"object\": exactly one of volumeSnapshotContentName and "
+        "persistentVolumeClaimName must be set"}},
+      {"snapshot of nothing", "VolumeSnapshot", R"({"spec": {"source": null}})",
+       {"spec.source: Invalid value: \"object\": exactly one of volumeSnapshotContentName and "
+        "persistentVolumeClaimName must be set"}},
+      {"pre-provisioned snapshot", "VolumeSnapshot",
+       R"({"spec": {"source": {"persistentVolumeClaimName": null, "volumeSnapshotContentName": "c"}}})",
+       {}},
+      {"snapshot class name may not be empty", "VolumeSnapshot",
+       R"({"spec": {"volumeSnapshotClassName": ""}})",
+       {"spec.volumeSnapshotClassName: Invalid value: \"string\": volumeSnapshotClassName must "
+        "not be the empty string when set"}},
+      {"snapshot in no namespace", "VolumeSnapshot", R"({"metadata": {"namespace": null}})",
+       {"metadata.namespace: Required value"}},
+      {"content without a snapshot", "VolumeSnapshotContent",
+       R"({"spec": {"volumeSnapshotRef": null}})", {"spec.volumeSnapshotRef: Required value"}},
+      {"content naming a snapshot in no namespace", "VolumeSnapshotContent",
+       R"({"spec": {"volumeSnapshotRef": {"namespace": null}}})",
+       {"spec.volumeSnapshotRef: Invalid value: \"object\": both spec.volumeSnapshotRef.name and "
+        "spec.volumeSnapshotRef.namespace must be set"}},
+      {"content with both handles", "VolumeSnapshotContent",
+       R"({"spec": {"source": {"snapshotHandle": "snap-1"}}})",
+       {"spec.source: Invalid value: \"object\": exactly one of volumeHandle and snapshotHandle "
+        "must be set"}},
+      {"content needs a driver and a policy", "VolumeSnapshotContent",
+       R"({"spec": {"driver": null, "deletionPolicy": "Keep"}})",
+       {"spec.deletionPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", "
+        "\"Retain\"",
+        "spec.driver: Required value"}},
+      {"content restore size", "VolumeSnapshotContent", R"({"status": {"restoreSize": -1}})",
+       {"status.restoreSize: Invalid value: -1: status.restoreSize in body should be greater "
+        "than or equal to 0"}},
   };
   return kRows;
 }
@@ -724,6 +776,24 @@ TEST(ValidationTest, UpdateTable) {
         "`spec.tolerations` (only additions to existing tolerations),"
         "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
         "negative)"}},
+      {"snapshot source claim is immutable", "VolumeSnapshot", "{}",
+       R"({"spec": {"source": {"persistentVolumeClaimName": "other"}}})",
+       {"spec.source.persistentVolumeClaimName: Invalid value: \"string\": "
+        "persistentVolumeClaimName is immutable"}},
+      {"snapshot source may not switch to a content", "VolumeSnapshot", "{}",
+       R"({"spec": {"source": {"persistentVolumeClaimName": null, "volumeSnapshotContentName": "c"}}})",
+       {"spec.source: Invalid value: \"object\": persistentVolumeClaimName is required once set"}},
+      {"snapshot status may change", "VolumeSnapshot", "{}",
+       R"({"status": {"readyToUse": true, "restoreSize": "1Gi"}})", {}},
+      {"content handle is immutable", "VolumeSnapshotContent", "{}",
+       R"({"spec": {"source": {"volumeHandle": "vol-2"}}})",
+       {"spec.source.volumeHandle: Invalid value: \"string\": volumeHandle is immutable"}},
+      {"content volume mode stays once set", "VolumeSnapshotContent",
+       R"({"spec": {"sourceVolumeMode": "Filesystem"}})", R"({"spec": {"sourceVolumeMode": null}})",
+       {"spec: Invalid value: \"object\": sourceVolumeMode is required once set"}},
+      {"content status takes the handle", "VolumeSnapshotContent", "{}",
+       R"({"status": {"snapshotHandle": "snap-1", "readyToUse": true, "restoreSize": 1048576,
+           "creationTime": 1700000000000000000}})", {}},
       {"no finalizers added while deleting", "PersistentVolumeClaim",
        R"({"metadata": {"deletionTimestamp": "2022-02-18T13:51:25Z"}})",
        R"({"metadata": {"finalizers": ["example.com/x"]}})",

@@ -67,6 +67,7 @@ std::string PackageOf(std::string_view type) {
   if (kMeta.count(type)) return "io.k8s.apimachinery.pkg.apis.meta.v1.";
   if (kStorage.count(type)) return "io.k8s.api.storage.v1.";
   if (type == "Lease" || type == "LeaseSpec") return "io.k8s.api.coordination.v1.";
+  if (type.starts_with("VolumeSnapshot")) return "io.k8s.storage.snapshot.v1.";
   return "io.k8s.api.core.v1.";
 }
 

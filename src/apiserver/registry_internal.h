@@ -38,7 +38,10 @@
   X(api::ClusterRole)           \
   X(api::ClusterRoleBinding)    \
   X(api::Role)                  \
-  X(api::RoleBinding)
+  X(api::RoleBinding)           \
+  X(api::VolumeSnapshotClass)   \
+  X(api::VolumeSnapshot)        \
+  X(api::VolumeSnapshotContent)
 
 namespace kvol::apiserver::registry_internal {
 

@@ -26,6 +26,7 @@ constexpr bool kStatusSubresource =
     std::is_same_v<T, api::Pod> || std::is_same_v<T, api::PersistentVolume> ||
     std::is_same_v<T, api::PersistentVolumeClaim> || std::is_same_v<T, api::Node> ||
     std::is_same_v<T, api::Namespace> || std::is_same_v<T, api::VolumeAttachment> ||
+    std::is_same_v<T, api::VolumeSnapshot> || std::is_same_v<T, api::VolumeSnapshotContent> ||
     api::kGenericStatus<T>;
 
 // Resets what clients may not set on create (status of kinds with a status subresource).

@@ -5,36 +5,12 @@
 
 #include "api/time.h"
 #include "api/well_known.h"
+#include "apiserver/tables_internal.h"
 
 namespace kvol::apiserver {
 namespace {
 
-using api::Json;
-
-struct Column {
-  const char* name;
-  const char* type;
-  const char* format;
-  const char* description;
-  int priority;  // 0: always; 1: -o wide
-};
-
-const Json& At(const Json& j, std::initializer_list<std::string_view> path) {
-  static const Json kNull;
-  const Json* cur = &j;
-  for (auto p : path) {
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(p);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
-
-std::string Str(const Json& j, std::initializer_list<std::string_view> path) {
-  const Json& v = At(j, path);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using namespace tables_internal;
 
 // A volume's or a claim's class as Kubernetes prints it: the beta annotation when present,
 // else spec.storageClassName.
@@ -152,24 +128,6 @@ std::string PodStatus(const Json& pod, int* ready, int* total, int* restarts) {
   }
   return reason;
 }
-
-const char* const kNameDesc =
-    "Name must be unique within a namespace. Is required when creating resources, although "
-    "some resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-const char* const kAgeDesc =
-    "CreationTimestamp is a timestamp representing the server time when this object was "
-    "created.";
-
-// What every row's cells start from: the object's name and age.
-struct Row {
-  const Json& o;
-  std::string name;
-  std::string age;
-  os::WallTime now;
-};
 
 std::vector<Column> PersistentVolumeColumns() {
   return {
@@ -668,13 +626,7 @@ Json StatefulSetCells(const Row& row) {
           age, TemplateContainers(o, "name"), TemplateContainers(o, "image")};
 }
 
-// The kinds printed with their own columns, after Kubernetes' printers; any other kind gets
-// Name and Age.
-struct Printer {
-  std::string_view kind;
-  std::vector<Column> (*columns)();
-  Json (*cells)(const Row& row);
-};
+// The kinds printed with their own columns, after Kubernetes' printers.
 constexpr Printer kPrinters[] = {
     {"PersistentVolume", PersistentVolumeColumns, PersistentVolumeCells},
     {"PersistentVolumeClaim", PersistentVolumeClaimColumns, PersistentVolumeClaimCells},
@@ -698,7 +650,7 @@ const Printer* PrinterOf(std::string_view kind) {
   for (const Printer& p : kPrinters) {
     if (p.kind == kind) return &p;
   }
-  return nullptr;
+  return SnapshotPrinter(kind);
 }
 
 std::vector<Column> Columns(std::string_view kind) {

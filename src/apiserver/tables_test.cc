@@ -79,6 +79,41 @@ TEST(TablesTest, ClaimsClassesAndPods) {
   EXPECT_TRUE(t["columnDefinitions"].empty());
 }
 
+// The additionalPrinterColumns of external-snapshotter's CRDs: absent values are empty cells,
+// date columns show how long ago.
+TEST(TablesTest, SnapshotsAsTheirCRDsPrintThem) {
+  const os::WallTime now = At(1645189200 + 300);
+  Json vs = Json::parse(R"({"metadata":{"name":"s1","creationTimestamp":"2022-02-18T13:00:00Z"},
+      "spec":{"source":{"persistentVolumeClaimName":"data"},"volumeSnapshotClassName":"loop"},
+      "status":{"boundVolumeSnapshotContentName":"snapcontent-1","readyToUse":true,
+                "restoreSize":"16Mi","creationTime":"2022-02-18T13:02:00Z"}})");
+  Json t = MakeTable("VolumeSnapshot", {vs}, "1", "", "None", now, true);
+  std::vector<std::string> names;
+  for (const auto& c : t["columnDefinitions"]) names.push_back(c["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"Name", "ReadyToUse", "SourcePVC",
+                                             "SourceSnapshotContent", "RestoreSize",
+                                             "SnapshotClass", "SnapshotContent", "CreationTime",
+                                             "Age"}));
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["s1",true,"data",null,"16Mi","loop",
+      "snapcontent-1","3m","5m"])"));
+  vs.erase("status");
+  t = MakeTable("VolumeSnapshot", {vs}, "1", "", "None", now, false);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["s1",null,"data",null,null,"loop",null,null,"5m"])"));
+
+  Json vsc = Json::parse(R"({"metadata":{"name":"snapcontent-1","creationTimestamp":"2022-02-18T13:00:00Z"},
+      "spec":{"deletionPolicy":"Retain","driver":"loop.csi.kvol.io","volumeSnapshotClassName":"loop",
+              "source":{"volumeHandle":"vol-1"},"volumeSnapshotRef":{"name":"s1","namespace":"default"}},
+      "status":{"readyToUse":false,"restoreSize":16777216}})");
+  t = MakeTable("VolumeSnapshotContent", {vsc}, "1", "", "None", now, false);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["snapcontent-1",false,16777216,"Retain",
+      "loop.csi.kvol.io","loop","s1","default","5m"])"));
+
+  Json cls = Json::parse(R"({"metadata":{"name":"loop","creationTimestamp":"2022-02-18T13:00:00Z"},
+      "driver":"loop.csi.kvol.io","deletionPolicy":"Delete"})");
+  t = MakeTable("VolumeSnapshotClass", {cls}, "1", "", "None", now, false);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::parse(R"(["loop","loop.csi.kvol.io","Delete","5m"])"));
+}
+
 TEST(TablesTest, DeploymentsAndStatefulSets) {
   Json d = Json::parse(R"({"metadata":{"name":"nginx","creationTimestamp":"2022-02-18T13:00:00Z"},
       "spec":{"replicas":3,"selector":{"matchLabels":{"app":"nginx"}},
