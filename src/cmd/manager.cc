@@ -19,7 +19,8 @@ Manager::Manager(client::Client& client, ManagerOptions options)
       attachdetach_events_(client.resource<api::Event>(), {.component = "attachdetach-controller"}),
       scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}),
       replicaset_events_(client.resource<api::Event>(), {.component = "replicaset-controller"}),
-      statefulset_events_(client.resource<api::Event>(), {.component = "statefulset-controller"}) {}
+      statefulset_events_(client.resource<api::Event>(), {.component = "statefulset-controller"}),
+      snapshot_events_(client.resource<api::Event>(), {.component = "snapshot-controller"}) {}
 
 Manager::~Manager() { Stop(); }
 
@@ -84,6 +85,10 @@ void Manager::Lead() {
         client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
         controller::workload::Options{.informers = informers});
     if (!started("workload controllers", work->Start())) return;
+    auto snap = std::make_unique<controller::snapshot::Controller>(
+        client_, controller::snapshot::Options{.events = SinkTo(snapshot_events_),
+                                               .informers = informers});
+    if (!started("snapshot-controller", snap->Start())) return;
     std::unique_ptr<scheduler::Scheduler> sched;
     if (options_.scheduler) {
       sched = std::make_unique<scheduler::Scheduler>(client_, SinkTo(scheduler_events_),
@@ -98,9 +103,11 @@ void Manager::Lead() {
     attach_detach_ = std::move(ad);
     scheduler_ = std::move(sched);
     workload_ = std::move(work);
+    snapshot_ = std::move(snap);
     log::Info(
         std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection, "
-                    "volume_expand, attachdetach-controller, deployment, statefulset") +
+                    "volume_expand, attachdetach-controller, deployment, statefulset, "
+                    "snapshot-controller") +
         (scheduler_ ? ", default-scheduler" : "") + " running");
   });
 }
@@ -119,6 +126,7 @@ void Manager::Follow() {
   std::unique_ptr<controller::attachdetach::Controller> ad;
   std::unique_ptr<scheduler::Scheduler> sched;
   std::unique_ptr<controller::workload::Controller> work;
+  std::unique_ptr<controller::snapshot::Controller> snap;
   {
     std::lock_guard lock(mu_);
     informers = std::move(own_informers_);
@@ -128,7 +136,9 @@ void Manager::Follow() {
     ad = std::move(attach_detach_);
     sched = std::move(scheduler_);
     work = std::move(workload_);
+    snap = std::move(snapshot_);
   }
+  if (snap) snap->Stop();
   if (sched) sched->Stop();
   if (work) work->Stop();
   if (ad) ad->Stop();
@@ -151,6 +161,7 @@ void Manager::Stop() {
   scheduler_events_.Flush(std::chrono::seconds(2));
   replicaset_events_.Flush(std::chrono::seconds(2));
   statefulset_events_.Flush(std::chrono::seconds(2));
+  snapshot_events_.Flush(std::chrono::seconds(2));
 }
 
 }  // namespace kvol::cmd

@@ -17,6 +17,7 @@
 #include "controller/expand/expand.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
+#include "controller/snapshot/snapshot_controller_base.h"
 #include "controller/workload/controller.h"
 #include "scheduler/scheduler.h"
 #include "volume/plugin.h"
@@ -61,6 +62,7 @@ class Manager {
   client::EventRecorder scheduler_events_;
   client::EventRecorder replicaset_events_;
   client::EventRecorder statefulset_events_;
+  client::EventRecorder snapshot_events_;
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;
@@ -72,6 +74,7 @@ class Manager {
   std::unique_ptr<controller::attachdetach::Controller> attach_detach_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<controller::workload::Controller> workload_;
+  std::unique_ptr<controller::snapshot::Controller> snapshot_;
   std::thread starter_;
 };
 
