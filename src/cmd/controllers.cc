@@ -124,6 +124,12 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
                                            .central = opts.central_provisioner,
                                            .informers = informers});
   KVOL_RETURN_IF_ERROR(r.resizer->Start());
+  r.snapshotter = std::make_unique<controller::snapshotter::Controller>(
+      client, controller::snapshotter::Options{.node_name = ao.node_name,
+                                               .drivers = &r.agent->csi_drivers(),
+                                               .central = opts.central_provisioner,
+                                               .informers = informers});
+  KVOL_RETURN_IF_ERROR(r.snapshotter->Start());
   if (!opts.local_path_root.empty()) {
     r.local_path = std::make_unique<volume::LocalPathProvisioner>(
         volume::LocalPathOptions{opts.local_path_root, ao.node_name});

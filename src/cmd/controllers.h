@@ -13,6 +13,7 @@
 #include "controller/provisioner/node_local.h"
 #include "controller/provisioner/provisioner.h"
 #include "controller/resizer/resizer.h"
+#include "controller/snapshotter/snapshotter.h"
 #include "node/agent.h"
 #include "os/mounter.h"
 #include "volume/local_path.h"
@@ -37,18 +38,20 @@ StatusOr<Provisioners> RegisterProvisioners(const ProvisionerOptions& opts,
 struct RunningAgent {
   std::unique_ptr<os::Mounter> mounter;
   std::unique_ptr<node::Agent> agent;
-  // The built-in attacher, provisioner and resizer of the CSI drivers registered on the
-  // agent's node.
+  // The built-in attacher, provisioner, resizer and snapshotter of the CSI drivers registered
+  // on the agent's node.
   std::unique_ptr<controller::attacher::Controller> attacher;
   std::unique_ptr<controller::provisioner::Controller> provisioner;
   std::unique_ptr<controller::provisioner::CapacityPublisher> capacity;
   std::unique_ptr<controller::resizer::Controller> resizer;
+  std::unique_ptr<controller::snapshotter::Controller> snapshotter;
   // The node's own kvol.io/local-path, for claims given to it (NodeAgentOptions.local_path_root).
   std::unique_ptr<volume::LocalPathProvisioner> local_path;
   std::unique_ptr<controller::provisioner::NodeLocalController> local_provisioner;
-  // Stops the provisioners, the resizer and the attacher, then the agent.
+  // Stops the provisioners, the snapshotter, the resizer and the attacher, then the agent.
   void Stop() {
     if (local_provisioner) local_provisioner->Stop();
+    if (snapshotter) snapshotter->Stop();
     if (resizer) resizer->Stop();
     if (provisioner) provisioner->Stop();
     if (capacity) capacity->Stop();
