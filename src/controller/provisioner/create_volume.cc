@@ -184,6 +184,7 @@ StatusOr<pb::CreateVolumeRequest> MakeCreateVolumeRequest(const CreateVolumeInpu
     if (k.rfind(kParamPrefix, 0) != 0) (*req.mutable_parameters())[k] = v;
   }
   for (const auto& [k, v] : in.secrets) (*req.mutable_secrets())[k] = v;
+  if (in.content_source) *req.mutable_volume_content_source() = *in.content_source;
   if (!in.topology_keys.empty()) {
     auto* reqs = req.mutable_accessibility_requirements();
     if (in.selected_node) {

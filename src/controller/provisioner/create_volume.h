@@ -58,6 +58,8 @@ struct CreateVolumeInput {
   const api::Node* selected_node = nullptr;
   bool single_node_multi_writer = false;       // the driver offers SINGLE_NODE_MULTI_WRITER
   std::map<std::string, std::string> secrets;  // the provisioner secret's data
+  // What the volume is made from (a snapshot, or a volume to clone); nullptr for an empty one.
+  const ::csi::v1::VolumeContentSource* content_source = nullptr;
 };
 
 // The CreateVolume request. InvalidArgument naming the field when the claim asks for no storage

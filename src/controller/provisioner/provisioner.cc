@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "client/worker.h"
 #include "controller/provisioner/create_volume.h"
+#include "controller/provisioner/data_source.h"
 #include "controller/util/csi_secrets.h"
 #include "controller/util/meta.h"
 #include "controller/util/volume_node.h"
@@ -62,6 +63,12 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
                              const volume::plugins::CsiDriver& driver) {
   const auto ref = client::ReferenceTo(claim);
   const std::string pv_name = "pvc-" + claim.metadata.uid;
+  const DataSource source = DataSourceOf(claim);
+  if (source.kind == SourceKind::kOther) {
+    loop_.Event(ref, "Normal", "Provisioning",
+                "Assuming an external populator will provision the volume");
+    return OkStatus();
+  }
   loop_.Event(ref, "Normal", "Provisioning",
         "External provisioner is provisioning volume for claim \"" + client::KeyOf(claim) + "\"");
   const std::string failed =
@@ -86,40 +93,107 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
   auto multi = driver.client->ControllerSupports(
       pb::ControllerServiceCapability::RPC::SINGLE_NODE_MULTI_WRITER);
   if (!multi.ok()) return fail(multi.status());
+  std::optional<pb::VolumeContentSource> content_source;
+  if (source.kind != SourceKind::kNone) {
+    auto from = ContentSource(claim, cls, driver, source);
+    if (!from.ok()) return fail(from.status());
+    content_source = *std::move(from);
+  }
   CreateVolumeInput in{.pv_name = pv_name,
                        .claim = &claim,
                        .storage_class = &cls,
                        .topology_keys = {},
                        .selected_node = node ? &*node : nullptr,
                        .single_node_multi_writer = *multi,
-                       .secrets = *provisioner_secret};
+                       .secrets = *provisioner_secret,
+                       .content_source = content_source ? &*content_source : nullptr};
   for (const auto& [key, value] : driver.topology) in.topology_keys.push_back(key);
   auto req = MakeCreateVolumeRequest(in);
   if (!req.ok()) return fail(req.status());
   auto created =
       driver.client->Call(&pb::Controller::Stub::CreateVolume, *req, options_.call_timeout);
   if (!created.ok()) return fail(created.status());
+  if (content_source && !created->volume().has_content_source()) {
+    DeleteCreated(created->volume().volume_id(), *provisioner_secret, driver, claim);
+    return fail(UnavailableError("volume content source missing"));
+  }
   api::PersistentVolume pv = MakePersistentVolume(in, *secrets, created->volume());
   auto written = client_.resource<api::PersistentVolume>().Create(pv);
   if (!written.ok() && !api::IsAlreadyExists(written.error())) {
     // The volume goes again rather than leak; the next attempt makes it anew under its name.
-    pb::DeleteVolumeRequest del;
-    del.set_volume_id(created->volume().volume_id());
-    for (const auto& [k, v] : *provisioner_secret) (*del.mutable_secrets())[k] = v;
-    auto deleted =
-        driver.client->Call(&pb::Controller::Stub::DeleteVolume, del, options_.call_timeout);
-    if (!deleted.ok()) {
-      log::Warn("csi-provisioner: volume " + created->volume().volume_id() + " of claim " +
-                client::KeyOf(claim) +
-                " could not be deleted after its PV was refused: " + deleted.status().message());
-    }
+    DeleteCreated(created->volume().volume_id(), *provisioner_secret, driver, claim);
     return fail(
         Status(ApiStatus(written.error()).code(),
                "error saving PersistentVolume " + pv_name + ": " + written.error().message));
   }
   loop_.Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
   if (options_.on_volumes_changed) options_.on_volumes_changed();
+  if (source.kind == SourceKind::kClaim) ReleaseCloneSource(claim, source.name);
   return OkStatus();
+}
+
+void Controller::DeleteCreated(const std::string& volume_id,
+                               const std::map<std::string, std::string>& secrets,
+                               const volume::plugins::CsiDriver& driver,
+                               const api::PersistentVolumeClaim& claim) {
+  pb::DeleteVolumeRequest del;
+  del.set_volume_id(volume_id);
+  for (const auto& [k, v] : secrets) (*del.mutable_secrets())[k] = v;
+  auto deleted = driver.client->Call(&pb::Controller::Stub::DeleteVolume, del, options_.call_timeout);
+  if (!deleted.ok()) {
+    log::Warn("csi-provisioner: volume " + volume_id + " of claim " + client::KeyOf(claim) +
+              " could not be deleted after it was refused: " + deleted.status().message());
+  }
+}
+
+StatusOr<pb::VolumeContentSource> Controller::ContentSource(const api::PersistentVolumeClaim& claim,
+                                                            const api::StorageClass& cls,
+                                                            const volume::plugins::CsiDriver& driver,
+                                                            const DataSource& source) {
+  const bool snapshot = source.kind == SourceKind::kSnapshot;
+  KVOL_ASSIGN_OR_RETURN(
+      bool able, driver.client->ControllerSupports(
+                     snapshot ? pb::ControllerServiceCapability::RPC::CREATE_DELETE_SNAPSHOT
+                              : pb::ControllerServiceCapability::RPC::CLONE_VOLUME));
+  if (!able) {
+    return InvalidArgumentError(
+        snapshot ? "CSI driver does not support snapshot restore: controller "
+                   "CREATE_DELETE_SNAPSHOT capability is not reported"
+                 : "CSI driver does not support clone operations: controller CLONE_VOLUME "
+                   "capability is not reported");
+  }
+  KVOL_ASSIGN_OR_RETURN(auto from, ContentSourceFor(client_, claim, cls, source));
+  if (!snapshot) {
+    // The source claim stays until the clone is made.
+    auto& claims = client_.resource<api::PersistentVolumeClaim>();
+    auto src = claims.Get(claim.metadata.namespace_, source.name);
+    if (!src.ok()) return ApiStatus(src.error());
+    if (!HasFinalizer(src->metadata, kCloningProtectionFinalizer)) {
+      src->metadata.finalizers.emplace_back(kCloningProtectionFinalizer);
+      auto written = claims.Update(*src);
+      if (!written.ok()) return ApiStatus(written.error());
+    }
+  }
+  return from;
+}
+
+void Controller::ReleaseCloneSource(const api::PersistentVolumeClaim& clone,
+                                    const std::string& source) {
+  auto& claims = client_.resource<api::PersistentVolumeClaim>();
+  auto all = claims.List(clone.metadata.namespace_);
+  if (!all.ok()) return;  // kept: a later clone's success lets it go
+  for (const auto& other : all->items) {
+    if (other.metadata.uid == clone.metadata.uid || !other.spec.volume_name.empty()) continue;
+    const DataSource s = DataSourceOf(other);
+    if (s.kind == SourceKind::kClaim && s.name == source) return;  // another clone waits
+  }
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto src = claims.Get(clone.metadata.namespace_, source);
+    if (!src.ok() || !HasFinalizer(src->metadata, kCloningProtectionFinalizer)) return;
+    std::erase(src->metadata.finalizers, std::string(kCloningProtectionFinalizer));
+    auto written = claims.Update(*src);
+    if (written.ok() || !api::IsConflict(written.error())) return;
+  }
 }
 
 Status Controller::SyncVolume(const api::PersistentVolume& volume) {

@@ -16,11 +16,13 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "client/client.h"
 #include "client/informer.h"
+#include "controller/provisioner/data_source.h"
 #include "controller/provisioner/provisioning_loop.h"
 #include "os/clock.h"
 #include "volume/plugins/csi/csi_drivers.h"
@@ -63,6 +65,19 @@ class Controller {
       const api::PersistentVolumeClaim& claim) const;
   Status Provision(const api::PersistentVolumeClaim& claim, const api::StorageClass& cls,
                    const volume::plugins::CsiDriver& driver);
+  // What a claim with a data source is made from, once the driver can and the source is
+  // ready; a clone's source claim is protected meanwhile.
+  StatusOr<::csi::v1::VolumeContentSource> ContentSource(const api::PersistentVolumeClaim& claim,
+                                                         const api::StorageClass& cls,
+                                                         const volume::plugins::CsiDriver& driver,
+                                                         const DataSource& source);
+  // Lets the source claim of a clone go, unless another clone of it is still to be made.
+  void ReleaseCloneSource(const api::PersistentVolumeClaim& clone, const std::string& source);
+  // Deletes a volume whose PV could not be made, rather than leak it.
+  void DeleteCreated(const std::string& volume_id,
+                     const std::map<std::string, std::string>& secrets,
+                     const volume::plugins::CsiDriver& driver,
+                     const api::PersistentVolumeClaim& claim);
   bool VolumeWanted(const api::PersistentVolume& volume) const;
 
   client::Client& client_;
