@@ -1,5 +1,7 @@
 #include "controller/provisioner/data_source.h"
 
+#include <algorithm>
+
 #include "api/api_error.h"
 #include "api/snapshot.h"
 #include "api/well_known.h"
@@ -26,7 +28,12 @@ StatusOr<pb::VolumeContentSource> FromSnapshot(client::Client& client,
     return UnavailableError("error getting snapshot " + name + " from api server: " +
                             vs.error().message);
   }
-  if (vs->metadata.deletion_timestamp) return UnavailableError("snapshot " + name + " is being deleted");
+  // The snapshot controller holds a snapshot being deleted while a claim restores from it.
+  if (vs->metadata.deletion_timestamp &&
+      std::find(vs->metadata.finalizers.begin(), vs->metadata.finalizers.end(),
+                api::kSnapshotAsSourceFinalizer) == vs->metadata.finalizers.end()) {
+    return UnavailableError("snapshot " + name + " is being deleted");
+  }
   const std::string not_bound = "snapshot " + name + " not bound";
   if (!vs->status || !vs->status->bound_volume_snapshot_content_name) {
     return UnavailableError(not_bound);

@@ -43,6 +43,10 @@ std::shared_ptr<const volume::plugins::CsiDriver> Controller::DriverFor(
 }
 
 Status Controller::SyncClaim(const api::PersistentVolumeClaim& claim) {
+  if (ReleasesClones(claim)) {
+    ReleaseCloneSource(claim.metadata.namespace_, claim.metadata.name, "");
+    return OkStatus();
+  }
   auto driver = DriverFor(claim);
   if (!driver) return OkStatus();
   const std::string pv_name = "pvc-" + claim.metadata.uid;
@@ -128,7 +132,9 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
   }
   loop_.Event(ref, "Normal", "ProvisioningSucceeded", "Successfully provisioned volume " + pv_name);
   if (options_.on_volumes_changed) options_.on_volumes_changed();
-  if (source.kind == SourceKind::kClaim) ReleaseCloneSource(claim, source.name);
+  if (source.kind == SourceKind::kClaim) {
+    ReleaseCloneSource(claim.metadata.namespace_, source.name, claim.metadata.uid);
+  }
   return OkStatus();
 }
 
@@ -177,18 +183,26 @@ StatusOr<pb::VolumeContentSource> Controller::ContentSource(const api::Persisten
   return from;
 }
 
-void Controller::ReleaseCloneSource(const api::PersistentVolumeClaim& clone,
-                                    const std::string& source) {
+bool Controller::ReleasesClones(const api::PersistentVolumeClaim& claim) const {
+  return claim.metadata.deletion_timestamp &&
+         HasFinalizer(claim.metadata, kCloningProtectionFinalizer);
+}
+
+void Controller::ReleaseCloneSource(const std::string& ns, const std::string& source,
+                                    const std::string& made_uid) {
   auto& claims = client_.resource<api::PersistentVolumeClaim>();
-  auto all = claims.List(clone.metadata.namespace_);
-  if (!all.ok()) return;  // kept: a later clone's success lets it go
+  auto all = claims.List(ns);
+  if (!all.ok()) return;  // kept: the source's next sync lets it go
   for (const auto& other : all->items) {
-    if (other.metadata.uid == clone.metadata.uid || !other.spec.volume_name.empty()) continue;
+    if (other.metadata.uid == made_uid || !other.spec.volume_name.empty() ||
+        other.metadata.deletion_timestamp) {
+      continue;
+    }
     const DataSource s = DataSourceOf(other);
     if (s.kind == SourceKind::kClaim && s.name == source) return;  // another clone waits
   }
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto src = claims.Get(clone.metadata.namespace_, source);
+    auto src = claims.Get(ns, source);
     if (!src.ok() || !HasFinalizer(src->metadata, kCloningProtectionFinalizer)) return;
     std::erase(src->metadata.finalizers, std::string(kCloningProtectionFinalizer));
     auto written = claims.Update(*src);
@@ -242,7 +256,7 @@ bool Controller::VolumeWanted(const api::PersistentVolume& volume) const {
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   KVOL_RETURN_IF_ERROR(loop_.Start(
       LoopHandlers{
-          .claim_wanted = [this](const auto& c) { return DriverFor(c) != nullptr; },
+          .claim_wanted = [this](const auto& c) { return DriverFor(c) != nullptr || ReleasesClones(c); },
           .volume_wanted = [this](const auto& v) { return VolumeWanted(v); },
           .sync_claim = [this](const auto& c) { return SyncClaim(c); },
           .sync_volume = [this](const auto& v) { return SyncVolume(v); }},

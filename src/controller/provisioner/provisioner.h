@@ -71,8 +71,13 @@ class Controller {
                                                          const api::StorageClass& cls,
                                                          const volume::plugins::CsiDriver& driver,
                                                          const DataSource& source);
-  // Lets the source claim of a clone go, unless another clone of it is still to be made.
-  void ReleaseCloneSource(const api::PersistentVolumeClaim& clone, const std::string& source);
+  // Whether a deleted claim still holds the cloning-protection finalizer, for this provisioner
+  // to let go once no clone of it waits.
+  bool ReleasesClones(const api::PersistentVolumeClaim& claim) const;
+  // Lets the source claim `ns`/`source` of clones go, unless a clone of it (other than the one
+  // just made, `made_uid`) is still to be made.
+  void ReleaseCloneSource(const std::string& ns, const std::string& source,
+                          const std::string& made_uid);
   // Deletes a volume whose PV could not be made, rather than leak it.
   void DeleteCreated(const std::string& volume_id,
                      const std::map<std::string, std::string>& secrets,

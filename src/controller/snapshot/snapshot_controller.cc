@@ -77,6 +77,12 @@ void SnapshotController::Event(const api::VolumeSnapshotContent& c, std::string_
   if (events_) events_(client::ReferenceTo(c), type, reason, std::move(message));
 }
 
+Status SnapshotController::Refuse(const api::VolumeSnapshot& vs, std::string_view reason,
+                                  const std::string& message) {
+  KVOL_RETURN_IF_ERROR(ReportError(vs, true, reason, message));
+  return FailedPreconditionError(message);
+}
+
 Status SnapshotController::ReportError(const api::VolumeSnapshot& vs, bool not_ready,
                                        std::string_view reason, const std::string& message) {
   if (vs.status && vs.status->error && vs.status->error->message == message) return OkStatus();
@@ -225,13 +231,13 @@ Status SnapshotController::SyncUnreadyPreProvisioned(const api::VolumeSnapshot& 
     return NotFoundError("content " + name + " for snapshot " + Key(vs) + " is missing");
   }
   if (!c->spec.source.snapshot_handle) {
-    return ReportError(vs, true, "SnapshotContentMismatch",
-                       "VolumeSnapshotContent is dynamically provisioned while expecting a "
-                       "pre-provisioned one");
+    return Refuse(vs, "SnapshotContentMismatch",
+                  "VolumeSnapshotContent is dynamically provisioned while expecting a "
+                  "pre-provisioned one");
   }
   if (!PointsAt(*c, vs, false)) {
-    return ReportError(vs, true, "SnapshotContentMisbound",
-                       "VolumeSnapshotContent [" + name + "] is bound to a different snapshot");
+    return Refuse(vs, "SnapshotContentMisbound",
+                  "VolumeSnapshotContent [" + name + "] is bound to a different snapshot");
   }
   // Binds the content to this snapshot: its uid, and its class when the snapshot names one.
   const bool needs_uid = c->spec.volume_snapshot_ref.uid.empty();
@@ -259,23 +265,28 @@ Status SnapshotController::SyncUnreadyDynamic(const api::VolumeSnapshot& vs) {
   auto c = client_.resource<api::VolumeSnapshotContent>().Get("", ContentNameFor(vs));
   if (c.ok()) {
     if (!c->spec.source.volume_handle) {
-      return ReportError(vs, true, "SnapshotContentMismatch",
-                         "VolumeSnapshotContent " + c->metadata.name +
-                             " is pre-provisioned while expecting a dynamically provisioned one");
+      return Refuse(vs, "SnapshotContentMismatch",
+                    "VolumeSnapshotContent " + c->metadata.name +
+                        " is pre-provisioned while expecting a dynamically provisioned one");
     }
     if (!PointsAt(*c, vs, true)) {
-      return ReportError(vs, true, "SnapshotContentMisbound",
-                         "VolumeSnapshotContent [" + c->metadata.name +
-                             "] is bound to a different snapshot");
+      return Refuse(vs, "SnapshotContentMisbound",
+                    "VolumeSnapshotContent [" + c->metadata.name +
+                        "] is bound to a different snapshot");
     }
     if (c->spec.source.snapshot_handle) {
-      return ReportError(vs, true, "SnapshotHandleSet",
-                         "Snapshot handle should not be set in content " + Key(vs) +
-                             " for dynamic provisioning");
+      return Refuse(vs, "SnapshotHandleSet",
+                    "Snapshot handle should not be set in content " + Key(vs) +
+                        " for dynamic provisioning");
     }
     return UpdateStatus(vs, *c);
   }
   if (!api::IsNotFound(c.error())) return ApiStatus(c.error());
+  // A snapshot whose content went after it was bound is not taken again of the claim's data as
+  // it is now: that would be another snapshot under the same name.
+  if (!BoundName(vs).empty()) {
+    return Refuse(vs, "SnapshotContentMissing", "VolumeSnapshotContent is missing");
+  }
   return CreateContent(vs);
 }
 
@@ -359,6 +370,9 @@ Status SnapshotController::CreateContent(const api::VolumeSnapshot& vs) {
 
   api::VolumeSnapshotContent c;
   c.metadata.name = ContentNameFor(vs);
+  // Protected from its first moment: a snapshot deleted at once must not take the content with
+  // it while the snapshotter may be taking the storage snapshot.
+  c.metadata.finalizers = {std::string(api::kContentBoundFinalizer)};
   auto& ref = c.spec.volume_snapshot_ref;
   ref.kind = "VolumeSnapshot";
   ref.api_version = "snapshot.storage.k8s.io/v1";
@@ -433,11 +447,11 @@ Status SnapshotController::SyncReady(const api::VolumeSnapshot& vs) {
   auto c = client_.resource<api::VolumeSnapshotContent>().Get("", BoundName(vs));
   if (!c.ok()) {
     if (!api::IsNotFound(c.error())) return ApiStatus(c.error());
-    return ReportError(vs, true, "SnapshotContentMissing", "VolumeSnapshotContent is missing");
+    return Refuse(vs, "SnapshotContentMissing", "VolumeSnapshotContent is missing");
   }
   if (!PointsAt(*c, vs, true)) {
-    return ReportError(vs, true, "SnapshotMisbound",
-                       "VolumeSnapshotContent is not bound to the VolumeSnapshot correctly");
+    return Refuse(vs, "SnapshotMisbound",
+                  "VolumeSnapshotContent is not bound to the VolumeSnapshot correctly");
   }
   return OkStatus();
 }
@@ -522,7 +536,11 @@ Status SnapshotController::SyncContent(const api::VolumeSnapshotContent& content
     return OkStatus();
   }
   const auto& ref = content.spec.volume_snapshot_ref;
-  if (ref.uid.empty()) return OkStatus();  // a pre-provisioned content no snapshot has taken yet
+  if (ref.uid.empty()) {
+    // A pre-provisioned content no snapshot has taken yet: the one it names may now bind it.
+    if (enqueue_snapshot_ && !ref.name.empty()) enqueue_snapshot_(ref.namespace_ + "/" + ref.name);
+    return OkStatus();
+  }
   if (!Deleting(content.metadata) && !HasFinalizer(content.metadata, api::kContentBoundFinalizer)) {
     api::VolumeSnapshotContent next = content;
     next.metadata.finalizers.emplace_back(api::kContentBoundFinalizer);

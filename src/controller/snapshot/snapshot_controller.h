@@ -57,6 +57,8 @@ class SnapshotController {
   // Copies the content's status into the snapshot's (bound name, readyToUse, creationTime,
   // restoreSize, error), with SnapshotCreated and SnapshotReady on the first transitions.
   Status UpdateStatus(const api::VolumeSnapshot& vs, const api::VolumeSnapshotContent& content);
+  // ReportError (not ready), and FailedPrecondition so that the snapshot is tried again.
+  Status Refuse(const api::VolumeSnapshot& vs, std::string_view reason, const std::string& message);
   // status.error and a Warning event, unless the snapshot already says so.
   Status ReportError(const api::VolumeSnapshot& vs, bool not_ready, std::string_view reason,
                      const std::string& message);

@@ -96,11 +96,22 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
       .on_update = [claim_changed](const auto&, const auto& now) { claim_changed(now); },
       .on_delete = claim_changed,
   });
+  // A class made after its snapshots: they can go on at once.
+  auto class_added = [this](const auto&) {
+    for (const auto& vs : snapshots_->List()) {
+      if (!vs->status || !vs->status->ready_to_use.value_or(false)) {
+        EnqueueSnapshot(vs->metadata.namespace_, vs->metadata.name);
+      }
+    }
+  };
+  auto& classes = informers_->Handle<api::VolumeSnapshotClass>(
+      {.on_add = class_added, .on_update = [class_added](const auto&, const auto& c) { class_added(c); }});
   snapshots_->Start();
   contents_->Start();
   claims.Start();
+  classes.Start();
   if (!snapshots_->WaitForSync(sync_timeout) || !contents_->WaitForSync(sync_timeout) ||
-      !claims.WaitForSync(sync_timeout)) {
+      !claims.WaitForSync(sync_timeout) || !classes.WaitForSync(sync_timeout)) {
     Stop();
     return UnavailableError("snapshot-controller: caches did not fill in time");
   }

@@ -198,7 +198,7 @@ std::vector<Row> Rows() {
          w.snapshots = {Snapshot()};
        },
        .snapshot = "class=loop finalizers=S bound=snapcontent-uid-1 ready=false",
-       .content = "snapcontent-uid-1 handle=vol-1 uid=uid-1 policy=Delete",
+       .content = "snapcontent-uid-1 handle=vol-1 uid=uid-1 policy=Delete finalizer",
        .claim = "S",
        .events = {"Normal CreatingSnapshot Waiting for a snapshot default/s1 to be created by the "
                   "CSI driver."}},
@@ -223,7 +223,7 @@ std::vector<Row> Rows() {
          w.snapshots = {Snapshot(std::nullopt)};
        },
        .snapshot = "class=loop finalizers=S bound=snapcontent-uid-1 ready=false",
-       .content = "snapcontent-uid-1 handle=vol-1 uid=uid-1 policy=Delete",
+       .content = "snapcontent-uid-1 handle=vol-1 uid=uid-1 policy=Delete finalizer",
        .claim = "S",
        .events = {"Normal CreatingSnapshot Waiting for a snapshot default/s1 to be created by the "
                   "CSI driver."}},
@@ -365,7 +365,19 @@ std::vector<Row> Rows() {
        .content = "imported handle=snap-0001 uid= policy=Retain",
        .claim = "gone",
        .events = {"Warning SnapshotContentMisbound VolumeSnapshotContent [imported] is bound to a "
-                  "different snapshot"}},
+                  "different snapshot"},
+       .ok = false},
+      {.name = "2-4 a bound snapshot whose content went is not taken again",
+       .given = [](World& w) {
+         w.classes = {Class("loop")};
+         w.claims = {Claim()};
+         w.volumes = {Volume()};
+         w.snapshots = {Bound(Snapshot(), {kAsSource})};
+       },
+       .snapshot = "class=loop finalizers=S bound=snapcontent-uid-1 ready=false error=VolumeSnapshotContent is missing",
+       .content = "none",
+       .events = {"Warning SnapshotContentMissing VolumeSnapshotContent is missing"},
+       .ok = false},
       {.name = "4-1 delete under Delete: the content goes first",
        .given = [](World& w) {
          w.classes = {Class("loop")};
@@ -440,7 +452,17 @@ std::vector<Row> Rows() {
        .content = "snapcontent-uid-1 handle=vol-1 uid=uid-1 policy=Delete being-deleted finalizer",
        .claim = "gone",
        .enqueued = "default/s1"},
-      {.name = "5-3 a content whose snapshot is gone is kept",
+      {.name = "5-3 a pre-provisioned content wakes the snapshot that names it",
+       .given = [](World& w) {
+         w.snapshots = {PreProvisioned()};
+         w.contents = {Imported()};
+       },
+       .sync_content = true,
+       .snapshot = "class= finalizers=",
+       .content = "imported handle=snap-0001 uid= policy=Retain",
+       .claim = "gone",
+       .enqueued = "default/s1"},
+      {.name = "5-4 a content whose snapshot is gone is kept",
        .given = [](World& w) {
          w.contents = {Content()};
          w.contents[0].metadata.finalizers = {"snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection"};

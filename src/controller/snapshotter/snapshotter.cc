@@ -65,6 +65,21 @@ class CsiSnapshotCalls final : public SnapshotCalls {
 
 bool Deleting(const api::ObjectMeta& m) { return m.deletion_timestamp.has_value(); }
 
+// Whether an update is worth a sync, as external-snapshotter's sidecar judges it: not when only
+// the status, the finalizers, the version or the being-created mark changed (its own writes),
+// which would have it call the driver again at once, without backoff.
+bool WorthASync(const api::VolumeSnapshotContent& old, const api::VolumeSnapshotContent& now) {
+  auto essence = [](api::VolumeSnapshotContent c) {
+    c.status.reset();
+    c.metadata.finalizers.clear();
+    c.metadata.resource_version.clear();
+    if (c.metadata.unknown_fields.is_object()) c.metadata.unknown_fields.erase("managedFields");
+    c.metadata.annotations.erase(std::string(api::kAnnSnapshotBeingCreated));
+    return c;
+  };
+  return !(essence(old) == essence(now));
+}
+
 bool Ready(const api::VolumeSnapshotContent& c) {
   return c.status && c.status->ready_to_use.value_or(false);
 }
@@ -148,28 +163,32 @@ Status Controller::SetAnnotation(const api::VolumeSnapshotContent& content, std:
   return written.ok() ? OkStatus() : ApiStatus(written.error());
 }
 
-Status Controller::WriteStatus(const api::VolumeSnapshotContent& content,
-                               api::VolumeSnapshotContentStatus s) {
+Status Controller::WriteStatus(
+    const api::VolumeSnapshotContent& content,
+    const std::function<void(api::VolumeSnapshotContent&)>& change) {
   auto& contents = client_.resource<api::VolumeSnapshotContent>();
   auto current = contents.Get("", content.metadata.name);
   if (!current.ok()) return ApiStatus(current.error());
-  if (current->status == s) return OkStatus();
-  current->status = std::move(s);
+  const auto before = current->status;
+  change(*current);
+  if (current->status == before) return OkStatus();
   auto written = contents.UpdateStatus(*current);
   return written.ok() ? OkStatus() : ApiStatus(written.error());
 }
 
 Status Controller::ReportError(const api::VolumeSnapshotContent& content, std::string_view reason,
                                const std::string& message) {
-  if (content.status && content.status->error && content.status->error->message == message) {
-    return OkStatus();
-  }
-  Event(content, "Warning", reason, message);
-  api::VolumeSnapshotContentStatus s = content.status.value_or(api::VolumeSnapshotContentStatus{});
-  s.error = api::VolumeSnapshotError{.time = api::Time::FromTimePoint(options_.clock->Now()),
-                                     .message = message};
-  s.ready_to_use = false;
-  return WriteStatus(content, std::move(s));
+  bool told = false;
+  KVOL_RETURN_IF_ERROR(WriteStatus(content, [&](api::VolumeSnapshotContent& current) {
+    auto& s = current.status ? *current.status : current.status.emplace();
+    if (s.error && s.error->message == message) return;  // said already
+    s.error = api::VolumeSnapshotError{.time = api::Time::FromTimePoint(options_.clock->Now()),
+                                       .message = message};
+    s.ready_to_use = false;
+    told = true;
+  }));
+  if (told) Event(content, "Warning", reason, message);
+  return OkStatus();
 }
 
 Status Controller::SyncContent(const api::VolumeSnapshotContent& content) {
@@ -179,11 +198,20 @@ Status Controller::SyncContent(const api::VolumeSnapshotContent& content) {
   if (!supported) return OkStatus();  // left to an external snapshotter, if any
   const auto& src = content.spec.source;
   if (Deleting(content.metadata)) {
+    const bool being_created = HasAnnotation(content.metadata, api::kAnnSnapshotBeingCreated);
     const bool unbound_import = src.snapshot_handle && content.spec.volume_snapshot_ref.uid.empty();
-    const bool let_go = unbound_import ||
-                        (!HasAnnotation(content.metadata, api::kAnnSnapshotBeingCreated) &&
-                         HasAnnotation(content.metadata, api::kAnnSnapshotBeingDeleted));
-    return let_go ? Delete(content, *driver) : OkStatus();
+    if (unbound_import ||
+        (!being_created && HasAnnotation(content.metadata, api::kAnnSnapshotBeingDeleted))) {
+      return Delete(content, *driver);
+    }
+    if (!being_created) return OkStatus();  // deleted by hand while bound: the snapshot decides
+    // A snapshot the driver may still be making is asked for again until the driver answers,
+    // so that it is known, and then deleted, rather than leaked.
+    KVOL_RETURN_IF_ERROR(Ready(content) ? SetAnnotation(content, api::kAnnSnapshotBeingCreated, false)
+                         : src.volume_handle ? Create(content, *driver)
+                                             : Check(content, *driver));
+    return UnavailableError("content " + content.metadata.name +
+                            " is deleted once its snapshot is known");
   }
   if (Ready(content)) return SetAnnotation(content, api::kAnnSnapshotBeingCreated, false);
   if (src.snapshot_handle) return Check(content, *driver);
@@ -231,9 +259,9 @@ Status Controller::Create(const api::VolumeSnapshotContent& content,
   }
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              options_.clock->Now().time_since_epoch()).count();
-  auto current = client_.resource<api::VolumeSnapshotContent>().Get("", content.metadata.name);
-  if (!current.ok()) return ApiStatus(current.error());
-  KVOL_RETURN_IF_ERROR(WriteStatus(*current, ContentStatus(*current, *snap, now_ns)));
+  KVOL_RETURN_IF_ERROR(WriteStatus(content, [&](api::VolumeSnapshotContent& current) {
+    current.status = ContentStatus(current, *snap, now_ns);
+  }));
   KVOL_RETURN_IF_ERROR(SetAnnotation(content, api::kAnnSnapshotBeingCreated, false));
   if (!snap->ready_to_use()) {
     return UnavailableError("snapshot " + snap->snapshot_id() + " is not ready yet");
@@ -271,7 +299,9 @@ Status Controller::Check(const api::VolumeSnapshotContent& content,
   if (!*snap) return fail("can not find snapshot for snapshotID " + id);
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              options_.clock->Now().time_since_epoch()).count();
-  KVOL_RETURN_IF_ERROR(WriteStatus(content, ContentStatus(content, **snap, now_ns)));
+  KVOL_RETURN_IF_ERROR(WriteStatus(content, [&](api::VolumeSnapshotContent& current) {
+    current.status = ContentStatus(current, **snap, now_ns);
+  }));
   if (!(*snap)->ready_to_use()) return UnavailableError("snapshot " + id + " is not ready yet");
   return OkStatus();
 }
@@ -338,7 +368,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     if (DriverFor(*c)) queue_->Add(c->metadata.name);
   };
   contents_ = &informers_->Handle<api::VolumeSnapshotContent>(
-      {.on_add = changed, .on_update = [changed](const auto&, const auto& c) { changed(c); }});
+      {.on_add = changed, .on_update = [changed](const auto& old, const auto& now) {
+         if (WorthASync(*old, *now)) changed(now);
+       }});
   contents_->Start();
   if (!contents_->WaitForSync(sync_timeout)) {
     Stop();

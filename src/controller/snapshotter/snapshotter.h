@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,7 +88,9 @@ class Controller {
   Status Delete(const api::VolumeSnapshotContent& content, const volume::plugins::CsiDriver& driver);
   // The secret the content's deletion-secret annotations name; empty without them.
   StatusOr<std::map<std::string, std::string>> Secrets(const api::VolumeSnapshotContent& content);
-  Status WriteStatus(const api::VolumeSnapshotContent& content, api::VolumeSnapshotContentStatus s);
+  // Applies `change` to the content as the API has it now, and writes its status if it changed.
+  Status WriteStatus(const api::VolumeSnapshotContent& content,
+                     const std::function<void(api::VolumeSnapshotContent&)>& change);
   // status.error and readyToUse false, with a Warning event, unless the content says so already.
   Status ReportError(const api::VolumeSnapshotContent& content, std::string_view reason,
                      const std::string& message);

@@ -168,11 +168,19 @@ TEST_F(SnapshotterTest, ATimeoutKeepsTheBeingCreatedMark) {
   Start();
   EXPECT_FALSE(ctrl_->SyncContent(Seed(Dynamic())).ok());
   EXPECT_TRUE(Stored().metadata.annotations.count(std::string(api::kAnnSnapshotBeingCreated)));
-  // Deleted meanwhile: kept until the driver answers, so its snapshot is not leaked.
+  // Deleted meanwhile: the driver is asked again until it answers, and only then does the
+  // content go, with its storage snapshot: nothing is leaked.
   auto c = Deleting(Stored());
   c.status.reset();
-  ASSERT_TRUE(ctrl_->SyncContent(Seed(c)).ok());
+  EXPECT_FALSE(ctrl_->SyncContent(Seed(c)).ok());
   EXPECT_TRUE(HasFinalizer(Stored()));
+  EXPECT_EQ(calls_.calls.size(), 2u);
+  calls_.create_error = OkStatus();
+  EXPECT_FALSE(ctrl_->SyncContent(Stored()).ok());  // made and known: deleted next time
+  EXPECT_FALSE(Stored().metadata.annotations.count(std::string(api::kAnnSnapshotBeingCreated)));
+  ASSERT_TRUE(ctrl_->SyncContent(Stored()).ok());
+  EXPECT_EQ(calls_.calls.back(), "delete snap-vol-1");
+  EXPECT_TRUE(api_.fake<api::VolumeSnapshotContent>().Objects().empty());
 }
 
 TEST_F(SnapshotterTest, ChecksAPreProvisionedSnapshot) {
