@@ -28,6 +28,11 @@
 //       a node: scheduled, provisioned on the node, bound, attached by the attach/detach
 //       controller, staged and published; the time from the first pod created until every pod
 //       has kvol.io/VolumesReady=True. Default N = 200.
+//   mount_bench snapshots [--n N]
+//       N claims of an Immediate class of the bundled driver, provisioned and bound; then a
+//       VolumeSnapshot of each, created by 8 writers, taken by the snapshot controller and the
+//       built-in CSI snapshotter: the time until all are ReadyToUse; then a claim restored from
+//       each: the time until all are Bound. Default N = 100.
 //   mount_bench idle [--volumes V] [--seconds S]
 //       Pods holding V volumes (3 per pod) set up, then S seconds with nothing changing: the
 //       process's CPU time over that span (API server and agent together, so an upper bound
@@ -57,6 +62,8 @@
 #include "controller/protection/protection.h"
 #include "controller/provisioner/provisioner.h"
 #include "controller/pv/controller.h"
+#include "controller/snapshot/snapshot_controller_base.h"
+#include "controller/snapshotter/snapshotter.h"
 #include "csi/client.h"
 #include "csi/driver/driver.h"
 #include "node/agent.h"
@@ -131,8 +138,8 @@ class ReadyWatch {
 
 // A server, the node agent with the in-tree plugins, and a directory for local volumes; with
 // `csi`, also the bundled CSI driver registered on the node, the csi plugin, the attacher and
-// the attach/detach controller; with `controllers`, also the PV controller, the scheduler and
-// the built-in CSI provisioner.
+// the attach/detach controller; with `controllers`, also the PV controller, the scheduler, the
+// built-in CSI provisioner, the snapshot controller and the built-in CSI snapshotter.
 struct Setup {
   std::unique_ptr<kvol::client::testing::TestServer> server;
   // One informer per kind for the agent and the controllers, as `kvol server` has.
@@ -146,6 +153,8 @@ struct Setup {
   std::unique_ptr<kvol::controller::protection::Controller> protection;
   std::unique_ptr<kvol::scheduler::Scheduler> scheduler;
   std::unique_ptr<kvol::controller::provisioner::Controller> provisioner;
+  std::unique_ptr<kvol::controller::snapshot::Controller> snapshots;
+  std::unique_ptr<kvol::controller::snapshotter::Controller> snapshotter;
   std::string root;
   std::string disks;
   std::string csi_endpoint;
@@ -214,6 +223,22 @@ struct Setup {
               .central = true,
               .informers = informers.get()});
       if (auto st = provisioner->Start(); !st.ok()) Die(st.ToString());
+      snapshots = std::make_unique<kvol::controller::snapshot::Controller>(
+          server->local(), kvol::controller::snapshot::Options{.informers = informers.get()});
+      if (auto st = snapshots->Start(); !st.ok()) Die(st.ToString());
+      snapshotter = std::make_unique<kvol::controller::snapshotter::Controller>(
+          server->local(), kvol::controller::snapshotter::Options{.node_name = kNode,
+                                                                  .drivers = &agent->csi_drivers(),
+                                                                  .central = true,
+                                                                  .informers = informers.get()});
+      if (auto st = snapshotter->Start(); !st.ok()) Die(st.ToString());
+      api::VolumeSnapshotClass snap_class;
+      snap_class.metadata.name = "loop-snapshots";
+      snap_class.driver = "loop.csi.kvol.io";
+      snap_class.deletion_policy = "Delete";
+      if (!server->local().resource<api::VolumeSnapshotClass>().Create(snap_class).ok()) {
+        Die("create snapshot class");
+      }
       for (const char* mode : {"Immediate", "WaitForFirstConsumer"}) {
         api::StorageClass cls;
         cls.metadata.name = mode[0] == 'I' ? "loop-immediate" : "loop-delayed";
@@ -251,6 +276,20 @@ struct Setup {
       if (left.ok() && left->items.empty()) break;
       std::this_thread::sleep_for(50ms);
     }
+    // Snapshots go before the claims they are of, their storage snapshots with them.
+    if (snapshots) {
+      auto& vs = server->local().resource<api::VolumeSnapshot>();
+      if (auto all = vs.List("default"); all.ok()) {
+        Parallel(static_cast<int>(all->items.size()), 8,
+                 [&](int i) { (void)vs.Delete("default", all->items[i].metadata.name); });
+      }
+      auto& contents = server->local().resource<api::VolumeSnapshotContent>();
+      for (;;) {
+        auto left = contents.List("");
+        if ((left.ok() && left->items.empty()) || Clock::now() > deadline) break;
+        std::this_thread::sleep_for(50ms);
+      }
+    }
     // Provisioned volumes go with their claims, through the provisioner.
     if (provisioner) {
       auto& claims = server->local().resource<api::PersistentVolumeClaim>();
@@ -275,6 +314,8 @@ struct Setup {
         }
         std::this_thread::sleep_for(50ms);
       }
+      snapshotter->Stop();
+      snapshots->Stop();
       provisioner->Stop();
       protection->Stop();
       scheduler->Stop();
@@ -524,6 +565,64 @@ void ProvisionPods(int n) {
   std::fflush(stdout);
 }
 
+// Waits until `n` snapshots in "default" are ReadyToUse; false after `timeout`.
+bool WaitForReadySnapshots(kvol::client::Client& c, int n, std::chrono::seconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    auto all = c.resource<api::VolumeSnapshot>().ListShared("default");
+    int ready = 0;
+    if (all.ok()) {
+      for (const auto& s : all->items) {
+        ready += s->status && s->status->ready_to_use.value_or(false) ? 1 : 0;
+      }
+    }
+    if (ready >= n) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+// N claims provisioned and bound; a snapshot of each until all are ready; a claim restored from
+// each until all are Bound.
+void Snapshots(int n) {
+  Setup s(/*csi=*/true, /*controllers=*/true);
+  auto& c = s.server->local();
+  auto& claims = c.resource<api::PersistentVolumeClaim>();
+  kvol::bench::BoundWatch bound(c);
+  Parallel(n, 8, [&](int i) {
+    if (!claims.Create(ClassClaim("c" + std::to_string(i), "loop-immediate")).ok()) Die("create claim");
+  });
+  if (!bound.WaitFor(n, 600s)) Die("claims were not all Bound");
+  auto t0 = Clock::now();
+  double cpu0 = CpuSeconds();
+  Parallel(n, 8, [&](int i) {
+    api::VolumeSnapshot vs;
+    vs.metadata.namespace_ = "default";
+    vs.metadata.name = "s" + std::to_string(i);
+    vs.spec.volume_snapshot_class_name = "loop-snapshots";
+    vs.spec.source.persistent_volume_claim_name = "c" + std::to_string(i);
+    if (!c.resource<api::VolumeSnapshot>().Create(vs).ok()) Die("create snapshot");
+  });
+  if (!WaitForReadySnapshots(c, n, 600s)) Die("snapshots were not all ready");
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("snapshots=%d all_ready_seconds=%.3f snapshots_per_second=%.0f cpu_ms_per_snapshot=%.2f\n",
+              n, secs, n / secs, (CpuSeconds() - cpu0) * 1e3 / n);
+  std::fflush(stdout);
+  t0 = Clock::now();
+  cpu0 = CpuSeconds();
+  Parallel(n, 8, [&](int i) {
+    api::PersistentVolumeClaim r = ClassClaim("r" + std::to_string(i), "loop-immediate");
+    r.spec.data_source = api::TypedLocalObjectReference{
+        .api_group = "snapshot.storage.k8s.io", .kind = "VolumeSnapshot", .name = "s" + std::to_string(i)};
+    if (!claims.Create(r).ok()) Die("create restore");
+  });
+  if (!bound.WaitFor(2 * n, 600s)) Die("restores were not all Bound: " + std::to_string(bound.Count()));
+  secs = std::chrono::duration<double>(bound.last() - t0).count();
+  std::printf("restores=%d all_bound_seconds=%.3f restores_per_second=%.0f cpu_ms_per_restore=%.2f\n",
+              n, secs, n / secs, (CpuSeconds() - cpu0) * 1e3 / n);
+  std::fflush(stdout);
+}
+
 void ConfigMaps(int n) {
   Setup s;
   ReadyWatch ready(s.server->local());
@@ -573,6 +672,8 @@ int main(int argc, char** argv) {
     Latency(Flag(argc, argv, "--n", 200));
   } else if (mode == "csi" || mode == "local-path") {
     OneVolumePods(Flag(argc, argv, "--n", 200), mode == "csi");
+  } else if (mode == "snapshots") {
+    Snapshots(Flag(argc, argv, "--n", 100));
   } else if (mode == "provision-claims") {
     ProvisionClaims(Flag(argc, argv, "--n", 1000));
   } else if (mode == "provision-pods") {
@@ -582,7 +683,7 @@ int main(int argc, char** argv) {
   } else if (mode == "idle") {
     Idle(Flag(argc, argv, "--volumes", 5000), Flag(argc, argv, "--seconds", 30));
   } else {
-    Die("usage: mount_bench pods|latency|csi|local-path|provision-claims|provision-pods|"
+    Die("usage: mount_bench pods|latency|csi|local-path|provision-claims|provision-pods|snapshots|"
         "configmaps|idle [--n N] [--volumes V] [--seconds S]");
   }
   return 0;
