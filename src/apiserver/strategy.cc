@@ -49,6 +49,19 @@ void AddFinalizer(api::ObjectMeta& m, std::string_view f) {
 }  // namespace
 
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
+  // dataSource and dataSourceRef kept in step, as Kubernetes' claim strategy does: either one
+  // alone fills the other (a dataSourceRef to another namespace has no dataSource).
+  auto& spec = pvc.spec;
+  if (spec.data_source && !spec.data_source_ref) {
+    spec.data_source_ref = api::TypedObjectReference{.api_group = spec.data_source->api_group,
+                                                     .kind = spec.data_source->kind,
+                                                     .name = spec.data_source->name};
+  } else if (spec.data_source_ref && !spec.data_source &&
+             spec.data_source_ref->namespace_.value_or("").empty()) {
+    spec.data_source = api::TypedLocalObjectReference{.api_group = spec.data_source_ref->api_group,
+                                                      .kind = spec.data_source_ref->kind,
+                                                      .name = spec.data_source_ref->name};
+  }
   // DefaultStorageClass admission: only an absent class is defaulted; "" means "no class".
   if (!pvc.spec.storage_class_name &&
       !pvc.metadata.annotations.count("volume.beta.kubernetes.io/storage-class")) {

@@ -2,10 +2,11 @@
 # Snapshots, restores and clones end to end, with a real kvol server, kubectl and the bundled
 # driver: a file written in a claim of the loop class; a snapshot of it (the snapshot controller
 # makes its content and protects the claim, the built-in CSI snapshotter takes it) until
-# `kubectl get volumesnapshot` says READYTOUSE true; a claim restored from it and a clone of the
-# claim, where pods read the file; a restore that asks for less than the snapshot waits in
-# external-provisioner's words; deleting the snapshot removes its content and storage snapshot
-# under Delete and keeps them under Retain; and nothing is left behind.
+# `kubectl get volumesnapshot` says READYTOUSE true; a claim restored from it (its dataSourceRef
+# kept in step with its dataSource) and a clone of the claim, where pods read the file; a
+# restore that asks for less than the snapshot waits in external-provisioner's words; deleting
+# the snapshot removes its content and storage snapshot under Delete and keeps them under
+# Retain; and nothing is left behind.
 # Usage: snapshot_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -88,6 +89,8 @@ until_true 20 no_source_finalizer || fail "the claim keeps pvc-as-source-protect
 
 # ---- a restore, and a clone -------------------------------------------------------------------
 claim restored 32Mi VolumeSnapshot s1
+expect_eq "dataSourceRef kept in step with dataSource" "snapshot.storage.k8s.io VolumeSnapshot s1" \
+  "$(kubectl get pvc restored -o jsonpath='{.spec.dataSourceRef.apiGroup} {.spec.dataSourceRef.kind} {.spec.dataSourceRef.name}')"
 pod_with reader "cat /data/file" restored
 until_true 60 succeeded reader || fail "the restore's reader did not finish: $(kubectl describe pod reader; kubectl describe pvc restored)"
 NEEDLE=kept until_true 10 logs_contain reader || fail "the restored claim lacks the file"
