@@ -11,7 +11,7 @@ source "$TESTS/integration/lib.sh"
 SEEDS=$TESTS/seeds
 
 kvol_start server --no-agent
-expect_contains "the scheduler starts" "deployment, statefulset, default-scheduler running" "$(log_until "default-scheduler")"
+expect_contains "the scheduler starts" "statefulset, snapshot-controller, default-scheduler running" "$(log_until "default-scheduler")"
 
 # pod_scheduled_message POD: the PodScheduled condition's message, once there is one (5 s).
 pod_scheduled_message() {
