@@ -147,8 +147,6 @@ bool Tls13Records::Update(Direction* d) const {
   return ok;
 }
 
-uint64_t Tls13Records::write_sequence_for_test() const { return write_.sequence; }
-
 bool Tls13Records::Pending() { return OpenReceived() != TlsIo::kWantRead; }
 
 bool Tls13Records::Seal(uint8_t type, std::string_view plain) {

@@ -53,9 +53,6 @@ class Tls13Records {
   // socket: application data is ready, or the connection is over.
   bool Pending();
 
-  // Records sealed under the current write key; a key update resets it. For tests.
-  uint64_t write_sequence_for_test() const;
-
  private:
   // One direction's traffic secret and what is derived from it (RFC 8446 §7.3).
   struct Direction {
