@@ -90,6 +90,16 @@ StatusOr<pb::VolumeContentSource> FromClaim(client::Client& client,
   if (!src->spec.storage_class_name) {
     return UnavailableError("the source PVC (" + name + ") storageclass cannot be empty");
   }
+  if (!claim.spec.storage_class_name) {
+    return UnavailableError("the requested PVC (" + claim.metadata.name +
+                            ") storageclass cannot be empty");
+  }
+  // Kubernetes' rule for clones: the same class, so that the new volume is what its class says.
+  if (*src->spec.storage_class_name != *claim.spec.storage_class_name) {
+    return UnavailableError("the source PVC and destination PVCs must be in the same storage "
+                            "class for cloning.  Source is in " + *src->spec.storage_class_name +
+                            ", but new PVC is in " + *claim.spec.storage_class_name);
+  }
   const api::Quantity* want = Requested(claim);
   const api::Quantity* have = Requested(*src);
   if (want && have && want->Value() < have->Value()) {

@@ -1,8 +1,8 @@
 // What a new volume is made from, as external-provisioner resolves a claim's dataSource (or,
 // without it, dataSourceRef): a VolumeSnapshot of the snapshot.storage.k8s.io group that is
-// ready to use, or a bound claim of the same namespace and driver (a clone). Kubernetes' rules
-// and messages: the claim asks for at least the snapshot's restoreSize or the source claim's
-// size, a clone keeps the source's volume mode, and a source being deleted is refused.
+// ready to use, or a bound claim of the same namespace, class and driver (a clone). Kubernetes'
+// rules and messages: the claim asks for at least the snapshot's restoreSize or the source
+// claim's size, a clone keeps the source's volume mode, and a source being deleted is refused.
 #pragma once
 
 #include <optional>

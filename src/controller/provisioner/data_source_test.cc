@@ -28,6 +28,7 @@ api::PersistentVolumeClaim NewClaim(std::string kind, std::string size = "16Mi")
   c.metadata.namespace_ = "default";
   c.metadata.name = "restored";
   c.spec.resources.requests["storage"] = api::Quantity::MustParse(size);
+  c.spec.storage_class_name = "loop";
   if (kind == "VolumeSnapshot") {
     c.spec.data_source = api::TypedLocalObjectReference{
         .api_group = "snapshot.storage.k8s.io", .kind = kind, .name = "s1"};
@@ -119,6 +120,15 @@ TEST(DataSourceTest, Table) {
        .claim = NewClaim("PersistentVolumeClaim", "8Mi"),
        .want = clone_err + "error, new PVC request must be greater than or equal in size to the "
                            "specified PVC data source, requested 8Mi but source is 16Mi"},
+      {.name = "a clone in another class",
+       .given = [](FakeClient& a) { SeedSourceClaim(a, "Bound"); },
+       .claim = [] {
+         auto c = NewClaim("PersistentVolumeClaim");
+         c.spec.storage_class_name = "gold";
+         return c;
+       }(),
+       .want = clone_err + "the source PVC and destination PVCs must be in the same storage class "
+                           "for cloning.  Source is in loop, but new PVC is in gold"},
       {.name = "a clone in another volume mode",
        .given = [](FakeClient& a) { SeedSourceClaim(a, "Bound", "Block"); },
        .claim = NewClaim("PersistentVolumeClaim"),
