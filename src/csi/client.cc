@@ -42,18 +42,18 @@ bool IsFinal(const Status& s) {
   }
 }
 
-StatusOr<std::string> UnixTarget(std::string_view endpoint) {
+StatusOr<std::string> UnixTarget(std::string_view endpoint, std::string_view what) {
   std::string_view path = endpoint;
   if (path.rfind("unix://", 0) == 0) {
     path.remove_prefix(7);
   } else if (path.rfind("unix:", 0) == 0) {
     path.remove_prefix(5);
   } else if (path.find("://") != std::string_view::npos) {
-    return InvalidArgumentError("CSI endpoint \"" + std::string(endpoint) +
+    return InvalidArgumentError(std::string(what) + " \"" + std::string(endpoint) +
                                 "\": only unix sockets are supported");
   }
   if (path.empty() || path.front() != '/') {
-    return InvalidArgumentError("CSI endpoint \"" + std::string(endpoint) +
+    return InvalidArgumentError(std::string(what) + " \"" + std::string(endpoint) +
                                 "\": the socket path must be absolute");
   }
   return "unix://" + std::string(path);

@@ -36,8 +36,8 @@ Status FromGrpc(const grpc::Status& s);
 bool IsFinal(const Status& s);
 
 // "unix:///a/b.sock", "unix:/a/b.sock" or "/a/b.sock" as gRPC's target ("unix:///a/b.sock").
-// InvalidArgument for anything else.
-StatusOr<std::string> UnixTarget(std::string_view endpoint);
+// InvalidArgument for anything else, naming the endpoint as `what`.
+StatusOr<std::string> UnixTarget(std::string_view endpoint, std::string_view what = "CSI endpoint");
 
 class Client {
  public:

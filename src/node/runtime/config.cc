@@ -145,6 +145,7 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     BindMount b;
     b.target = m.mount_path;
     b.read_only = m.read_only || v->second.read_only;
+    b.propagation = m.mount_propagation.value_or("");
     if (m.sub_path.empty()) {
       b.source = v->second.path;
     } else {
@@ -162,7 +163,7 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     std::error_code ec;
     const auto device = std::filesystem::canonical(v->second.path, ec);
     if (ec) return NotFoundError("block volume \"" + d.name + "\": " + ec.message());
-    out.push_back({device.string(), d.device_path, false, ""});
+    out.push_back({.source = device.string(), .target = d.device_path, .device = true});
   }
   return out;
 }

@@ -32,6 +32,10 @@ struct BindMount {
   // component at a time with no symlink followed, so a symlink planted after the subPath was
   // resolved cannot take the mount elsewhere.
   std::string within;
+  // volumeMounts' mountPropagation: "" or None, HostToContainer, Bidirectional. The built-in
+  // runtime mounts every volume private; a CRI runtime is asked for this.
+  std::string propagation;
+  bool device = false;  // a block volume's device (volumeDevices), not a volume's directory
 };
 
 struct ContainerSpec {

@@ -1,0 +1,157 @@
+// Containerd: kvol's own containerd, configured, started, waited for and stopped.
+#include "node/runtime/cri/containerd.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "node/runtime/cri/cri_client.h"
+#include "os/exec.h"
+
+namespace kvol::node::cri {
+namespace fs = std::filesystem;
+namespace {
+
+// A TOML basic string.
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Tail(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    out += all[i] + "\n";
+  }
+  return out;
+}
+
+// Whether `pid` (our child) has exited, reaping it; waits up to `wait`.
+bool Exited(pid_t pid, std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+std::string Containerd::Config(const ContainerdOptions& o) {
+  std::ostringstream c;
+  c << "version = 2\n"
+    << "root = " << Quote(o.dir + "/root") << "\n"
+    << "state = " << Quote(o.dir + "/state") << "\n"
+    << "[grpc]\n"
+    << "  address = " << Quote(o.dir + "/containerd.sock") << "\n"
+    << "[plugins.\"io.containerd.grpc.v1.cri\"]\n";
+  if (!o.sandbox_image.empty()) c << "  sandbox_image = " << Quote(o.sandbox_image) << "\n";
+  // Containers' OOM scores are never set below containerd's own: where kvol itself runs in a
+  // container, the kernel refuses the lower scores kubelet asks for (-998 for sandboxes), and
+  // every sandbox would fail to start.
+  c << "  restrict_oom_score_adj = true\n";
+  // Pods have their own network only when a CNI configuration is put in <dir>/cni; until then
+  // the runtime reports NetworkReady false and pods use the node's network.
+  c << "[plugins.\"io.containerd.grpc.v1.cri\".cni]\n"
+    << "  bin_dir = " << Quote(o.cni_bin_dir) << "\n"
+    << "  conf_dir = " << Quote(o.dir + "/cni") << "\n";
+  return c.str();
+}
+
+StatusOr<std::unique_ptr<Containerd>> Containerd::Start(const ContainerdOptions& o,
+                                                        std::chrono::milliseconds timeout) {
+  if (o.dir.empty() || o.dir.front() != '/') {
+    return InvalidArgumentError("containerd directory \"" + o.dir + "\" must be absolute");
+  }
+  std::error_code ec;
+  fs::create_directories(o.dir + "/cni", ec);
+  if (ec) return InternalError("mkdir " + o.dir + "/cni: " + ec.message());
+  const std::string config = o.dir + "/config.toml";
+  {
+    std::ofstream out(config, std::ios::trunc);
+    out << Config(o);
+    if (!out) return InternalError("write " + config);
+  }
+  std::unique_ptr<Containerd> c(new Containerd());
+  c->socket_ = o.dir + "/containerd.sock";
+  c->log_file_ = o.log_file.empty() ? o.dir + "/containerd.log" : o.log_file;
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, c->log_file_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0640);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  os::CloseInheritedDescriptors(&actions);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  os::SetChildSpawnAttributes(&attr);
+  std::vector<std::string> args = {o.binary, "--config", config};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = posix_spawnp(&c->pid_, o.binary.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    c->pid_ = -1;
+    return NotFoundError("cannot start " + o.binary + ": " + std::strerror(rc));
+  }
+
+  KVOL_ASSIGN_OR_RETURN(auto client, Client::New(c->endpoint()));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (Exited(c->pid_, std::chrono::milliseconds(0))) {
+      c->pid_ = -1;
+      return UnavailableError("containerd exited at start:\n" + Tail(c->log_file_, 10));
+    }
+    if (access(c->socket_.c_str(), F_OK) == 0 &&
+        client
+            ->Call(&pb::RuntimeService::Stub::Version, pb::VersionRequest(),
+                   std::chrono::seconds(1))
+            .ok()) {
+      return c;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceededError("containerd did not answer on " + c->socket_ + " within " +
+                                   std::to_string(timeout.count()) + " ms:\n" +
+                                   Tail(c->log_file_, 10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Status Containerd::Stop(std::chrono::milliseconds grace) {
+  if (pid_ < 0) return OkStatus();
+  kill(pid_, SIGTERM);
+  if (!Exited(pid_, grace)) {
+    kill(pid_, SIGKILL);
+    Exited(pid_, std::chrono::seconds(10));
+  }
+  pid_ = -1;
+  return OkStatus();
+}
+
+Containerd::~Containerd() { static_cast<void>(Stop(std::chrono::seconds(10))); }
+
+}  // namespace kvol::node::cri
