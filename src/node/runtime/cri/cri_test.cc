@@ -15,6 +15,7 @@
 
 #include "node/runtime/cri/containerd.h"
 #include "node/runtime/cri/cri_client.h"
+#include "node/runtime/cri/cri_log.h"
 #include "node/runtime/cri/pod_config.h"
 #include "os/exec.h"
 
@@ -247,6 +248,11 @@ TEST_F(CriTest, ContainersRunWriteLogAndExit) {
   EXPECT_EQ(sandbox.log_directory(), *dir_ + "/logs/default_writer_uid-writer");
   const std::string log = Read(sandbox.log_directory() + "/writer/0.log");
   EXPECT_NE(log.find(" stdout F hello\n"), std::string::npos) << log;
+  std::string output;
+  CriLogDecoder decoder;
+  decoder.Feed(log, &output);
+  EXPECT_EQ(output, "hello\n");
+  EXPECT_EQ(decoder.skipped(), 0);
 
   auto failing = client_->CreateContainer(
       *sandbox_id, Container("writer", "failing", {"/bin/sh", "-c", "exit 3"}), sandbox);
