@@ -59,17 +59,20 @@ StatusOr<std::string> UnixTarget(std::string_view endpoint, std::string_view wha
   return "unix://" + std::string(path);
 }
 
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& target, int max_receive_bytes) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  if (max_receive_bytes > 0) args.SetMaxReceiveMessageSize(max_receive_bytes);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
 StatusOr<std::unique_ptr<Client>> Client::New(std::string_view endpoint) {
   KVOL_ASSIGN_OR_RETURN(std::string target, UnixTarget(endpoint));
   std::unique_ptr<Client> c(new Client());
   c->target_ = target;
-  grpc::ChannelArguments args;
-  // A restarted driver is found again quickly: gRPC's reconnect backoff otherwise grows to
-  // two minutes.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  c->channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  c->channel_ = UnixChannel(target);
   c->identity_ = pb::Identity::NewStub(c->channel_);
   c->controller_ = pb::Controller::NewStub(c->channel_);
   c->node_ = pb::Node::NewStub(c->channel_);

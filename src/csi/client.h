@@ -39,6 +39,21 @@ bool IsFinal(const Status& s);
 // InvalidArgument for anything else, naming the endpoint as `what`.
 StatusOr<std::string> UnixTarget(std::string_view endpoint, std::string_view what = "CSI endpoint");
 
+// A channel to `target` (as UnixTarget gives it) that finds a restarted server again within a
+// second, where gRPC's own reconnect backoff grows to two minutes. `max_receive_bytes` 0 keeps
+// gRPC's limit on an answer's size.
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& target, int max_receive_bytes = 0);
+
+// One unary call of `method` on `stub`, which fails with DeadlineExceeded after `timeout`.
+template <class Stub, class Req, class Resp>
+grpc::Status CallWithDeadline(Stub& stub,
+                              grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                              const Req& req, Resp* resp, std::chrono::milliseconds timeout) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  return (stub.*method)(&ctx, req, resp);
+}
+
 class Client {
  public:
   // A client of the driver at `endpoint`. Connects when first called, and again whenever the
@@ -52,10 +67,8 @@ class Client {
   template <class Stub, class Req, class Resp>
   StatusOr<Resp> Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
                       const Req& req, std::chrono::milliseconds timeout = kDefaultTimeout) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + timeout);
     Resp resp;
-    grpc::Status s = (stub<Stub>().*method)(&ctx, req, &resp);
+    grpc::Status s = CallWithDeadline(stub<Stub>(), method, req, &resp, timeout);
     if (!s.ok()) return Failed(req, s);
     return resp;
   }

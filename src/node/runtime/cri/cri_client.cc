@@ -11,14 +11,8 @@ StatusOr<std::unique_ptr<Client>> Client::New(std::string_view endpoint) {
                         csi::UnixTarget(endpoint, "container runtime endpoint"));
   std::unique_ptr<Client> c(new Client());
   c->target_ = target;
-  grpc::ChannelArguments args;
-  // A restarted runtime is found again within a second, not after gRPC's two-minute backoff.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   // Kubelet's limit for a CRI answer (a long ListContainers).
-  args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-  c->channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  c->channel_ = csi::UnixChannel(target, 16 * 1024 * 1024);
   c->runtime_ = pb::RuntimeService::NewStub(c->channel_);
   c->images_ = pb::ImageService::NewStub(c->channel_);
   return c;

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "csi/client.h"
 #include "node/runtime/cri/api.grpc.pb.h"
 
 namespace kvol::node::cri {
@@ -43,10 +44,8 @@ class Client {
   template <class Stub, class Req, class Resp>
   StatusOr<Resp> Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
                       const Req& req, std::chrono::milliseconds timeout = kDefaultTimeout) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + timeout);
     Resp resp;
-    grpc::Status s = (stub<Stub>().*method)(&ctx, req, &resp);
+    grpc::Status s = csi::CallWithDeadline(stub<Stub>(), method, req, &resp, timeout);
     if (!s.ok()) return Failed(req, s);
     return resp;
   }
