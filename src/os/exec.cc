@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "os/spawn.h"
+
 extern char** environ;
 
 namespace kvol::os {
@@ -132,6 +134,27 @@ std::string DescribeExit(int exit_code) {
     return std::string("signal: ") + strsignal(sig);
   }
   return "exit status " + std::to_string(exit_code);
+}
+
+int SpawnLogged(const std::vector<std::string>& argv, const std::string& log_path, pid_t* pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0640);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  CloseInheritedDescriptors(&actions);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  SetChildSpawnAttributes(&attr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const int rc = posix_spawnp(pid, args[0].c_str(), &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc;
 }
 
 }  // namespace kvol::os

@@ -24,6 +24,7 @@
 #include "node/runtime/init_error.h"
 #include "node/runtime/rootfs.h"
 #include "os/exec.h"
+#include "os/spawn.h"
 
 extern char** environ;
 
@@ -182,24 +183,8 @@ StatusOr<pid_t> StartContainer(const ContainerSpec& spec, const std::string& ini
     out << SpecToJson(spec);
     if (!out) return InternalError("write " + spec_path);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, spec.log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0640);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  os::CloseInheritedDescriptors(&actions);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  os::SetChildSpawnAttributes(&attr);
-  std::vector<std::string> args = {init_binary, "container-init", spec_path};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, init_binary.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = os::SpawnLogged({init_binary, "container-init", spec_path}, spec.log_path, &pid);
   if (rc != 0) return InternalError("start " + init_binary + ": " + std::strerror(rc));
   return pid;
 }

@@ -1,10 +1,7 @@
 // Containerd: kvol's own containerd, configured, started, waited for and stopped.
 #include "node/runtime/cri/containerd.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +13,7 @@
 #include <vector>
 
 #include "node/runtime/cri/cri_client.h"
-#include "os/exec.h"
+#include "os/spawn.h"
 
 namespace kvol::node::cri {
 namespace fs = std::filesystem;
@@ -96,23 +93,7 @@ StatusOr<std::unique_ptr<Containerd>> Containerd::Start(const ContainerdOptions&
   c->socket_ = o.dir + "/containerd.sock";
   c->log_file_ = o.log_file.empty() ? o.dir + "/containerd.log" : o.log_file;
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, c->log_file_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0640);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  os::CloseInheritedDescriptors(&actions);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  os::SetChildSpawnAttributes(&attr);
-  std::vector<std::string> args = {o.binary, "--config", config};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int rc = posix_spawnp(&c->pid_, o.binary.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = os::SpawnLogged({o.binary, "--config", config}, c->log_file_, &c->pid_);
   if (rc != 0) {
     c->pid_ = -1;
     return NotFoundError("cannot start " + o.binary + ": " + std::strerror(rc));
