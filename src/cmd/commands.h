@@ -48,6 +48,10 @@ struct NodeAgentOptions {
   // Where the node's own kvol.io/local-path makes the directories of claims given to this node;
   // empty when the PV controller of the same process serves the node (`kvol server`).
   std::string local_path_root;
+  // A CRI runtime to run containers from their images (--container-runtime-endpoint); kvol's
+  // own runtime, the node's binaries, when empty. Pods' logs go under pod_logs_dir then.
+  std::string container_runtime_endpoint;
+  std::string pod_logs_dir = "/var/log/pods";
 };
 
 // The attach/detach controller's settings.
@@ -68,6 +72,10 @@ struct ServerOptions {
   bool agent = true;        // run the node agent for this machine in this process
   // Run the bundled CSI driver, loop.csi.kvol.io, for this machine's node (with the agent).
   bool bundled_csi_driver = true;
+  // "containerd": run a containerd of the server's own (under DATA_DIR/containerd) and the
+  // agent's pods through it; "kvol": kvol's own runtime.
+  std::string container_runtime = "kvol";
+  std::string pause_image;  // the sandboxes' image for that containerd; its default if empty
   NodeAgentOptions node;
 };
 

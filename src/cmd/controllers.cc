@@ -60,6 +60,8 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.csi_endpoints = opts.csi_drivers;
   ao.volume_stats_period = opts.volume_stats_period;
   ao.controller_attach_detach = opts.controller_attach_detach;
+  ao.container_runtime_endpoint = opts.container_runtime_endpoint;
+  ao.pod_logs_dir = opts.pod_logs_dir;
   if (endpoint) {
     ao.daemon_port = endpoint->port;
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =

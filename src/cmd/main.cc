@@ -87,6 +87,13 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "Let the attach/detach controller attach and detach this node's volumes "
                   "(false: the agent attaches them itself).")
       ->capture_default_str();
+  app->add_option("--container-runtime-endpoint", o.container_runtime_endpoint,
+                  "A CRI runtime's socket, unix:///run/containerd/containerd.sock: pods' "
+                  "containers run from their images through it. Without it, kvol's own runtime "
+                  "runs them from this machine's binaries.");
+  app->add_option("--pod-logs-dir", o.pod_logs_dir,
+                  "Where a CRI runtime writes pods' logs, a directory per pod.")
+      ->capture_default_str();
 }
 
 // The attach/detach controller's flags, for `kvol server` and `kvol controller-manager`.
@@ -133,6 +140,15 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
   s->add_flag("!--no-agent", server.agent,
               "Do not run the node agent for this machine here (no Node is registered and no "
               "volumes are mounted by this process).");
+  s->add_option("--container-runtime", server.container_runtime,
+                "kvol (this machine's own binaries run as containers) or containerd (a "
+                "containerd of the server's own, under DATA_DIR/containerd, runs pods from "
+                "their images; Debian's containerd, runc and containernetworking-plugins).")
+      ->check(CLI::IsMember({"kvol", "containerd"}))
+      ->capture_default_str();
+  s->add_option("--pause-image", server.pause_image,
+                "The image of pods' sandboxes for --container-runtime containerd; it must be "
+                "present in containerd (imported) when no registry is reachable.");
   AddNodeAgentOptions(s, server.node);
   return s;
 }

@@ -1,5 +1,6 @@
 #include "cmd/node_connection.h"
 
+#include "node/runtime/cri/cri_log.h"
 #include "node/runtime/exec.h"
 #include "node/runtime/logs.h"
 
@@ -13,6 +14,31 @@ class FileLogStream final : public apiserver::LogStream {
 
  private:
   std::unique_ptr<node::runtime::LogReader> reader_;
+};
+
+// A log file in the CRI log format, decoded to the container's output; limitBytes counts the
+// output, not the file.
+class CriLogStream final : public apiserver::LogStream {
+ public:
+  CriLogStream(std::unique_ptr<node::runtime::LogReader> r, std::optional<int64_t> limit_bytes)
+      : reader_(std::move(r)), remaining_(limit_bytes) {}
+  bool Next(std::string* chunk) override {
+    chunk->clear();
+    if (remaining_ && *remaining_ <= 0) return false;
+    std::string raw;
+    if (!reader_->Next(&raw)) return false;
+    decoder_.Feed(raw, chunk);
+    if (remaining_) {
+      if (static_cast<int64_t>(chunk->size()) > *remaining_) chunk->resize(*remaining_);
+      *remaining_ -= static_cast<int64_t>(chunk->size());
+    }
+    return true;
+  }
+
+ private:
+  std::unique_ptr<node::runtime::LogReader> reader_;
+  node::cri::CriLogDecoder decoder_;
+  std::optional<int64_t> remaining_;
 };
 
 // kubelet's words for a container that has no log to show yet.
@@ -44,6 +70,9 @@ class ContainerProcess final : public apiserver::ExecProcess {
 apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> LocalNodeConnection::Exec(
     const api::Pod& pod, const apiserver::ExecOptions& opts) {
   auto pid = agent_.pod_runtime().ContainerPid(pod.metadata.uid, opts.container);
+  if (!pid.ok() && pid.status().code() == StatusCode::kUnimplemented) {
+    return apiserver::BadRequest("unable to upgrade connection: " + pid.status().message());
+  }
   if (!pid.ok()) {
     return apiserver::BadRequest("unable to upgrade connection: container not found (\"" +
                                  opts.container + "\")");
@@ -74,9 +103,14 @@ apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> LocalNodeConnection::Log
       return runtime.StillWriting(uid, container, path);
     };
   }
-  auto reader = node::runtime::LogReader::Open(path, opts.tail_lines, opts.limit_bytes,
-                                               std::move(still_written));
+  auto reader = node::runtime::LogReader::Open(
+      path, opts.tail_lines, files->cri_format ? std::nullopt : opts.limit_bytes,
+      std::move(still_written));
   if (!reader.ok()) return NotStarted(pod, opts.container, "");
+  if (files->cri_format) {
+    return std::unique_ptr<apiserver::LogStream>(
+        new CriLogStream(*std::move(reader), opts.limit_bytes));
+  }
   return std::unique_ptr<apiserver::LogStream>(new FileLogStream(*std::move(reader)));
 }
 

@@ -23,6 +23,7 @@
 #include "cmd/controllers.h"
 #include "cmd/manager.h"
 #include "cmd/node_connection.h"
+#include "node/runtime/cri/containerd.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -281,8 +282,17 @@ int RunServer(const ServerOptions& opts) {
   std::optional<RunningAgent> agent;
   std::unique_ptr<LocalNodeConnection> local_node;
   std::unique_ptr<csi::driver::Driver> bundled_driver;
+  std::unique_ptr<node::cri::Containerd> containerd;
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
+    if (opts.container_runtime == "containerd") {
+      auto started = node::cri::Containerd::Start(
+          {.dir = dir + "/containerd", .sandbox_image = opts.pause_image}, std::chrono::minutes(1));
+      if (!started.ok()) return Fail(started.status().Annotate("starting containerd"));
+      containerd = *std::move(started);
+      no.container_runtime_endpoint = containerd->endpoint();
+      log::Info("containerd: running on " + containerd->endpoint());
+    }
     no.node_name = provisioners->node_name;
     no.central_provisioner = true;
     if (opts.bundled_csi_driver) {
@@ -308,6 +318,9 @@ int RunServer(const ServerOptions& opts) {
   WaitForSignal();
   if (agent) nodes.Register(agent->agent->node_name(), nullptr);
   if (agent) agent->Stop();
+  if (containerd) {
+    if (Status s = containerd->Stop(std::chrono::seconds(10)); !s.ok()) log::Warn(s.message());
+  }
   if (bundled_driver) bundled_driver->Shutdown();
   if (controllers) controllers->Stop();
   informers.Stop();

@@ -5,6 +5,8 @@
 #include "api/well_known.h"
 #include "base/log.h"
 #include "client/worker.h"
+#include "node/runtime/cri/cri_backend.h"
+#include "node/runtime/process_backend.h"
 #include "node/runtime/rootfs.h"
 
 namespace kvol::node {
@@ -170,7 +172,28 @@ void Agent::MakeVolumeManager() {
       client::SinkTo(*recorder_), clock_, options_.volume_stats_period);
 }
 
-void Agent::MakePodRuntime() {
+StatusOr<std::unique_ptr<runtime::Backend>> Agent::MakeBackend() {
+  if (!options_.container_runtime_endpoint.empty()) {
+    cri::CriBackendOptions co;
+    co.endpoint = options_.container_runtime_endpoint;
+    co.logs_root = options_.pod_logs_dir;
+    auto backend = cri::CriBackend::New(co);
+    if (!backend.ok()) return backend.status();
+    return std::unique_ptr<runtime::Backend>(*std::move(backend));
+  }
+  if (options_.init_binary.empty()) return std::unique_ptr<runtime::Backend>();
+  runtime::ProcessBackendOptions po;
+  po.containers_dir = options_.root_dir + "/containers";
+  po.init_binary = options_.init_binary;
+  po.version = options_.version;
+  po.hidden_paths = options_.hidden_paths;
+  po.hidden_paths.push_back(options_.root_dir);
+  for (auto& p : runtime::NodeSecretPaths()) po.hidden_paths.push_back(std::move(p));
+  return std::unique_ptr<runtime::Backend>(
+      std::make_unique<runtime::ProcessBackend>(std::move(po)));
+}
+
+void Agent::MakePodRuntime(std::unique_ptr<runtime::Backend> backend) {
   runtime::PodRuntimeSources rs;
   rs.pods = [this] { return pods_->List(); };
   rs.volumes = [this](const std::string& uid) {
@@ -185,13 +208,10 @@ void Agent::MakePodRuntime() {
   rs.containers_stopped = [this] { volume_manager_->Kick(); };
   runtime::PodRuntimeOptions rto;
   rto.root_dir = options_.root_dir;
-  rto.init_binary = options_.init_binary;
   rto.host_ip = machine_.address;
-  rto.hidden_paths = options_.hidden_paths;
-  rto.hidden_paths.push_back(options_.root_dir);
-  for (auto& p : runtime::NodeSecretPaths()) rto.hidden_paths.push_back(std::move(p));
-  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(rs),
-                                                   client::SinkTo(*recorder_), clock_, rto);
+  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(backend),
+                                                   std::move(rs), client::SinkTo(*recorder_),
+                                                   clock_, rto);
 }
 
 Status Agent::Start(std::chrono::milliseconds sync_timeout) {
@@ -200,7 +220,10 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   ro.host = options_.node_name;
   recorder_ = std::make_unique<client::EventRecorder>(client_.resource<api::Event>(), ro, clock_);
 
+  auto backend = MakeBackend();
+  if (!backend.ok()) return backend.status();
   NodeStatusOptions so;
+  if (*backend) so.runtime_version = (*backend)->RuntimeVersion();
   so.node_name = options_.node_name;
   so.labels = options_.node_labels;
   so.machine = machine_;
@@ -231,7 +254,7 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   csi_driver_objects_ = &informers_->Get<api::CSIDriver>();
 
   MakeVolumeManager();
-  MakePodRuntime();
+  MakePodRuntime(*std::move(backend));
 
   // Every change to what a pod's volumes are made of wakes the reconciler and the runtime
   // (a container waiting for a ConfigMap key may start now).

@@ -47,6 +47,11 @@ struct AgentOptions {
   // The kvol binary the pod runtime starts containers with (`kvol container-init`); "" runs
   // no containers (volumes only; pods being deleted are still finished).
   std::string init_binary;
+  // A CRI runtime's endpoint (kubelet's --container-runtime-endpoint,
+  // "unix:///run/containerd/containerd.sock"): containers run from their images through it,
+  // rather than from the node's own binaries. Pods' logs then go under pod_logs_dir.
+  std::string container_runtime_endpoint;
+  std::string pod_logs_dir = "/var/log/pods";
   // The process's plugin manager, shared with its controllers (`kvol server`); the agent's
   // own when null.
   volume::PluginManager* plugins = nullptr;
@@ -106,7 +111,9 @@ class Agent {
   // The volume manager with its status writer, and the pod runtime, over the caches; Start
   // starts them once the caches are synced.
   void MakeVolumeManager();
-  void MakePodRuntime();
+  // The backend the pod runtime runs containers with: the CRI runtime's, kvol's own, or none.
+  StatusOr<std::unique_ptr<runtime::Backend>> MakeBackend();
+  void MakePodRuntime(std::unique_ptr<runtime::Backend> backend);
   // Watches plugins_registry/ and registers the --csi-driver endpoints.
   Status StartPluginWatcher();
   class AgentHost;

@@ -48,7 +48,9 @@ api::Node NodeStatusManager::Describe() const {
                                    {"bootID", m.boot_id},
                                    {"kernelVersion", m.kernel},
                                    {"osImage", m.os_image},
-                                   {"containerRuntimeVersion", "kvol://" + options_.version},
+                                   {"containerRuntimeVersion", options_.runtime_version.empty()
+                                                                  ? "kvol://" + options_.version
+                                                                  : options_.runtime_version},
                                    {"kubeletVersion", "v" + options_.version + "-kvol"},
                                    {"kubeProxyVersion", ""},
                                    {"operatingSystem", m.os},

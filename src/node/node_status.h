@@ -24,7 +24,9 @@ struct NodeStatusOptions {
   std::string node_name;
   std::map<std::string, std::string> labels;  // --node-labels, on top of the well-known ones
   os::MachineInfo machine;
-  std::string version;  // kvol's, reported as the node's kubelet and runtime version
+  std::string version;  // kvol's, reported as the node's kubelet version
+  // nodeInfo.containerRuntimeVersion: "containerd://1.6.20"; kvol's own runtime when empty.
+  std::string runtime_version;
   std::map<std::string, std::string> annotations;  // set on the Node (others are left alone)
   std::vector<std::string> absent_annotations;     // removed from the Node
   // Whether the agent writes status.volumesAttached; not when the attach/detach controller

@@ -46,8 +46,22 @@ detach_loops_under() {
     xargs -r -n1 losetup -d 2>/dev/null
 }
 
+# cri_sweep: kills the containers of the containerds started under $WORK (`kvol server
+# --container-runtime containerd`; containers outlive containerd and its shims), then those
+# containerds and their shims.
+cri_sweep() {
+  local sock id
+  for sock in $(find "$WORK" -name containerd.sock -type s 2>/dev/null); do
+    for id in $(ctr -a "$sock" -n k8s.io tasks ls -q 2>/dev/null); do
+      ctr -a "$sock" -n k8s.io tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1
+    done
+  done
+  pkill -KILL -f "containerd.* $WORK/" 2>/dev/null
+}
+
 cleanup() {
   local pid
+  cri_sweep
   for pid in "${PIDS[@]}"; do kill_tracked "$pid" "${PID_STARTS[$pid]:-}"; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   kill_containers "$WORK"
@@ -68,6 +82,7 @@ trap cleanup EXIT
   if [ -f "$WORK/pids" ]; then
     while read -r pid start; do kill_tracked "$pid" "$start"; done <"$WORK/pids"
   fi
+  cri_sweep
   kill_containers "$WORK"
   unmount_under "$WORK"
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null

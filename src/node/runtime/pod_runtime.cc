@@ -2,13 +2,10 @@
 #include "node/runtime/pod_runtime.h"
 
 #include <poll.h>
-#include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,8 +16,6 @@
 #include "api/well_known.h"
 #include "base/log.h"
 #include "base/thread.h"
-#include "node/runtime/security.h"
-#include "os/exec.h"
 #include "volume/plugin.h"
 
 namespace kvol::node::runtime {
@@ -28,52 +23,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What a container's status says of the image: kvol does not pull images.
-constexpr std::string_view kImageId = "kvol.io/node-binaries";
-
 std::string ReadSmallFile(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::optional<int> ReadInt(const fs::path& p) {
-  const std::string s = ReadSmallFile(p);
-  if (s.empty()) return std::nullopt;
-  try {
-    return std::stoi(s);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// The container inits running on this node, by the spec file they were started with
-// (`kvol container-init <bundle>/spec.json`), for bundles under `containers_dir`. Only
-// processes of `init_binary` (or of the binary it replaced) in this PID namespace count: a
-// process of a container, or of another user, showing the same command line is not one.
-std::map<std::string, pid_t> RunningInits(const std::string& containers_dir,
-                                          const std::string& init_binary) {
-  std::map<std::string, pid_t> out;
-  std::error_code ec;
-  const auto own_ns = fs::read_symlink("/proc/self/ns/pid", ec);
-  for (fs::directory_iterator p("/proc", ec), end; !ec && p != end; p.increment(ec)) {
-    const std::string name = p->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream in(p->path() / "cmdline");
-    std::vector<std::string> args;
-    for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
-    if (args.size() != 3 || args[1] != "container-init" ||
-        args[2].rfind(containers_dir + "/", 0) != 0) {
-      continue;
-    }
-    std::error_code ec2;
-    const std::string exe = fs::read_symlink(p->path() / "exe", ec2).string();
-    if (exe != init_binary && exe != init_binary + " (deleted)") continue;
-    if (fs::read_symlink(p->path() / "ns" / "pid", ec2) != own_ns) continue;
-    out[args[2]] = static_cast<pid_t>(std::stol(name));
-  }
-  return out;
 }
 
 bool VolumesReady(const api::Pod& pod) {
@@ -104,10 +58,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 // One run of a container.
 struct PodRuntime::Run {
-  std::string id;  // containerID
-  pid_t init_pid = 0;
-  int pidfd = -1;
-  bool ours = true;  // our child, reaped with waitpid (an adopted one is not)
+  std::string id;  // containerID; "" until the backend has started it
   api::Time started_at;
   os::MonoTime started{};
 };
@@ -117,6 +68,7 @@ struct PodRuntime::ContainerRecord {
   std::string bundle;
   bool init = false;
   std::string image;
+  std::string image_id;
   int runs = 0;  // runs started; restartCount is one less
   std::optional<Run> run;
   std::optional<api::ContainerStateTerminated> last, before_last;
@@ -144,10 +96,12 @@ struct PodRuntime::PodRecord {
   }
 };
 
-PodRuntime::PodRuntime(client::Client& client, volume::Host& host, PodRuntimeSources sources,
+PodRuntime::PodRuntime(client::Client& client, volume::Host& host,
+                       std::unique_ptr<Backend> backend, PodRuntimeSources sources,
                        client::EventSink events, const os::Clock& clock, PodRuntimeOptions options)
     : client_(client),
       host_(host),
+      backend_(std::move(backend)),
       sources_(std::move(sources)),
       events_(std::move(events)),
       clock_(clock),
@@ -157,6 +111,10 @@ PodRuntime::~PodRuntime() { Stop(); }
 
 std::string PodRuntime::BundleDir(const std::string& uid, const std::string& name) const {
   return options_.root_dir + "/containers/" + uid + "/" + name;
+}
+
+std::string PodRuntime::LogPath(const PodRecord& rec, const ContainerRecord& c, int run) const {
+  return backend_->LogPath({rec.ns, rec.name, rec.uid}, c.name, c.bundle, run);
 }
 
 Status PodRuntime::Start() {
@@ -179,11 +137,6 @@ void PodRuntime::Stop() {
   Kick();
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(mu_);
-  for (auto& [uid, rec] : pods_) {
-    for (auto& c : rec->containers) {
-      if (c.run && c.run->pidfd >= 0) close(c.run->pidfd);
-    }
-  }
   pods_.clear();
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
@@ -206,12 +159,11 @@ void PodRuntime::SaveState(const ContainerRecord& c) const {
   api::Json j;
   j["init"] = c.init;
   j["image"] = c.image;
+  j["imageID"] = c.image_id;
   j["runs"] = c.runs;
   j["backoffMs"] = c.backoff.count();
   if (c.run) {
-    j["run"] = {{"id", c.run->id},
-                {"initPid", c.run->init_pid},
-                {"startedAt", c.run->started_at.ToString()}};
+    j["run"] = {{"id", c.run->id}, {"startedAt", c.run->started_at.ToString()}};
   }
   if (c.last) j["last"] = api::EncodeStruct(*c.last);
   if (c.before_last) j["beforeLast"] = api::EncodeStruct(*c.before_last);
@@ -219,14 +171,15 @@ void PodRuntime::SaveState(const ContainerRecord& c) const {
 }
 
 void PodRuntime::Adopt() {
+  if (!backend_) return;
   std::error_code ec;
   const fs::path containers = fs::path(options_.root_dir) / "containers";
-  // Every container process is recorded in its bundle's state before it starts, so the
-  // processes that exist are matched against the records here: a record's process is adopted
-  // (found by the pid it names, or, when the agent died before it learned the pid, by its
-  // command line); a process no record claims is killed, so that none outlives its pod.
-  std::map<std::string, pid_t> inits = RunningInits(containers.string(), options_.init_binary);
-  int adopted = 0, ended = 0, killed = 0;
+  // Every run is recorded in its container's state before it starts, so what the backend
+  // finds is matched against the records here: a record's run is adopted, or learned to have
+  // ended; whatever of the backend's no record claims is ended, so that none outlives its pod.
+  backend_->BeginAdopt();
+  std::set<std::string> claimed;
+  int adopted = 0, ended = 0;
   std::lock_guard lock(mu_);
   for (fs::directory_iterator p(containers, ec), end; !ec && p != end; p.increment(ec)) {
     const std::string uid = p->path().filename().string();
@@ -244,6 +197,7 @@ void PodRuntime::Adopt() {
       c.bundle = d->path().string();
       c.init = j->value("init", false);
       c.image = j->value("image", "");
+      c.image_id = j->value("imageID", "");
       c.runs = j->value("runs", 0);
       c.backoff = std::chrono::milliseconds(j->value("backoffMs", int64_t{0}));
       api::FieldErrors errs;
@@ -252,52 +206,38 @@ void PodRuntime::Adopt() {
       if (j->contains("beforeLast")) {
         c.before_last = api::DecodeStruct<api::ContainerStateTerminated>((*j)["beforeLast"], &errs);
       }
+      if (c.last) claimed.insert(c.last->container_id);
+      if (c.before_last) claimed.insert(c.before_last->container_id);
       if (j->contains("run")) {
         const auto& r = (*j)["run"];
         Run run;
-        run.id = r.value("id", "");
-        run.ours = false;
         run.started = clock_.Monotonic();
         if (auto t = api::Time::Parse(r.value("startedAt", "")); t.ok()) run.started_at = *t;
-        auto found = inits.find(c.bundle + "/spec.json");
-        if (found != inits.end()) {
-          run.init_pid = found->second;
-          run.pidfd = os::PidFdOpen(run.init_pid);
-          if (run.pidfd < 0 && errno != ESRCH) {
-            // Alive but not watchable (no descriptor left): ended here rather than counted as
-            // gone while it runs, which would start it a second time on the same bundle.
-            kill(-run.init_pid, SIGKILL);
-          }
-          inits.erase(found);
-        }
+        FoundRun found = backend_->Adopt(uid, c.name, c.bundle, c.runs - 1, r.value("id", ""));
+        run.id = found.id;
+        claimed.insert(run.id);
         c.run = std::move(run);
-        if (c.run->pidfd >= 0) {
+        if (!found.ended) {
           ++adopted;
-          SaveState(c);  // the pid, if the agent died before it wrote it
+          SaveState(c);  // the id, if the agent died before it wrote it
         } else {
-          Reap(c, ReadInt(fs::path(c.bundle) / kExitFile).value_or(137));
+          Reap(c, *std::move(found.ended));
           ++ended;
         }
       }
       rec->containers.push_back(std::move(c));
     }
   }
-  for (const auto& [spec, pid] : inits) {
-    log::Warn("pod runtime: killing container process " + std::to_string(pid) + " (" + spec +
-              "), which no container record claims");
-    kill(-pid, SIGKILL);
-    ++killed;
-  }
+  backend_->EndAdopt(claimed);
   {
     std::lock_guard alive_lock(alive_mu_);
     for (const auto& [uid, rec] : pods_) {
       if (rec->AnyRunning()) alive_.insert(uid);
     }
   }
-  if (adopted + ended + killed > 0) {
+  if (adopted + ended > 0) {
     log::Info("pod runtime: found " + std::to_string(adopted) + " running container(s), " +
-              std::to_string(ended) + " that ended while the agent was away" +
-              (killed ? ", killed " + std::to_string(killed) + " unclaimed" : ""));
+              std::to_string(ended) + " that ended while the agent was away");
   }
 }
 
@@ -319,14 +259,20 @@ void PodRuntime::Loop() {
     os::MonoTime next = clock_.Monotonic() + std::chrono::seconds(60);
     {
       std::lock_guard lock(mu_);
+      bool running = false;
       for (const auto& [uid, rec] : pods_) {
         if (rec->stopping && !rec->killed && rec->AnyRunning()) next = std::min(next, rec->kill_at);
         if (rec->retry_status_at) next = std::min(next, *rec->retry_status_at);
         for (const auto& c : rec->containers) {
-          if (c.run && c.run->pidfd >= 0) fds.push_back({c.run->pidfd, POLLIN, 0});
+          if (c.run) {
+            running = true;
+            if (int fd = backend_->WaitFd(c.run->id); fd >= 0) fds.push_back({fd, POLLIN, 0});
+          }
           if (!c.run && c.next_start > clock_.Monotonic()) next = std::min(next, c.next_start);
         }
       }
+      const auto period = backend_ ? backend_->PollPeriod() : std::nullopt;
+      if (running && period) next = std::min(next, clock_.Monotonic() + *period);
     }
     const auto wait =
         std::chrono::duration_cast<std::chrono::milliseconds>(next - clock_.Monotonic());
@@ -336,36 +282,29 @@ void PodRuntime::Loop() {
 }
 
 void PodRuntime::CheckExits() {
+  if (!backend_) return;
+  backend_->Refresh();
   for (auto& [uid, rec] : pods_) {
     for (auto& c : rec->containers) {
-      if (!c.run || c.run->pidfd < 0) continue;
-      pollfd p{c.run->pidfd, POLLIN, 0};
-      if (poll(&p, 1, 0) <= 0) continue;
-      int code = 137;  // killed with its init, which had no time to say
-      if (c.run->ours) {
-        int status = 0;
-        if (waitpid(c.run->init_pid, &status, WNOHANG) == c.run->init_pid) {
-          if (WIFEXITED(status)) code = WEXITSTATUS(status);
-          if (WIFSIGNALED(status)) code = 128 + WTERMSIG(status);
-        }
-      } else {
-        code = ReadInt(fs::path(c.bundle) / kExitFile).value_or(137);
-      }
-      Reap(c, code);
+      if (!c.run || c.run->id.empty()) continue;
+      if (auto ended = backend_->Exited(c.run->id)) Reap(c, *std::move(ended));
     }
   }
 }
 
-void PodRuntime::Reap(ContainerRecord& c, int code) {
+void PodRuntime::Reap(ContainerRecord& c, api::ContainerStateTerminated t) {
   if (!c.run) return;
-  if (c.run->pidfd >= 0) close(c.run->pidfd);
   const os::MonoTime now = clock_.Monotonic();
-  api::ContainerStateTerminated t;
-  t.exit_code = code;
-  t.reason = code == 0 ? "Completed" : "Error";
-  t.started_at = c.run->started_at;
-  t.finished_at = api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  if (!t.started_at) t.started_at = c.run->started_at;
+  if (!t.finished_at) {
+    t.finished_at =
+        api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  }
   t.container_id = c.run->id;
+  // Only the last run and the one before it are shown (lastState, `logs --previous`).
+  if (c.before_last && !c.before_last->container_id.empty()) {
+    backend_->Discard(c.before_last->container_id);
+  }
   c.before_last = std::move(c.last);
   c.last = std::move(t);
   // Crash-loop back-off: the first restart at once, later ones after a doubling delay; a run
@@ -405,6 +344,7 @@ void PodRuntime::SyncAll() {
     if (pod == by_uid.end() && !rec.AnyRunning()) {
       // Gone from the API and nothing left running: forget it, and its containers' files
       // (their logs included: kept until then, as kubelet keeps a finished pod's).
+      if (backend_) backend_->RemovePod(rec.uid);
       std::error_code ec;
       fs::remove_all(fs::path(options_.root_dir) / "containers" / rec.uid, ec);
       it = pods_.erase(it);
@@ -464,16 +404,13 @@ void PodRuntime::StopContainers(PodRecord& rec, const api::Pod* pod) {
     for (auto& c : rec.containers) {
       if (!c.run) continue;
       if (pod) Event(*pod, "Normal", "Killing", "Stopping container " + c.name);
-      // SIGTERM to the container's PID 1, as a runtime does; it may ignore it.
-      if (auto pid1 = ReadInt(fs::path(c.bundle) / kPidFile)) kill(*pid1, SIGTERM);
+      backend_->Terminate(c.run->id, std::chrono::seconds(std::max<int64_t>(grace, 0)));
     }
   }
   if (!rec.killed && now >= rec.kill_at && rec.AnyRunning()) {
     rec.killed = true;
-    // SIGKILL to the init's process group: the init and the container's PID 1, whose end
-    // takes every process of its PID namespace with it.
     for (auto& c : rec.containers) {
-      if (c.run && c.run->init_pid > 0) kill(-c.run->init_pid, SIGKILL);
+      if (c.run) backend_->Kill(c.run->id);
     }
   }
 }
@@ -481,55 +418,33 @@ void PodRuntime::StopContainers(PodRecord& rec, const api::Pod* pod) {
 bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::Pod& pod,
                                 const api::Container& spec) {
   const os::MonoTime now = clock_.Monotonic();
-  auto fail = [&](std::string reason, const Status& s) {
-    const std::string message = s.message();
-    if (c.waiting.reason != reason || c.waiting.message != message) {
-      Event(pod, "Warning", "Failed", "Error: " + message);
+  auto fail = [&](const StartFailure& f) {
+    if (c.waiting.reason != f.reason || c.waiting.message != f.message) {
+      Event(pod, "Warning", f.event_reason, f.event_message);
     }
-    c.waiting = {std::move(reason), message};
-    c.next_start = now + std::chrono::seconds(10);  // or sooner, when what it needs changes
+    c.waiting = {f.reason, f.message};
+    c.next_start = now + f.retry;  // or sooner, when what it needs changes
     return false;
   };
+  auto config_error = [&](const Status& s) {
+    return fail({.reason = "CreateContainerConfigError",
+                 .message = s.message(),
+                 .event_message = "Error: " + s.message()});
+  };
   auto env = ContainerEnv(pod, spec, host_);
-  if (!env.ok()) return fail("CreateContainerConfigError", env.status());
+  if (!env.ok()) return config_error(env.status());
   auto mounts = ContainerMounts(spec, sources_.volumes(rec.uid));
   if (!mounts.ok() && mounts.status().code() == StatusCode::kNotFound) {
     // A volume is being set up again (after the agent restarted): soon.
     c.next_start = now + std::chrono::seconds(1);
     return false;
   }
-  if (!mounts.ok()) return fail("CreateContainerConfigError", mounts.status());
-  auto security = PlanSecurity(pod, spec, KernelLastCapability());
-  if (!security.ok()) {
-    return fail(security.status().code() == StatusCode::kInvalidArgument
-                    ? "CreateContainerConfigError"
-                    : "CreateContainerError",
-                security.status());
-  }
+  if (!mounts.ok()) return config_error(mounts.status());
 
-  ContainerSpec cs;
-  cs.bundle_dir = c.bundle;
-  cs.hostname = pod.metadata.name;
-  cs.argv = ContainerArgv(spec, *env, {options_.init_binary, "pause"});
-  cs.stand_in = spec.command.empty() && spec.args.empty();
-  cs.env = *std::move(env);
-  cs.working_dir = spec.working_dir;
-  cs.mounts = *std::move(mounts);
-  cs.log_path = c.bundle + "/" + std::to_string(c.runs) + ".log";
-  cs.security = *std::move(security);
-  cs.hidden_paths = options_.hidden_paths;
-  std::error_code ec;
-  // A new run starts from a fresh writable layer; logs older than the previous run go.
-  fs::remove_all(fs::path(c.bundle) / "upper", ec);
-  fs::remove_all(fs::path(c.bundle) / "work", ec);
-  if (c.runs >= 2) fs::remove(fs::path(c.bundle) / (std::to_string(c.runs - 2) + ".log"), ec);
-  // Recorded before the process exists, with the run counted and the last run's pid and exit
-  // files gone: an agent killed at any moment after this finds the process by its bundle
-  // (Adopt) and learns how this run, not the last, ended; one killed before it started none.
-  for (std::string_view f : {kPidFile, kExitFile}) fs::remove(fs::path(c.bundle) / f, ec);
+  // Recorded before the run exists, with the run counted: an agent killed at any moment after
+  // this finds the run through the backend (Adopt); one killed before it started none.
   const int number = c.runs;
   Run run;
-  run.id = "kvol://" + rec.uid + "/" + c.name + "/" + std::to_string(number);
   run.started_at =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
   run.started = now;
@@ -537,23 +452,24 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   c.runs = number + 1;
   c.image = spec.image;
   SaveState(c);
-  auto pid = runtime::StartContainer(cs, options_.init_binary);
-  if (!pid.ok()) {
+  StartResult started = backend_->Start(
+      {.pod = pod,
+       .spec = spec,
+       .bundle = c.bundle,
+       .run = number,
+       .env = *std::move(env),
+       .mounts = *std::move(mounts),
+       .event = [&](std::string_view type, std::string_view reason, std::string message) {
+         Event(pod, type, reason, std::move(message));
+       }});
+  if (started.failure) {
     c.run.reset();
     c.runs = number;
     SaveState(c);
-    return fail("RunContainerError", pid.status());
+    return fail(*started.failure);
   }
-  c.run->init_pid = *pid;
-  c.run->pidfd = os::PidFdOpen(*pid);
-  if (number == 0) {
-    Event(pod, "Normal", "ImageNotPulled",
-          "Container image \"" + spec.image +
-              "\" is not pulled: kvol runs the node's own binaries" +
-              (spec.command.empty() && spec.args.empty()
-                   ? " (no command given: it runs \"kvol pause\", which waits to be stopped)"
-                   : ""));
-  }
+  c.run->id = started.id;
+  c.image_id = started.image_id;
   c.waiting = {};
   SaveState(c);
   Event(pod, "Normal", "Created", "Created container " + c.name);
@@ -562,7 +478,7 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
 }
 
 void PodRuntime::SyncContainers(PodRecord& rec, const api::Pod& pod) {
-  if (options_.init_binary.empty()) return;  // volumes only
+  if (!backend_) return;  // volumes only
   // One record per container of the spec (adopted ones matched by name).
   if (!rec.seen_spec) {
     std::vector<ContainerRecord> ordered;
@@ -689,7 +605,7 @@ api::ContainerStatus PodRuntime::StatusOf(const ContainerRecord& c, const PodRec
   api::ContainerStatus cs;
   cs.name = c.name;
   cs.image = c.image;
-  cs.image_id = std::string(kImageId);
+  cs.image_id = c.image_id;
   cs.restart_count = std::max(c.runs - 1, 0);
   const bool restarts =
       c.last && (c.init ? c.last->exit_code != 0 && policy != "Never"
@@ -768,7 +684,10 @@ void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
         auto& st = p.status;
         st.phase = phase;
         if (st.host_ip.empty()) st.host_ip = options_.host_ip;
-        if (st.pod_ip.empty()) st.pod_ip = options_.host_ip;  // the node's network
+        if (st.pod_ip.empty()) {
+          st.pod_ip = backend_ ? backend_->PodIp(uid) : "";
+          if (st.pod_ip.empty()) st.pod_ip = options_.host_ip;  // the node's network
+        }
         if (!st.start_time) st.start_time = api::Time::FromUnixSeconds(now.unix_seconds());
         st.init_container_statuses = init_statuses;
         st.container_statuses = statuses;
@@ -810,9 +729,10 @@ StatusOr<LogFiles> PodRuntime::Logs(const std::string& uid, const std::string& c
   if (!c) return NotFoundError(container);
   if (c->runs == 0) return FailedPreconditionError(c->waiting.reason);
   LogFiles out;
-  out.current = c->bundle + "/" + std::to_string(c->runs - 1) + ".log";
-  if (c->runs >= 2) out.previous = c->bundle + "/" + std::to_string(c->runs - 2) + ".log";
+  out.current = LogPath(rec, *c, c->runs - 1);
+  if (c->runs >= 2) out.previous = LogPath(rec, *c, c->runs - 2);
   out.running = c->run.has_value();
+  out.cri_format = backend_->CriLogFormat();
   return out;
 }
 
@@ -822,9 +742,7 @@ bool PodRuntime::StillWriting(const std::string& uid, const std::string& contain
   auto it = pods_.find(uid);
   if (it == pods_.end()) return false;
   for (const auto& c : it->second->containers) {
-    if (c.name == container && c.run) {
-      return log_path == c.bundle + "/" + std::to_string(c.runs - 1) + ".log";
-    }
+    if (c.name == container && c.run) return log_path == LogPath(*it->second, c, c.runs - 1);
   }
   return false;
 }
@@ -836,7 +754,8 @@ StatusOr<pid_t> PodRuntime::ContainerPid(const std::string& uid,
   if (it != pods_.end()) {
     for (const auto& c : it->second->containers) {
       if (c.name != container || !c.run) continue;
-      if (auto pid = ReadInt(fs::path(c.bundle) / kPidFile)) return static_cast<pid_t>(*pid);
+      auto pid = backend_->Pid(c.run->id, c.bundle);
+      if (pid.ok() || pid.status().code() == StatusCode::kUnimplemented) return pid;
     }
   }
   return FailedPreconditionError("container not found (\"" + container + "\")");

@@ -1,9 +1,10 @@
 // The pod runtime: runs the containers of the pods bound to this node once their volumes are
 // ready, keeps them running as their restartPolicy says, reports them in the pod's status, and
-// stops them when the pod is deleted.
+// stops them when the pod is deleted. What it decides is carried out by a backend (backend.h):
+// the node's own binaries as process trees, or a CRI runtime such as containerd.
 //
-// One thread. It wakes on a kick (a pod changed), when a container's init process ends (a
-// pidfd per container) and at the next deadline (a crash-loop back-off or a grace period
+// One thread. It wakes on a kick (a pod changed), when a run ends (the backend's descriptor,
+// or its poll period) and at the next deadline (a crash-loop back-off or a grace period
 // ending); with nothing changing it does no work. For each pod:
 //   - nothing starts before the volume manager has written condition kvol.io/VolumesReady;
 //   - init containers run one after the other to success, then every app container starts;
@@ -11,14 +12,14 @@
 //     first time at once, then after 10 s, 20 s, ... up to 5 min (waiting, CrashLoopBackOff);
 //   - the status is kubelet's: phase, conditions PodScheduled, Initialized, ContainersReady and
 //     Ready, container statuses (running / waiting / terminated with exit code and reason,
-//     lastState, restartCount, image), hostIP, podIP (containers share the node's network);
-//   - a pod being deleted gets SIGTERM sent to each container's PID 1, SIGKILL to the whole
-//     container when its grace period ends; once no container is left the volume manager tears
-//     the volumes down (ContainersAlive turns false), and once they are gone the runtime
-//     deletes the pod object for good (grace period 0, UID precondition).
-// Containers outlive the agent: every container's bundle keeps a small state file, and on
-// Start the runtime adopts the containers a previous agent left running (or learns from their
-// exit files how they ended).
+//     lastState, restartCount, image, imageID), hostIP, podIP;
+//   - a pod being deleted has each container asked to stop (SIGTERM), and ended when its grace
+//     period is over; once no container is left the volume manager tears the volumes down
+//     (ContainersAlive turns false), and once they are gone the runtime deletes the pod object
+//     for good (grace period 0, UID precondition).
+// Containers outlive the agent: every container keeps a small state file, written before each
+// run starts, and on Start the runtime adopts the runs a previous agent left running (or
+// learns from the backend how they ended).
 #pragma once
 
 #include <sys/types.h>
@@ -37,6 +38,7 @@
 #include "api/core.h"
 #include "client/client.h"
 #include "client/event_recorder.h"
+#include "node/runtime/backend.h"
 #include "node/runtime/config.h"
 #include "os/clock.h"
 #include "volume/plugin.h"
@@ -44,13 +46,11 @@
 namespace kvol::node::runtime {
 
 struct PodRuntimeOptions {
-  // Containers live in <root>/containers/<pod uid>/<name>/ (beside the volume manager's
-  // <root>/pods/<uid>/, which goes when the volumes do): their writable layer, state and logs.
+  // Each container's state lives in <root>/containers/<pod uid>/<name>/ (beside the volume
+  // manager's <root>/pods/<uid>/, which goes when the volumes do), with whatever the backend
+  // keeps there.
   std::string root_dir;
-  std::string init_binary;  // the kvol binary, run as `kvol container-init`
-  std::string host_ip;      // the node's address: status.hostIP and status.podIP
-  // Node paths covered in every container's root (rootfs.h): kvol's state, the node's secrets.
-  std::vector<std::string> hidden_paths;
+  std::string host_ip;  // the node's address: status.hostIP, and status.podIP in its network
   // Crash-loop back-off, as kubelet's: the first restart at once, then this doubling up to
   // the maximum; reset once a run lasts longer than twice the maximum.
   std::chrono::milliseconds backoff_initial{10'000};
@@ -73,17 +73,20 @@ struct LogFiles {
   std::string current;   // the running (or last) run's
   std::string previous;  // the run before it, "" if there was none
   bool running = false;  // the current run is still going (a follower keeps reading)
+  bool cri_format = false;  // lines in the CRI log format (cri/cri_log.h), not bytes as written
 };
 
 class PodRuntime {
  public:
-  PodRuntime(client::Client& client, volume::Host& host, PodRuntimeSources sources,
-             client::EventSink events, const os::Clock& clock, PodRuntimeOptions options);
+  // `backend` runs the containers; null for a node that only sets volumes up.
+  PodRuntime(client::Client& client, volume::Host& host, std::unique_ptr<Backend> backend,
+             PodRuntimeSources sources, client::EventSink events, const os::Clock& clock,
+             PodRuntimeOptions options);
   ~PodRuntime();
   PodRuntime(const PodRuntime&) = delete;
   PodRuntime& operator=(const PodRuntime&) = delete;
 
-  // Adopts the containers found on disk, then starts the loop. Call once the sources are synced.
+  // Adopts the containers a previous agent left, then starts the loop. Call once the sources are synced.
   Status Start();
   // Stops the loop; the containers keep running (a later Start adopts them).
   void Stop();
@@ -114,7 +117,7 @@ class PodRuntime {
   void StopContainers(PodRecord& rec, const api::Pod* pod);
   bool StartContainer(PodRecord& rec, ContainerRecord& c, const api::Pod& pod,
                       const api::Container& spec);
-  void Reap(ContainerRecord& c, int exit_code);
+  void Reap(ContainerRecord& c, api::ContainerStateTerminated ended);
   void CheckExits();
   void WriteStatus(PodRecord& rec, const api::Pod& pod);
   // A container's status as kubelet reports it, under the pod's restart policy.
@@ -125,9 +128,11 @@ class PodRuntime {
   void Event(const api::Pod& pod, std::string_view type, std::string_view reason,
              std::string message);
   std::string BundleDir(const std::string& uid, const std::string& name) const;
+  std::string LogPath(const PodRecord& rec, const ContainerRecord& c, int run) const;
 
   client::Client& client_;
   volume::Host& host_;
+  const std::unique_ptr<Backend> backend_;
   const PodRuntimeSources sources_;
   const client::EventSink events_;
   const os::Clock& clock_;

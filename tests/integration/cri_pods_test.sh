@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Pods from real images through CRI: `kvol server --container-runtime containerd` runs its own
+# containerd and the node agent runs pods through it, driven with the real kubectl. No registry
+# is reachable: the image (busybox, with a `pause` tag for sandboxes) is built here with umoci
+# and imported with ctr. Checks: the node's runtime version; an emptyDir shared by two
+# containers; a ConfigMap's ..data links seen from inside, and a write into them refused; the
+# downward API through `kubectl logs`; kubelet's image events and waiting reasons
+# (already present, ErrImageNeverPull, ErrImagePull then ImagePullBackOff); restarts with
+# `logs --previous`; and no sandbox, container or mount left once the pods are deleted.
+# Usage: cri_pods_test.sh KVOL_BINARY TESTS_DIR
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+source "$TESTS/integration/lib.sh"
+
+for tool in containerd containerd-shim-runc-v2 runc ctr umoci; do
+  command -v "$tool" >/dev/null || { echo "$tool is not installed (scripts/setup installs it)"; exit 1; }
+done
+[ -x /bin/busybox ] || { echo "/bin/busybox is not installed (busybox-static)"; exit 1; }
+
+# ---- an image of the node's static busybox: tags 1 (sh) and pause (the sandboxes') ---------
+layout=$WORK/image bundle=$WORK/image-bundle
+{
+  umoci init --layout "$layout" &&
+    umoci new --image "$layout:1" &&
+    umoci unpack --image "$layout:1" "$bundle" &&
+    mkdir -p "$bundle/rootfs/bin" && cp /bin/busybox "$bundle/rootfs/bin/busybox" &&
+    for t in sh sleep cat echo ls true false test; do ln -s busybox "$bundle/rootfs/bin/$t"; done &&
+    umoci repack --image "$layout:1" "$bundle" &&
+    umoci config --image "$layout:1" --config.cmd /bin/sh &&
+    umoci config --image "$layout:1" --tag pause --config.cmd /bin/sleep --config.cmd 999999999 &&
+    tar -C "$layout" -cf "$WORK/image.tar" .
+} >"$WORK/image.log" 2>&1 || { echo "building the image failed:"; cat "$WORK/image.log"; exit 1; }
+
+kvol_start srv --container-runtime containerd --pause-image docker.io/library/busybox:pause \
+  --pod-logs-dir "$WORK/logs"
+SOCK=$KVOL_DIR/containerd/containerd.sock
+crt() { ctr -a "$SOCK" -n k8s.io "$@"; }
+crt images import --base-name docker.io/library/busybox "$WORK/image.tar" >/dev/null ||
+  { echo "importing the image failed"; exit 1; }
+
+node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
+runtime=$(kubectl get node "$node" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')
+[[ $runtime == containerd://* ]] || fail "containerRuntimeVersion is $runtime, not containerd://..."
+
+# ---- the README's volumes, from the image ------------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {level: debug}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: share, labels: {app: share}}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: writer
+    image: busybox:1
+    command: ["sh", "-c", "echo hello >/cache/abc.txt; sleep 999999"]
+    volumeMounts: [{name: cache, mountPath: /cache}]
+  - name: reader
+    image: busybox:1
+    command: ["sh", "-c"]
+    args:
+    - |
+      until [ -f /cache/abc.txt ]; do sleep 0.1; done
+      echo "read: $(cat /cache/abc.txt)"
+      echo "pod: $(cat /info/name) in $(cat /info/namespace)"
+      ls -a /config
+      echo "level: $(cat /config/level)"
+      echo x >/config/level 2>&1 || true
+      sleep 999999
+    volumeMounts:
+    - {name: cache, mountPath: /cache}
+    - {name: config, mountPath: /config}
+    - {name: info, mountPath: /info}
+  volumes:
+  - {name: cache, emptyDir: {}}
+  - name: config
+    configMap: {name: settings}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+      - {path: namespace, fieldRef: {fieldPath: metadata.namespace}}
+YAML
+until_true 60 phase_is share Running || fail "pod share is $(phase share), not Running"
+NEEDLE="level: debug" until_true 30 logs_contain share -c reader || fail "no log from reader"
+logs=$(kubectl logs share -c reader 2>&1)
+expect_contains "the emptyDir shared" "read: hello" "$logs"
+expect_contains "the downward API" "pod: share in default" "$logs"
+expect_contains "the ConfigMap's ..data link" "..data" "$logs"
+expect_contains "the ConfigMap's key" "level: debug" "$logs"
+expect_contains "a ConfigMap volume is read-only" "Read-only file system" "$logs"
+cid=$(kubectl get pod share -o jsonpath='{.status.containerStatuses[0].containerID}')
+[[ $cid == containerd://* ]] || fail "containerID is \"$cid\", not containerd://..."
+image_id=$(kubectl get pod share -o jsonpath='{.status.containerStatuses[0].imageID}')
+[ -n "$image_id" ] || fail "the container status has no imageID"
+events=$(k get events --field-selector involvedObject.name=share)
+expect_contains "the image event" 'Container image "busybox:1" already present on machine' "$events"
+expect_contains "the node network event" "the pod runs in the node's network" "$events"
+
+# ---- images that are not there -----------------------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: never}
+spec:
+  containers:
+  - {name: c, image: "busybox:missing", imagePullPolicy: Never, command: ["true"]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: unpullable}
+spec:
+  containers:
+  - {name: c, image: "kvol.invalid/none:1", command: ["true"]}
+YAML
+waiting() { kubectl get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'; }
+waiting_is() { [ "$(waiting "$1")" = "$2" ]; }
+until_true 30 waiting_is never ErrImageNeverPull ||
+  fail "pod never waits with $(waiting never), not ErrImageNeverPull"
+message=$(kubectl get pod never -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')
+expect_eq "ErrImageNeverPull's message" \
+  'Container image "busybox:missing" is not present with pull policy of Never' "$message"
+until_true 60 waiting_is unpullable ErrImagePull ||
+  fail "pod unpullable waits with $(waiting unpullable), not ErrImagePull"
+until_true 30 waiting_is unpullable ImagePullBackOff ||
+  fail "pod unpullable waits with $(waiting unpullable), not ImagePullBackOff"
+events=$(k get events --field-selector involvedObject.name=unpullable)
+expect_contains "the pulling event" 'Pulling image "kvol.invalid/none:1"' "$events"
+expect_contains "the failed pull event" 'Failed to pull image "kvol.invalid/none:1"' "$events"
+expect_contains "the back-off event" 'Back-off pulling image "kvol.invalid/none:1"' "$events"
+
+# ---- restarts ------------------------------------------------------------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: crash}
+spec:
+  containers:
+  - name: c
+    image: busybox:1
+    command: ["sh", "-c", "echo run; exit 3"]
+YAML
+restarts() { kubectl get pod crash -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
+restarted() { [ "$(restarts)" -ge 1 ] 2>/dev/null; }
+until_true 60 restarted || fail "pod crash was not restarted (restartCount $(restarts))"
+code=$(kubectl get pod crash -o jsonpath='{.status.containerStatuses[0].lastState.terminated.exitCode}')
+expect_eq "the last run's exit code" 3 "$code"
+expect_eq "logs --previous" run "$(kubectl logs crash --previous 2>&1)"
+
+# ---- deletion leaves nothing -------------------------------------------------------------------
+kubectl delete pod share never unpullable crash --wait=false >/dev/null
+gone() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
+until_true 60 gone || fail "pods left: $(kubectl get pods -o name)"
+expect_eq "containers left in containerd" "" "$(crt containers ls -q)"
+expect_eq "tasks left in containerd" "" "$(crt tasks ls -q)"
+leftover=$(awk -v d="$KVOL_DIR/containerd/" 'index($5, d) == 1' /proc/self/mountinfo | grep -v '/sandboxes/' || true)
+expect_eq "mounts left under containerd's state" "" "$leftover"
+[ -z "$(ls "$WORK/logs" 2>/dev/null)" ] || fail "pod log directories left: $(ls "$WORK/logs")"
+
+finish
