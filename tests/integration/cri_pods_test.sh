@@ -6,7 +6,8 @@
 # containers; a ConfigMap's ..data links seen from inside, and a write into them refused; the
 # downward API through `kubectl logs`; kubelet's image events and waiting reasons
 # (already present, ErrImageNeverPull, ErrImagePull then ImagePullBackOff); restarts with
-# `logs --previous`; and no sandbox, container or mount left once the pods are deleted.
+# `logs --previous`; kill -9 of the server, after which the containers still run and are found
+# again; and no sandbox, container or mount left once the pods are deleted.
 # Usage: cri_pods_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -151,11 +152,31 @@ code=$(kubectl get pod crash -o jsonpath='{.status.containerStatuses[0].lastStat
 expect_eq "the last run's exit code" 3 "$code"
 expect_eq "logs --previous" run "$(kubectl logs crash --previous 2>&1)"
 
+# ---- kill -9 of the server and its agent: the containers run on and are found again ----------
+kill -9 "$KVOL_PID"
+wait "$KVOL_PID" 2>/dev/null
+running=$(crt tasks ls 2>/dev/null | grep -c RUNNING)
+[ "$running" -ge 2 ] || fail "only $running task(s) run while the agent is down"
+kvol_start srv --container-runtime containerd --pause-image docker.io/library/busybox:pause \
+  --pod-logs-dir "$WORK/logs"
+sleep 3  # a few of the runtime's looks
+expect_eq "the writer's container after the restart" "$cid" \
+  "$(kubectl get pod share -o jsonpath='{.status.containerStatuses[0].containerID}')"
+expect_eq "restarts of share's containers" "0 0" \
+  "$(kubectl get pod share -o jsonpath='{.status.containerStatuses[*].restartCount}')"
+expect_eq "share's phase" Running "$(phase share)"
+uid=$(kubectl get pod share -o jsonpath='{.metadata.uid}')
+expect_eq "the emptyDir is not torn down" hello \
+  "$(cat "$KVOL_DIR/agent/pods/$uid/volumes/kubernetes.io~empty-dir/cache/abc.txt" 2>&1)"
+
 # ---- deletion leaves nothing -------------------------------------------------------------------
 kubectl delete pod share never unpullable crash --wait=false >/dev/null
 gone() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 until_true 60 gone || fail "pods left: $(kubectl get pods -o name)"
-expect_eq "containers left in containerd" "" "$(crt containers ls -q)"
+# The pods' sandboxes and containers go once the pod objects have (as kubelet's garbage
+# collection removes them).
+no_containers() { [ -z "$(crt containers ls -q)" ]; }
+until_true 30 no_containers || fail "containers left in containerd: $(crt containers ls -q)"
 expect_eq "tasks left in containerd" "" "$(crt tasks ls -q)"
 leftover=$(awk -v d="$KVOL_DIR/containerd/" 'index($5, d) == 1' /proc/self/mountinfo | grep -v '/sandboxes/' || true)
 expect_eq "mounts left under containerd's state" "" "$leftover"

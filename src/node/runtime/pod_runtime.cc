@@ -444,6 +444,13 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   // Recorded before the run exists, with the run counted: an agent killed at any moment after
   // this finds the run through the backend (Adopt); one killed before it started none.
   const int number = c.runs;
+  std::error_code ec;
+  fs::create_directories(c.bundle, ec);
+  if (ec) {
+    return fail({.reason = "RunContainerError",
+                 .message = "mkdir " + c.bundle + ": " + ec.message(),
+                 .event_message = "Error: mkdir " + c.bundle + ": " + ec.message()});
+  }
   Run run;
   run.started_at =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -48,6 +49,26 @@ bool Exited(pid_t pid, std::chrono::milliseconds wait) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid || (r < 0 && errno == ECHILD)) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// A containerd an earlier process started on the same directory and left behind when it was
+// killed (it holds the socket and the store's lock): asked to stop, then killed. Its
+// containers' shims stay, and the new containerd finds them.
+void StopLeftover(const std::string& pid_file, const std::string& config) {
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 1) return;
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  if (args.find(std::string("--config") + '\0' + config + '\0') == std::string::npos) return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 500 && kill(pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (kill(pid, 0) == 0) kill(pid, SIGKILL);
+  for (int i = 0; i < 250 && kill(pid, 0) == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -93,10 +114,16 @@ StatusOr<std::unique_ptr<Containerd>> Containerd::Start(const ContainerdOptions&
   c->socket_ = o.dir + "/containerd.sock";
   c->log_file_ = o.log_file.empty() ? o.dir + "/containerd.log" : o.log_file;
 
+  const std::string pid_file = o.dir + "/containerd.pid";
+  StopLeftover(pid_file, config);
   const int rc = os::SpawnLogged({o.binary, "--config", config}, c->log_file_, &c->pid_);
   if (rc != 0) {
     c->pid_ = -1;
     return NotFoundError("cannot start " + o.binary + ": " + std::strerror(rc));
+  }
+  {
+    std::ofstream out(pid_file, std::ios::trunc);
+    out << c->pid_ << "\n";
   }
 
   KVOL_ASSIGN_OR_RETURN(auto client, Client::New(c->endpoint()));

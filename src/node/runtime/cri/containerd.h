@@ -23,8 +23,9 @@ struct ContainerdOptions {
 
 class Containerd {
  public:
-  // Writes <dir>/config.toml, starts containerd, and waits until it answers CRI's Version on
-  // its socket; DeadlineExceeded (with the log's last lines) if it has not within `timeout`.
+  // Writes <dir>/config.toml, stops a containerd an earlier process left running on the same
+  // directory (<dir>/containerd.pid), starts containerd, and waits until it answers CRI's
+  // Version on its socket; DeadlineExceeded (with the log's last lines) if it has not within `timeout`.
   static StatusOr<std::unique_ptr<Containerd>> Start(const ContainerdOptions& options,
                                                      std::chrono::milliseconds timeout);
   // Stops containerd (Stop with a 10 s grace period) if still running.
