@@ -567,6 +567,14 @@ struct PodSpec {
   std::string scheduler_name;
   std::vector<Toleration> tolerations;
   std::optional<PodSecurityContext> security_context;
+  // The node's namespaces (the Go type keeps them in its security context; the JSON here).
+  bool host_network = false;
+  bool host_pid = false;
+  bool host_ipc = false;
+  std::optional<bool> share_process_namespace;
+  std::string hostname;
+  std::string subdomain;
+  std::vector<LocalObjectReference> image_pull_secrets;
   KVOL_FIELDS(PodSpec) {
     v("volumes", s.volumes);
     v("initContainers", s.init_containers);
@@ -581,6 +589,13 @@ struct PodSpec {
     v("schedulerName", s.scheduler_name);
     v("tolerations", s.tolerations);
     v("securityContext", s.security_context);
+    v("hostNetwork", s.host_network);
+    v("hostPID", s.host_pid);
+    v("hostIPC", s.host_ipc);
+    v("shareProcessNamespace", s.share_process_namespace);
+    v("hostname", s.hostname);
+    v("subdomain", s.subdomain);
+    v("imagePullSecrets", s.image_pull_secrets);
   }
 };
 

@@ -654,6 +654,17 @@ FieldErrors ValidatePodSpec(const PodSpec& spec, const Path& path) {
   if (!spec.node_name.empty()) {
     AddInvalid(errs, path.Child("nodeName"), spec.node_name, IsDNS1123Subdomain(spec.node_name));
   }
+  if (!spec.hostname.empty()) {
+    AddInvalid(errs, path.Child("hostname"), spec.hostname, IsDNS1123Label(spec.hostname));
+  }
+  if (!spec.subdomain.empty()) {
+    AddInvalid(errs, path.Child("subdomain"), spec.subdomain, IsDNS1123Label(spec.subdomain));
+  }
+  if (spec.host_pid && spec.share_process_namespace.value_or(false)) {
+    errs.push_back(Invalid(path.Child("securityContext").Child("shareProcessNamespace"),
+                           BadValue::Raw("true"),
+                           "ShareProcessNamespace and HostPID cannot both be enabled"));
+  }
   ValidateTolerations(errs, spec.tolerations, path.Child("tolerations"));
   if (const auto& sc = spec.security_context) {
     const Path sp = path.Child("securityContext");

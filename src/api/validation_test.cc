@@ -587,6 +587,18 @@ const std::vector<Row>& Rows() {
            {"serviceAccountToken": {"path": "/abs/token"}}]}}]}})",
        {"spec.volumes[0].projected.path: Invalid value: \"/abs/token\": must be a relative path",
         "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"hostname and subdomain are DNS labels", "Pod",
+       R"({"spec": {"hostname": "Bad_Host", "subdomain": "a.b", "containers": [{"name": "c", "image": "i"}]}})",
+       {std::string("spec.hostname: Invalid value: \"Bad_Host\": ") + kLabelMsg,
+        "spec.subdomain: Invalid value: \"a.b\": must not contain dots"}},
+      {"one PID namespace cannot be the node's", "Pod",
+       R"({"spec": {"hostPID": true, "shareProcessNamespace": true, "containers": [{"name": "c", "image": "i"}]}})",
+       {"spec.securityContext.shareProcessNamespace: Invalid value: true: ShareProcessNamespace "
+        "and HostPID cannot both be enabled"}},
+      {"the node's namespaces and pull secrets", "Pod",
+       R"({"spec": {"hostNetwork": true, "hostIPC": true, "hostname": "db-0", "subdomain": "db",
+           "imagePullSecrets": [{"name": "regcred"}], "containers": [{"name": "c", "image": "i"}]}})",
+       {}},
       {"preferred affinity values are not checked", "Pod",
        R"({"spec": {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
            {"weight": 1, "preference": {"matchExpressions": [{"key": "k", "operator": "In", "values": ["-x-"]}]}}]}}}})",

@@ -177,6 +177,9 @@ StatusOr<std::unique_ptr<runtime::Backend>> Agent::MakeBackend() {
     cri::CriBackendOptions co;
     co.endpoint = options_.container_runtime_endpoint;
     co.logs_root = options_.pod_logs_dir;
+    co.secrets = [this](std::string_view ns, std::string_view name) {
+      return host().GetSecret(ns, name);
+    };
     auto backend = cri::CriBackend::New(co);
     if (!backend.ok()) return backend.status();
     return std::unique_ptr<runtime::Backend>(*std::move(backend));

@@ -115,6 +115,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: unpullable}
 spec:
+  imagePullSecrets: [{name: absent}]
   containers:
   - {name: c, image: "kvol.invalid/none:1", command: ["true"]}
 YAML
@@ -132,6 +133,9 @@ until_true 30 waiting_is unpullable ImagePullBackOff ||
 events=$(k get events --field-selector involvedObject.name=unpullable)
 expect_contains "the pulling event" 'Pulling image "kvol.invalid/none:1"' "$events"
 expect_contains "the failed pull event" 'Failed to pull image "kvol.invalid/none:1"' "$events"
+expect_contains "the missing pull secret" \
+  "Unable to retrieve some image pull secrets (absent); attempting to pull the image may not succeed." \
+  "$events"
 expect_contains "the back-off event" 'Back-off pulling image "kvol.invalid/none:1"' "$events"
 
 # ---- restarts ------------------------------------------------------------------------------------

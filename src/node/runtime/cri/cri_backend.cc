@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/log.h"
+#include "node/runtime/cri/keyring.h"
 
 namespace kvol::node::cri {
 namespace fs = std::filesystem;
@@ -100,6 +101,20 @@ std::string CriBackend::Raw(const std::string& id) const {
 
 // ---- sandboxes and images ----------------------------------------------------------------------
 
+SandboxInputs CriBackend::Inputs(const api::Pod& pod, bool network_ready,
+                                uint32_t attempt) const {
+  const api::PodSpec& spec = pod.spec;
+  return {.logs_root = options_.logs_root,
+          .namespaces = {.host_network = spec.host_network,
+                         .host_pid = spec.host_pid,
+                         .host_ipc = spec.host_ipc,
+                         .share_process_namespace = spec.share_process_namespace.value_or(false)},
+          .network_ready = network_ready,
+          .hostname = spec.hostname.empty() ? pod.metadata.name : spec.hostname,
+          .dns = ParseResolvConf(ReadFile(options_.resolv_conf)),
+          .attempt = attempt};
+}
+
 StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
   const api::Pod& pod = l.pod;
   auto it = sandboxes_.find(pod.metadata.uid);
@@ -110,13 +125,9 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
       if (!it->second.has_config) {
         // Found again after a restart: described as it was made (the log directory it names
         // matters: the runtime puts the containers' logs under it).
-        SandboxInputs& in = it->second.inputs;
-        in = {.logs_root = options_.logs_root,
-              .network_ready = !status->network().ip().empty(),
-              .hostname = pod.metadata.name,
-              .dns = ParseResolvConf(ReadFile(options_.resolv_conf)),
-              .attempt = it->second.attempt};
-        it->second.config = SandboxConfig(pod, in);
+        it->second.inputs =
+            Inputs(pod, !status->network().ip().empty(), it->second.attempt);
+        it->second.config = SandboxConfig(pod, it->second.inputs);
         it->second.has_config = true;
       }
       return &it->second;
@@ -129,11 +140,7 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
   }
   KVOL_ASSIGN_OR_RETURN(pb::RuntimeStatus rs, client_->RuntimeStatus());
   const pb::RuntimeCondition* network = FindCondition(rs, kNetworkReady);
-  SandboxInputs in{.logs_root = options_.logs_root,
-                   .network_ready = network && network->status(),
-                   .hostname = pod.metadata.name,
-                   .dns = ParseResolvConf(ReadFile(options_.resolv_conf)),
-                   .attempt = attempt};
+  const SandboxInputs in = Inputs(pod, network && network->status(), attempt);
   Sandbox sandbox;
   sandbox.attempt = attempt;
   sandbox.inputs = in;
@@ -145,7 +152,7 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
   if (!UsesNodeNetwork(in)) {
     auto status = client_->PodSandboxStatus(sandbox.id);
     if (status.ok()) sandbox.ip = status->network().ip();
-  } else if (!in.network_ready && l.event) {
+  } else if (!in.network_ready && !in.namespaces.host_network && l.event) {
     l.event("Normal", "NodeNetwork",
             "The container runtime's network is not ready (NetworkReady=false reason:" +
                 (network ? network->reason() : "") +
@@ -153,6 +160,32 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
                 "): the pod runs in the node's network, with no hostname of its own");
   }
   return &(sandboxes_[pod.metadata.uid] = std::move(sandbox));
+}
+
+std::vector<pb::AuthConfig> CriBackend::PullCredentials(const Launch& l,
+                                                       const std::string& image) {
+  const auto& refs = l.pod.spec.image_pull_secrets;
+  if (refs.empty()) return {};
+  Keyring keyring;
+  std::string missing;
+  for (const auto& ref : refs) {
+    auto secret = options_.secrets ? options_.secrets(l.pod.metadata.namespace_, ref.name)
+                                   : StatusOr<api::Secret>(NotFoundError(ref.name));
+    if (!secret.ok()) {
+      missing += (missing.empty() ? "" : ", ") + ref.name;
+      continue;
+    }
+    if (Status s = keyring.Add(*secret); !s.ok()) {
+      log::Warn("pod " + l.pod.metadata.namespace_ + "/" + l.pod.metadata.name + ": " +
+                s.message());
+    }
+  }
+  if (!missing.empty() && l.event) {
+    l.event("Warning", "FailedToRetrieveImagePullSecret",
+            "Unable to retrieve some image pull secrets (" + missing +
+                "); attempting to pull the image may not succeed.");
+  }
+  return keyring.Lookup(image);
 }
 
 std::optional<StartFailure> CriBackend::EnsureImage(const Launch& l, const Sandbox& sandbox,
@@ -205,7 +238,14 @@ std::optional<StartFailure> CriBackend::EnsureImage(const Launch& l, const Sandb
     return f;
   }
   event("Normal", "Pulling", "Pulling image " + Quoted(image));
-  auto pulled = client_->PullImage(image, nullptr, sandbox.config);
+  // With the credentials of the pod's imagePullSecrets that match the image, each in turn; or
+  // none.
+  std::vector<pb::AuthConfig> auths = PullCredentials(l, image);
+  StatusOr<std::string> pulled = InternalError("no pull attempted");
+  for (size_t i = 0; i < std::max<size_t>(auths.size(), 1); ++i) {
+    pulled = client_->PullImage(image, auths.empty() ? nullptr : &auths[i], sandbox.config);
+    if (pulled.ok()) break;
+  }
   const auto took =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - now);
   if (!pulled.ok()) {

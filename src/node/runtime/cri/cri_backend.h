@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -34,6 +35,8 @@ struct CriBackendOptions {
   // The image pull back-off, per pod and image: kubelet's.
   std::chrono::milliseconds pull_backoff_initial{10'000};
   std::chrono::milliseconds pull_backoff_max{300'000};
+  // The Secrets imagePullSecrets name (the agent's cache).
+  std::function<StatusOr<api::Secret>(std::string_view ns, std::string_view name)> secrets;
 };
 
 // `d` as kubelet's events print a duration truncated to milliseconds (Go's): "512ms", "1.5s",
@@ -86,6 +89,10 @@ class CriBackend : public runtime::Backend {
   };
 
   explicit CriBackend(CriBackendOptions options) : options_(std::move(options)) {}
+  // What the pod's sandbox is made with.
+  SandboxInputs Inputs(const api::Pod& pod, bool network_ready, uint32_t attempt) const;
+  // The credentials the pod's imagePullSecrets hold for `image`, most specific first.
+  std::vector<pb::AuthConfig> PullCredentials(const runtime::Launch& l, const std::string& image);
   // The pod's sandbox, made (again) when it has none that is ready.
   StatusOr<Sandbox*> EnsureSandbox(const runtime::Launch& l);
   // The runtime's reference to the container's image, pulled as its policy says; or why not.
