@@ -77,7 +77,7 @@ int RunAgent(const AgentCommandOptions& opts) {
     log::Error(agent.status().message());
     return 1;
   }
-  LocalNodeConnection local(*agent->agent, agent->kvol_binary);
+  LocalNodeConnection local(*agent->agent);
   (*served)->Serve(&local);
   log::Info("agent: node " + agent->agent->node_name() + " on API server " + server +
             ", volumes under " + root_dir);

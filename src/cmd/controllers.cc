@@ -86,7 +86,6 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.init_binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) return InternalError("cannot find the kvol binary: " + ec.message());
   RunningAgent r;
-  r.kvol_binary = ao.init_binary;
   r.mounter = os::NewRealMounter();
   r.agent = std::make_unique<node::Agent>(client, ao, *r.mounter);
   for (auto& p : volume::plugins::InTreePlugins(r.agent->host())) {

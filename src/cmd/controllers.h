@@ -58,7 +58,6 @@ struct RunningAgent {
     if (attacher) attacher->Stop();
     if (agent) agent->Stop();
   }
-  std::string kvol_binary;  // this binary: containers are started and joined with it
 };
 
 // Where the agent serves logs and exec, published on its Node.

@@ -148,7 +148,8 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
       ->capture_default_str();
   s->add_option("--pause-image", server.pause_image,
                 "The image of pods' sandboxes for --container-runtime containerd; it must be "
-                "present in containerd (imported) when no registry is reachable.");
+                "present in containerd (imported) when no registry is reachable. Default: kvol's "
+                "own, kvol.local/pause:1, imported at start.");
   AddNodeAgentOptions(s, server.node);
   return s;
 }

@@ -51,7 +51,7 @@ apiserver::ApiError NotStarted(const api::Pod& pod, const std::string& container
 
 class ContainerProcess final : public apiserver::ExecProcess {
  public:
-  explicit ContainerProcess(std::unique_ptr<node::runtime::ExecSession> s) : s_(std::move(s)) {}
+  explicit ContainerProcess(std::unique_ptr<node::runtime::ExecStream> s) : s_(std::move(s)) {}
   int fd() const override { return s_->fd(); }
   std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override {
     return s_->Collect(out);
@@ -62,23 +62,22 @@ class ContainerProcess final : public apiserver::ExecProcess {
   void Kill() override { s_->Kill(); }
 
  private:
-  std::unique_ptr<node::runtime::ExecSession> s_;
+  std::unique_ptr<node::runtime::ExecStream> s_;
 };
 
 }  // namespace
 
 apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> LocalNodeConnection::Exec(
     const api::Pod& pod, const apiserver::ExecOptions& opts) {
-  auto pid = agent_.pod_runtime().ContainerPid(pod.metadata.uid, opts.container);
-  if (!pid.ok() && pid.status().code() == StatusCode::kUnimplemented) {
-    return apiserver::BadRequest("unable to upgrade connection: " + pid.status().message());
+  auto s = agent_.pod_runtime().Exec(pod.metadata.uid, opts.container, opts.command, opts.stdin,
+                                     opts.tty);
+  if (!s.ok() && s.status().code() == StatusCode::kUnimplemented) {
+    return apiserver::BadRequest("unable to upgrade connection: " + s.status().message());
   }
-  if (!pid.ok()) {
+  if (!s.ok() && s.status().code() == StatusCode::kFailedPrecondition) {
     return apiserver::BadRequest("unable to upgrade connection: container not found (\"" +
                                  opts.container + "\")");
   }
-  auto s =
-      node::runtime::ExecSession::Start(kvol_binary_, *pid, opts.command, opts.stdin, opts.tty);
   if (!s.ok()) return apiserver::Internal(s.status().message());
   return std::unique_ptr<apiserver::ExecProcess>(new ContainerProcess(*std::move(s)));
 }

@@ -9,9 +9,7 @@ namespace kvol::cmd {
 
 class LocalNodeConnection final : public apiserver::NodeConnection {
  public:
-  // `kvol_binary` runs the process that joins a container (`kvol container-exec`).
-  LocalNodeConnection(node::Agent& agent, std::string kvol_binary)
-      : agent_(agent), kvol_binary_(std::move(kvol_binary)) {}
+  explicit LocalNodeConnection(node::Agent& agent) : agent_(agent) {}
 
   apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> Logs(
       const api::Pod& pod, const apiserver::PodLogOptions& opts) override;
@@ -20,7 +18,6 @@ class LocalNodeConnection final : public apiserver::NodeConnection {
 
  private:
   node::Agent& agent_;
-  const std::string kvol_binary_;
 };
 
 }  // namespace kvol::cmd

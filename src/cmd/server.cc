@@ -24,6 +24,7 @@
 #include "cmd/manager.h"
 #include "cmd/node_connection.h"
 #include "node/runtime/cri/containerd.h"
+#include "node/runtime/cri/pause_image.h"
 #include "store/etcd_store.h"
 #include "store/sqlite_store.h"
 
@@ -286,10 +287,17 @@ int RunServer(const ServerOptions& opts) {
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     if (opts.container_runtime == "containerd") {
+      // Sandboxes run kvol's own pause image unless told otherwise: no registry is needed.
+      const std::string pause =
+          opts.pause_image.empty() ? std::string(node::cri::kPauseImage) : opts.pause_image;
       auto started = node::cri::Containerd::Start(
-          {.dir = dir + "/containerd", .sandbox_image = opts.pause_image}, std::chrono::minutes(1));
+          {.dir = dir + "/containerd", .sandbox_image = pause}, std::chrono::minutes(1));
       if (!started.ok()) return Fail(started.status().Annotate("starting containerd"));
       containerd = *std::move(started);
+      if (opts.pause_image.empty()) {
+        Status s = node::cri::ImportPauseImage(containerd->socket(), dir + "/containerd");
+        if (!s.ok()) return Fail(s);
+      }
       no.container_runtime_endpoint = containerd->endpoint();
       log::Info("containerd: running on " + containerd->endpoint());
     }
@@ -306,7 +314,7 @@ int RunServer(const ServerOptions& opts) {
     auto started = StartNodeAgent(local, no, dir, &plugins, nullptr, &informers);
     if (!started.ok()) return Fail(started.status().Annotate("starting the node agent"));
     agent = *std::move(started);
-    local_node = std::make_unique<LocalNodeConnection>(*agent->agent, agent->kvol_binary);
+    local_node = std::make_unique<LocalNodeConnection>(*agent->agent);
     nodes.Register(agent->agent->node_name(), local_node.get());
     log::Info("agent: node " + agent->agent->node_name() + " registered, pods' volumes under " +
               AgentRootDir(no, dir));

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Pods from real images through CRI: `kvol server --container-runtime containerd` runs its own
 # containerd and the node agent runs pods through it, driven with the real kubectl. No registry
-# is reachable: the image (busybox, with a `pause` tag for sandboxes) is built here with umoci
-# and imported with ctr. Checks: the node's runtime version; an emptyDir shared by two
+# is reachable: the image (busybox) is built here with umoci and imported with ctr; sandboxes run
+# kvol's own pause image, which the server imports. Checks: the node's runtime version; an emptyDir shared by two
 # containers; a ConfigMap's ..data links seen from inside, and a write into them refused; the
-# downward API through `kubectl logs`; kubelet's image events and waiting reasons
+# downward API through `kubectl logs`; `kubectl exec` with its output and exit code; kubelet's image events and waiting reasons
 # (already present, ErrImageNeverPull, ErrImagePull then ImagePullBackOff); restarts with
 # `logs --previous`; kill -9 of the server, after which the containers still run and are found
 # again; and no sandbox, container or mount left once the pods are deleted.
@@ -18,7 +18,7 @@ for tool in containerd containerd-shim-runc-v2 runc ctr umoci; do
 done
 [ -x /bin/busybox ] || { echo "/bin/busybox is not installed (busybox-static)"; exit 1; }
 
-# ---- an image of the node's static busybox: tags 1 (sh) and pause (the sandboxes') ---------
+# ---- an image of the node's static busybox, tagged 1 (sh) ---------------------------------------
 layout=$WORK/image bundle=$WORK/image-bundle
 {
   umoci init --layout "$layout" &&
@@ -28,11 +28,10 @@ layout=$WORK/image bundle=$WORK/image-bundle
     for t in sh sleep cat echo ls true false test; do ln -s busybox "$bundle/rootfs/bin/$t"; done &&
     umoci repack --image "$layout:1" "$bundle" &&
     umoci config --image "$layout:1" --config.cmd /bin/sh &&
-    umoci config --image "$layout:1" --tag pause --config.cmd /bin/sleep --config.cmd 999999999 &&
     tar -C "$layout" -cf "$WORK/image.tar" .
 } >"$WORK/image.log" 2>&1 || { echo "building the image failed:"; cat "$WORK/image.log"; exit 1; }
 
-kvol_start srv --container-runtime containerd --pause-image docker.io/library/busybox:pause \
+kvol_start srv --container-runtime containerd \
   --pod-logs-dir "$WORK/logs"
 SOCK=$KVOL_DIR/containerd/containerd.sock
 crt() { ctr -a "$SOCK" -n k8s.io "$@"; }
@@ -101,6 +100,15 @@ image_id=$(kubectl get pod share -o jsonpath='{.status.containerStatuses[0].imag
 events=$(k get events --field-selector involvedObject.name=share)
 expect_contains "the image event" 'Container image "busybox:1" already present on machine' "$events"
 expect_contains "the node network event" "the pod runs in the node's network" "$events"
+sandbox_image=$(crt containers ls | awk '$2 ~ /pause/ { print $2; exit }')
+expect_eq "the sandboxes' image" "kvol.local/pause:1" "$sandbox_image"
+
+# ---- exec through the runtime (ExecSync) -------------------------------------------------------
+expect_eq "kubectl exec" hello "$(kubectl exec share -c writer -- cat /cache/abc.txt 2>&1)"
+kubectl exec share -c writer -- sh -c 'echo out; echo err >&2; exit 7' >"$WORK/exec.out" 2>"$WORK/exec.err"
+expect_eq "kubectl exec's exit code" 7 "$?"
+expect_eq "kubectl exec's stdout" out "$(cat "$WORK/exec.out")"
+expect_contains "kubectl exec's stderr" err "$(cat "$WORK/exec.err")"
 
 # ---- images that are not there -----------------------------------------------------------------
 cat <<'YAML' | kubectl create -f - >/dev/null
@@ -161,7 +169,7 @@ kill -9 "$KVOL_PID"
 wait "$KVOL_PID" 2>/dev/null
 running=$(crt tasks ls 2>/dev/null | grep -c RUNNING)
 [ "$running" -ge 2 ] || fail "only $running task(s) run while the agent is down"
-kvol_start srv --container-runtime containerd --pause-image docker.io/library/busybox:pause \
+kvol_start srv --container-runtime containerd \
   --pod-logs-dir "$WORK/logs"
 sleep 3  # a few of the runtime's looks
 expect_eq "the writer's container after the restart" "$cid" \

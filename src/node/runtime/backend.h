@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@
 #include "api/core.h"
 #include "base/status.h"
 #include "node/runtime/container.h"
+#include "node/runtime/exec.h"
 
 namespace kvol::node::runtime {
 
@@ -122,9 +124,11 @@ class Backend {
     return "";
   }
 
-  // The node's PID of a running run's PID 1, to join its namespaces for `kubectl exec`.
-  // Thread-safe.
-  virtual StatusOr<pid_t> Pid(const std::string& id, const std::string& bundle) const = 0;
+  // Starts `argv` in running run `id` for `kubectl exec`. Thread-safe.
+  virtual StatusOr<std::unique_ptr<ExecStream>> Exec(const std::string& id,
+                                                     const std::string& bundle,
+                                                     const std::vector<std::string>& argv,
+                                                     bool stdin, bool tty) = 0;
 };
 
 }  // namespace kvol::node::runtime

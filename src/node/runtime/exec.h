@@ -17,27 +17,40 @@
 
 namespace kvol::node::runtime {
 
-class ExecSession {
+// A process started in a running container for `kubectl exec`, as the one serving the client
+// sees it, whatever started it.
+class ExecStream {
+ public:
+  virtual ~ExecStream() = default;
+  // Readable when Collect has something to return.
+  virtual int fd() const = 0;
+  // The output waiting now, as (1 = stdout, 2 = stderr, bytes); once the process has ended
+  // and its output is read, its exit status.
+  virtual std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) = 0;
+  virtual void WriteStdin(std::string_view data) = 0;
+  virtual void CloseStdin() = 0;
+  virtual void Resize(uint16_t cols, uint16_t rows) = 0;
+  // Ends the process (the client went away).
+  virtual void Kill() = 0;
+};
+
+class ExecSession : public ExecStream {
  public:
   // Starts `kvol_binary container-exec --pid PID1 [--tty] -- argv...`.
   static StatusOr<std::unique_ptr<ExecSession>> Start(const std::string& kvol_binary,
                                                       pid_t container_pid1,
                                                       const std::vector<std::string>& argv,
                                                       bool stdin, bool tty);
-  ~ExecSession();
+  ~ExecSession() override;
   ExecSession(const ExecSession&) = delete;
   ExecSession& operator=(const ExecSession&) = delete;
 
-  // Readable when Collect has something to return.
-  int fd() const { return epoll_; }
-  // The output waiting now, as (1 = stdout, 2 = stderr, bytes); once the process has ended
-  // and its output is read, its exit status.
-  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out);
-  void WriteStdin(std::string_view data);
-  void CloseStdin();
-  void Resize(uint16_t cols, uint16_t rows);
-  // Ends the process (the client went away).
-  void Kill();
+  int fd() const override { return epoll_; }
+  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override;
+  void WriteStdin(std::string_view data) override;
+  void CloseStdin() override;
+  void Resize(uint16_t cols, uint16_t rows) override;
+  void Kill() override;
 
  private:
   ExecSession() = default;

@@ -754,15 +754,19 @@ bool PodRuntime::StillWriting(const std::string& uid, const std::string& contain
   return false;
 }
 
-StatusOr<pid_t> PodRuntime::ContainerPid(const std::string& uid,
-                                         const std::string& container) const {
+StatusOr<std::unique_ptr<ExecStream>> PodRuntime::Exec(const std::string& uid,
+                                                       const std::string& container,
+                                                       const std::vector<std::string>& argv,
+                                                       bool stdin, bool tty) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it != pods_.end()) {
     for (const auto& c : it->second->containers) {
-      if (c.name != container || !c.run) continue;
-      auto pid = backend_->Pid(c.run->id, c.bundle);
-      if (pid.ok() || pid.status().code() == StatusCode::kUnimplemented) return pid;
+      if (c.name != container || !c.run || c.run->id.empty()) continue;
+      auto started = backend_->Exec(c.run->id, c.bundle, argv, stdin, tty);
+      if (started.ok() || started.status().code() != StatusCode::kFailedPrecondition) {
+        return started;
+      }
     }
   }
   return FailedPreconditionError("container not found (\"" + container + "\")");

@@ -102,8 +102,12 @@ class PodRuntime {
   // Whether the container is still writing that log file (its current run goes on).
   bool StillWriting(const std::string& uid, const std::string& container,
                     const std::string& log_path) const;
-  // The node's PID of a running container's PID 1 (to join its namespaces). Thread-safe.
-  StatusOr<pid_t> ContainerPid(const std::string& uid, const std::string& container) const;
+  // Starts `argv` in a running container for `kubectl exec`. FailedPrecondition ("container
+  // not found") when the container does not run; the backend's error when it cannot start
+  // it. Thread-safe.
+  StatusOr<std::unique_ptr<ExecStream>> Exec(const std::string& uid, const std::string& container,
+                                             const std::vector<std::string>& argv, bool stdin,
+                                             bool tty);
 
  private:
   struct Run;

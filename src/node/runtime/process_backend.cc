@@ -224,10 +224,17 @@ void ProcessBackend::Discard(const std::string& id) {
              ec);
 }
 
-StatusOr<pid_t> ProcessBackend::Pid(const std::string& id, const std::string& bundle) const {
+StatusOr<std::unique_ptr<ExecStream>> ProcessBackend::Exec(const std::string& id,
+                                                           const std::string& bundle,
+                                                           const std::vector<std::string>& argv,
+                                                           bool stdin, bool tty) {
   static_cast<void>(id);
-  if (auto pid = ReadInt(fs::path(bundle) / kPidFile)) return static_cast<pid_t>(*pid);
-  return FailedPreconditionError("container not running");
+  // `kvol container-exec` joins the namespaces of the container's PID 1, as the node sees it.
+  auto pid = ReadInt(fs::path(bundle) / kPidFile);
+  if (!pid) return FailedPreconditionError("container not running");
+  KVOL_ASSIGN_OR_RETURN(auto session,
+                        ExecSession::Start(options_.init_binary, *pid, argv, stdin, tty));
+  return std::unique_ptr<ExecStream>(std::move(session));
 }
 
 }  // namespace kvol::node::runtime

@@ -41,7 +41,9 @@ class ProcessBackend : public Backend {
   void EndAdopt(const std::set<std::string>& claimed) override;
   std::string LogPath(const PodName& pod, const std::string& container, const std::string& bundle,
                       int run) const override;
-  StatusOr<pid_t> Pid(const std::string& id, const std::string& bundle) const override;
+  StatusOr<std::unique_ptr<ExecStream>> Exec(const std::string& id, const std::string& bundle,
+                                             const std::vector<std::string>& argv, bool stdin,
+                                             bool tty) override;
 
  private:
   struct Proc {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/log.h"
+#include "node/runtime/cri/cri_exec.h"
 #include "node/runtime/cri/keyring.h"
 
 namespace kvol::node::cri {
@@ -512,10 +513,17 @@ std::string CriBackend::PodIp(const std::string& uid) const {
   return it == sandboxes_.end() ? "" : it->second.ip;
 }
 
-StatusOr<pid_t> CriBackend::Pid(const std::string& id, const std::string& bundle) const {
-  static_cast<void>(id);
+StatusOr<std::unique_ptr<runtime::ExecStream>> CriBackend::Exec(
+    const std::string& id, const std::string& bundle, const std::vector<std::string>& argv,
+    bool stdin, bool tty) {
   static_cast<void>(bundle);
-  return UnimplementedError("exec into a container of a CRI runtime is not supported yet");
+  if (stdin || tty) {
+    return UnimplementedError(
+        "kubectl exec -i/-t into a container of a CRI runtime is not supported yet; run the "
+        "command without -i and -t");
+  }
+  KVOL_ASSIGN_OR_RETURN(auto sync, CriExecSync::Start(*client_, Raw(id), argv));
+  return std::unique_ptr<runtime::ExecStream>(std::move(sync));
 }
 
 }  // namespace kvol::node::cri

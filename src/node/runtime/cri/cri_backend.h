@@ -72,7 +72,10 @@ class CriBackend : public runtime::Backend {
                       const std::string& bundle, int run) const override;
   bool CriLogFormat() const override { return true; }
   std::string PodIp(const std::string& uid) const override;
-  StatusOr<pid_t> Pid(const std::string& id, const std::string& bundle) const override;
+  StatusOr<std::unique_ptr<runtime::ExecStream>> Exec(const std::string& id,
+                                                      const std::string& bundle,
+                                                      const std::vector<std::string>& argv,
+                                                      bool stdin, bool tty) override;
 
  private:
   struct Sandbox {
