@@ -17,6 +17,7 @@
 
 #include "api/core.h"
 #include "apiserver/errors.h"
+#include "os/process_stream.h"
 
 namespace kvol::apiserver {
 
@@ -48,20 +49,7 @@ struct ExecOptions {
 };
 
 // A process started in a container. One thread serves it: poll fd(), then Collect.
-class ExecProcess {
- public:
-  virtual ~ExecProcess() = default;
-  // Readable when Collect has something to return.
-  virtual int fd() const = 0;
-  // Output waiting now, as (1 = stdout, 2 = stderr, bytes); once the process has ended and
-  // its output is read, its exit status.
-  virtual std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) = 0;
-  virtual void WriteStdin(std::string_view data) = 0;
-  virtual void CloseStdin() = 0;
-  virtual void Resize(uint16_t cols, uint16_t rows) = 0;
-  // Ends the process (the client went away).
-  virtual void Kill() = 0;
-};
+using ExecProcess = os::ProcessStream;
 
 class NodeConnection {
  public:

@@ -49,22 +49,6 @@ apiserver::ApiError NotStarted(const api::Pod& pod, const std::string& container
       "\" is waiting to start: " + (reason.empty() ? "ContainerCreating" : reason));
 }
 
-class ContainerProcess final : public apiserver::ExecProcess {
- public:
-  explicit ContainerProcess(std::unique_ptr<node::runtime::ExecStream> s) : s_(std::move(s)) {}
-  int fd() const override { return s_->fd(); }
-  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override {
-    return s_->Collect(out);
-  }
-  void WriteStdin(std::string_view data) override { s_->WriteStdin(data); }
-  void CloseStdin() override { s_->CloseStdin(); }
-  void Resize(uint16_t cols, uint16_t rows) override { s_->Resize(cols, rows); }
-  void Kill() override { s_->Kill(); }
-
- private:
-  std::unique_ptr<node::runtime::ExecStream> s_;
-};
-
 }  // namespace
 
 apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> LocalNodeConnection::Exec(
@@ -79,7 +63,7 @@ apiserver::ApiOr<std::unique_ptr<apiserver::ExecProcess>> LocalNodeConnection::E
                                  opts.container + "\")");
   }
   if (!s.ok()) return apiserver::Internal(s.status().message());
-  return std::unique_ptr<apiserver::ExecProcess>(new ContainerProcess(*std::move(s)));
+  return *std::move(s);
 }
 
 apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> LocalNodeConnection::Logs(

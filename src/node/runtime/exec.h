@@ -14,25 +14,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "os/process_stream.h"
 
 namespace kvol::node::runtime {
 
-// A process started in a running container for `kubectl exec`, as the one serving the client
-// sees it, whatever started it.
-class ExecStream {
- public:
-  virtual ~ExecStream() = default;
-  // Readable when Collect has something to return.
-  virtual int fd() const = 0;
-  // The output waiting now, as (1 = stdout, 2 = stderr, bytes); once the process has ended
-  // and its output is read, its exit status.
-  virtual std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) = 0;
-  virtual void WriteStdin(std::string_view data) = 0;
-  virtual void CloseStdin() = 0;
-  virtual void Resize(uint16_t cols, uint16_t rows) = 0;
-  // Ends the process (the client went away).
-  virtual void Kill() = 0;
-};
+// A process started in a running container for `kubectl exec`, whatever started it.
+using ExecStream = os::ProcessStream;
 
 class ExecSession : public ExecStream {
  public:
