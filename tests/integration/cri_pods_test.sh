@@ -18,18 +18,9 @@ for tool in containerd containerd-shim-runc-v2 runc ctr umoci; do
 done
 [ -x /bin/busybox ] || { echo "/bin/busybox is not installed (busybox-static)"; exit 1; }
 
-# ---- an image of the node's static busybox, tagged 1 (sh) ---------------------------------------
-layout=$WORK/image bundle=$WORK/image-bundle
-{
-  umoci init --layout "$layout" &&
-    umoci new --image "$layout:1" &&
-    umoci unpack --image "$layout:1" "$bundle" &&
-    mkdir -p "$bundle/rootfs/bin" && cp /bin/busybox "$bundle/rootfs/bin/busybox" &&
-    for t in sh sleep cat echo ls true false test; do ln -s busybox "$bundle/rootfs/bin/$t"; done &&
-    umoci repack --image "$layout:1" "$bundle" &&
-    umoci config --image "$layout:1" --config.cmd /bin/sh &&
-    tar -C "$layout" -cf "$WORK/image.tar" .
-} >"$WORK/image.log" 2>&1 || { echo "building the image failed:"; cat "$WORK/image.log"; exit 1; }
+# ---- an image of the node's static busybox, tagged 1 -------------------------------------------
+"$TESTS/integration/busybox_image.sh" "$WORK/image.tar" >"$WORK/image.log" 2>&1 ||
+  { echo "building the image failed:"; cat "$WORK/image.log"; exit 1; }
 
 kvol_start srv --container-runtime containerd \
   --pod-logs-dir "$WORK/logs"
