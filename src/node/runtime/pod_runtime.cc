@@ -283,6 +283,9 @@ void PodRuntime::Loop() {
 
 void PodRuntime::CheckExits() {
   if (!backend_) return;
+  const bool any = std::any_of(pods_.begin(), pods_.end(),
+                               [](const auto& p) { return p.second->AnyRunning(); });
+  if (!any) return;  // nothing to look for: no listing of the runtime's containers
   backend_->Refresh();
   for (auto& [uid, rec] : pods_) {
     for (auto& c : rec->containers) {

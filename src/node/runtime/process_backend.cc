@@ -16,6 +16,7 @@
 #include "node/runtime/config.h"
 #include "node/runtime/security.h"
 #include "os/exec.h"
+#include "os/files.h"
 
 namespace kvol::node::runtime {
 namespace fs = std::filesystem;
@@ -23,11 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::optional<int> ReadInt(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string s = ss.str();
-  if (s.empty()) return std::nullopt;
+  std::string s;
+  if (!os::ReadFile(p.string(), &s).ok() || s.empty()) return std::nullopt;
   try {
     return std::stoi(s);
   } catch (const std::exception&) {

@@ -2,12 +2,11 @@
 #include "node/runtime/cri/cri_backend.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "base/log.h"
 #include "node/runtime/cri/cri_exec.h"
 #include "node/runtime/cri/keyring.h"
+#include "os/files.h"
 
 namespace kvol::node::cri {
 namespace fs = std::filesystem;
@@ -22,11 +21,11 @@ std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
 api::Time FromNanos(int64_t ns) { return api::Time::FromUnixSeconds(ns / 1'000'000'000); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// The node's resolv.conf, as sandboxes get it; none when it cannot be read.
+Resolv NodeDns(const std::string& path) {
+  std::string text;
+  if (!os::ReadFile(path, &text).ok()) return {};
+  return ParseResolvConf(text);
 }
 
 // A label of a container or sandbox, "" when it has none.
@@ -112,7 +111,7 @@ SandboxInputs CriBackend::Inputs(const api::Pod& pod, bool network_ready,
                          .share_process_namespace = spec.share_process_namespace.value_or(false)},
           .network_ready = network_ready,
           .hostname = spec.hostname.empty() ? pod.metadata.name : spec.hostname,
-          .dns = ParseResolvConf(ReadFile(options_.resolv_conf)),
+          .dns = NodeDns(options_.resolv_conf),
           .attempt = attempt};
 }
 
