@@ -131,22 +131,33 @@ free_port() {
   done
 }
 
-# etcd from Debian on free ports; sets ETCD_URL.
+# etcd from Debian on free ports; sets ETCD_URL. A port found free can be taken by another test
+# before etcd binds it, so a start that loses that race is tried again on new ports.
 etcd_start() {
-  local client peer dir=$WORK/etcd
-  client=$(free_port)
-  peer=$(free_port)
+  local client peer pid attempt i dir=$WORK/etcd
   mkdir -p "$dir"
-  etcd --name kvol-it --data-dir "$dir/data" \
-    --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
-    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-    --initial-cluster "kvol-it=http://127.0.0.1:$peer" --log-level warn >"$dir/log" 2>&1 &
-  track $!
-  ETCD_URL="etcd://127.0.0.1:$client"
-  local i
-  for i in $(seq 1 150); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$client") 2>/dev/null; then return 0; fi
-    sleep 0.1
+  for attempt in 1 2 3 4 5; do
+    client=$(free_port)
+    peer=$(free_port)
+    rm -rf "$dir/data"
+    etcd --name kvol-it --data-dir "$dir/data" \
+      --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+      --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+      --initial-cluster "kvol-it=http://127.0.0.1:$peer" --log-level warn >"$dir/log" 2>&1 &
+    pid=$!
+    track "$pid"
+    ETCD_URL="etcd://127.0.0.1:$client"
+    for i in $(seq 1 150); do
+      if ! kill -0 "$pid" 2>/dev/null; then break; fi
+      if (exec 3<>"/dev/tcp/127.0.0.1/$client") 2>/dev/null; then
+        sleep 0.2  # what answered may be another test's listener while this etcd is failing
+        if kill -0 "$pid" 2>/dev/null; then return 0; fi
+        break
+      fi
+      sleep 0.1
+    done
+    if ! grep -q "address already in use" "$dir/log"; then break; fi
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   done
   echo "etcd did not start:"; cat "$dir/log"
   exit 1
