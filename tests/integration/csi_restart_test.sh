@@ -80,7 +80,13 @@ mount_and_kill() {
 settled() {
   until_true 90 all_running || {
     fail "$(running_count) of $PODS pods running"
-    kubectl describe pods | grep -A3 "Warning" | head -30
+    local pod
+    kubectl get pods --no-headers | grep -v Running
+    for pod in $(kubectl get pods --field-selector=status.phase!=Running -o name); do
+      kubectl describe "$pod" | sed -n '/^Events:/,$p'
+    done
+    grep -E "csi|CSI" "$KVOL_LOG" | tail -40
+    echo "the driver's log:"; tail -20 "$WORK/driver.log"
   }
   expect_eq "mounts under the root: a staging and a publish per pod" $((2 * PODS)) \
     "$(mounts_under | wc -l)"

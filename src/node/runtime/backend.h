@@ -67,6 +67,10 @@ struct FoundRun {
   std::string id;  // its containerID (learned here when the agent died before it did)
   // How it ended, when it did; nullopt while it runs.
   std::optional<api::ContainerStateTerminated> ended;
+  // Nothing of it exists: the agent died after recording the run and before the backend
+  // started anything. It is started again as the same run, with no restart counted (as kubelet
+  // starts a container that never ran, whatever the restart policy).
+  bool never_started = false;
 };
 
 class Backend {

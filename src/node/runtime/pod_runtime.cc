@@ -179,7 +179,7 @@ void PodRuntime::Adopt() {
   // ended; whatever of the backend's no record claims is ended, so that none outlives its pod.
   backend_->BeginAdopt();
   std::set<std::string> claimed;
-  int adopted = 0, ended = 0;
+  int adopted = 0, ended = 0, unstarted = 0;
   std::lock_guard lock(mu_);
   for (fs::directory_iterator p(containers, ec), end; !ec && p != end; p.increment(ec)) {
     const std::string uid = p->path().filename().string();
@@ -214,6 +214,13 @@ void PodRuntime::Adopt() {
         run.started = clock_.Monotonic();
         if (auto t = api::Time::Parse(r.value("startedAt", "")); t.ok()) run.started_at = *t;
         FoundRun found = backend_->Adopt(uid, c.name, c.bundle, c.runs - 1, r.value("id", ""));
+        if (found.never_started) {
+          c.runs -= 1;  // the run is started again, as the same one
+          SaveState(c);
+          ++unstarted;
+          rec->containers.push_back(std::move(c));
+          continue;
+        }
         run.id = found.id;
         claimed.insert(run.id);
         c.run = std::move(run);
@@ -235,9 +242,10 @@ void PodRuntime::Adopt() {
       if (rec->AnyRunning()) alive_.insert(uid);
     }
   }
-  if (adopted + ended > 0) {
+  if (adopted + ended + unstarted > 0) {
     log::Info("pod runtime: found " + std::to_string(adopted) + " running container(s), " +
-              std::to_string(ended) + " that ended while the agent was away");
+              std::to_string(ended) + " that ended while the agent was away, " +
+              std::to_string(unstarted) + " that the last agent did not get to start");
   }
 }
 

@@ -190,6 +190,14 @@ FoundRun ProcessBackend::Adopt(const std::string& uid, const std::string& contai
     // while it runs, which would start it a second time on the same bundle.
     if (errno != ESRCH) kill(-p.init_pid, SIGKILL);
   }
+  // The init writes the pid file once it runs and the exit file when it ends; StartContainer
+  // removes both before it spawns the init. Neither there: the init was never spawned.
+  std::error_code ec;
+  if (!fs::exists(fs::path(bundle) / kPidFile, ec) &&
+      !fs::exists(fs::path(bundle) / kExitFile, ec)) {
+    found.never_started = true;
+    return found;
+  }
   found.ended = Ended(ReadInt(fs::path(bundle) / kExitFile).value_or(137));
   return found;
 }

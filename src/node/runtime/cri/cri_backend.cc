@@ -454,6 +454,9 @@ FoundRun CriBackend::Adopt(const std::string& uid, const std::string& container,
                    : c.id() == Raw(id);
     if (match) found = &c;
   }
+  // Not found by its labels: the agent died before CreateContainer made it. Not found by its
+  // id: it was removed behind the agent's back, and how it ended is unknown.
+  if (!found && id.empty()) return {.never_started = true};
   if (!found) return {.id = id, .ended = Unknown()};
   FoundRun out{.id = Id(found->id())};
   if (found->state() == pb::CONTAINER_CREATED) {
