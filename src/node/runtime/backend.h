@@ -54,6 +54,9 @@ struct StartFailure {
   std::string event_reason = "Failed";
   std::string event_message;  // "Error: ..."
   std::chrono::milliseconds retry{10'000};
+  // Not a failure: the start is under way (an image being pulled). The container waits as it
+  // was, with no event, and the runtime asks again after `retry`.
+  bool pending = false;
 };
 
 struct StartResult {

@@ -430,6 +430,10 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
                                 const api::Container& spec) {
   const os::MonoTime now = clock_.Monotonic();
   auto fail = [&](const StartFailure& f) {
+    if (f.pending) {
+      c.next_start = now + f.retry;
+      return false;
+    }
     if (c.waiting.reason != f.reason || c.waiting.message != f.message) {
       Event(pod, "Warning", f.event_reason, f.event_message);
     }

@@ -17,6 +17,9 @@ using runtime::StartResult;
 
 namespace {
 
+// How soon a container whose image is being pulled is looked at again.
+constexpr std::chrono::milliseconds kPullingLook{500};
+
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
 api::Time FromNanos(int64_t ns) { return api::Time::FromUnixSeconds(ns / 1'000'000'000); }
@@ -85,6 +88,7 @@ StatusOr<std::unique_ptr<CriBackend>> CriBackend::New(CriBackendOptions options)
     return v.status().Annotate("container runtime at " + b->options_.endpoint +
                                " did not answer Version");
   }
+  b->puller_ = std::make_unique<ImagePuller>();
   b->prefix_ = v->runtime_name() + "://";
   b->version_ = b->prefix_ + v->runtime_version();
   return b;
@@ -101,8 +105,7 @@ std::string CriBackend::Raw(const std::string& id) const {
 
 // ---- sandboxes and images ----------------------------------------------------------------------
 
-SandboxInputs CriBackend::Inputs(const api::Pod& pod, bool network_ready,
-                                uint32_t attempt) const {
+SandboxInputs CriBackend::Inputs(const api::Pod& pod, bool network_ready, uint32_t attempt) const {
   const api::PodSpec& spec = pod.spec;
   return {.logs_root = options_.logs_root,
           .namespaces = {.host_network = spec.host_network,
@@ -125,8 +128,7 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
       if (!it->second.has_config) {
         // Found again after a restart: described as it was made (the log directory it names
         // matters: the runtime puts the containers' logs under it).
-        it->second.inputs =
-            Inputs(pod, !status->network().ip().empty(), it->second.attempt);
+        it->second.inputs = Inputs(pod, !status->network().ip().empty(), it->second.attempt);
         it->second.config = SandboxConfig(pod, it->second.inputs);
         it->second.has_config = true;
       }
@@ -162,8 +164,7 @@ StatusOr<CriBackend::Sandbox*> CriBackend::EnsureSandbox(const Launch& l) {
   return &(sandboxes_[pod.metadata.uid] = std::move(sandbox));
 }
 
-std::vector<pb::AuthConfig> CriBackend::PullCredentials(const Launch& l,
-                                                       const std::string& image) {
+std::vector<pb::AuthConfig> CriBackend::PullCredentials(const Launch& l, const std::string& image) {
   const auto& refs = l.pod.spec.image_pull_secrets;
   if (refs.empty()) return {};
   Keyring keyring;
@@ -237,19 +238,27 @@ std::optional<StartFailure> CriBackend::EnsureImage(const Launch& l, const Sandb
         backoff->second.delay - (now - backoff->second.updated));
     return f;
   }
-  event("Normal", "Pulling", "Pulling image " + Quoted(image));
-  // With the credentials of the pod's imagePullSecrets that match the image, each in turn; or
-  // none.
-  std::vector<pb::AuthConfig> auths = PullCredentials(l, image);
-  StatusOr<std::string> pulled = InternalError("no pull attempted");
-  for (size_t i = 0; i < std::max<size_t>(auths.size(), 1); ++i) {
-    pulled = client_->PullImage(image, auths.empty() ? nullptr : &auths[i], sandbox.config);
-    if (pulled.ok()) break;
+  // Pulled off this thread (image_puller.h): until it is done the container waits as it was.
+  std::optional<PullOutcome> outcome = puller_->Take(key);
+  if (!outcome) {
+    if (!puller_->Pending(key)) {
+      event("Normal", "Pulling", "Pulling image " + Quoted(image));
+      // With the credentials of the pod's imagePullSecrets that match the image, each in turn;
+      // or none.
+      puller_->Request(key, [client = client_.get(), image, auths = PullCredentials(l, image),
+                             config = sandbox.config](grpc::ClientContext* context) {
+        StatusOr<std::string> pulled = InternalError("no pull attempted");
+        for (size_t i = 0; i < std::max<size_t>(auths.size(), 1); ++i) {
+          pulled = client->PullImage(context, image, auths.empty() ? nullptr : &auths[i], config);
+          if (pulled.ok()) break;
+        }
+        return pulled;
+      });
+    }
+    return StartFailure{.retry = kPullingLook, .pending = true};
   }
-  const auto took =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - now);
-  if (!pulled.ok()) {
-    const std::string msg = pulled.status().message();
+  if (!outcome->ref.ok()) {
+    const std::string msg = outcome->ref.status().message();
     event("Warning", "Failed", "Failed to pull image " + Quoted(image) + ": " + msg);
     Backoff& b = pull_backoff_[key];
     // kubelet's: the first failure waits the initial delay, each next one twice as long, up to
@@ -263,15 +272,15 @@ std::optional<StartFailure> CriBackend::EnsureImage(const Launch& l, const Sandb
     return f;
   }
   pull_backoff_.erase(key);
-  *ref = *pulled;
+  *ref = *outcome->ref;
   uint64_t size = 0;
-  if (auto status = client_->ImageStatus(*pulled); status.ok() && status->has_value()) {
+  if (auto status = client_->ImageStatus(*ref); status.ok() && status->has_value()) {
     size = (*status)->size();
   }
   event("Normal", "Pulled",
-        "Successfully pulled image " + Quoted(image) + " in " + GoDuration(took) + " (" +
-            GoDuration(took) + " including waiting). Image size: " + std::to_string(size) +
-            " bytes.");
+        "Successfully pulled image " + Quoted(image) + " in " + GoDuration(outcome->pulling) +
+            " (" + GoDuration(outcome->total) +
+            " including waiting). Image size: " + std::to_string(size) + " bytes.");
   return std::nullopt;
 }
 
@@ -373,6 +382,7 @@ void CriBackend::Discard(const std::string& id) {
 }
 
 void CriBackend::RemovePod(const std::string& uid) {
+  puller_->Forget(uid + "_");
   pb::ListContainersRequest containers;
   (*containers.mutable_filter()->mutable_label_selector())[std::string(kPodUidLabel)] = uid;
   if (auto list = client_->Call(&pb::RuntimeService::Stub::ListContainers, containers); list.ok()) {

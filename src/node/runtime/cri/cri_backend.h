@@ -5,7 +5,7 @@
 //     that says so, while the runtime's network is not ready;
 //   - the image per imagePullPolicy, with kubelet's events and waiting reasons (Pulling, Pulled,
 //     ErrImagePull, ImagePullBackOff with a back-off per pod and image from 10 s to 5 min,
-//     ErrImageNeverPull);
+//     ErrImageNeverPull); pulls run one at a time off the runtime's thread (image_puller.h);
 //   - CreateContainer and StartContainer; ends seen by listing the containers every poll
 //     period (kubelet's PLEG relists every second); StopContainer with the grace period;
 //   - runs found again by their labels and restartCount annotation;
@@ -23,6 +23,7 @@
 
 #include "node/runtime/backend.h"
 #include "node/runtime/cri/cri_client.h"
+#include "node/runtime/cri/image_puller.h"
 #include "node/runtime/cri/pod_config.h"
 
 namespace kvol::node::cri {
@@ -107,6 +108,7 @@ class CriBackend : public runtime::Backend {
 
   const CriBackendOptions options_;
   std::unique_ptr<Client> client_;
+  std::unique_ptr<ImagePuller> puller_;  // after client_, which its thread uses
   std::string version_;                               // "containerd://1.6.20"
   std::string prefix_;                                // "containerd://"
   std::map<std::string, Sandbox> sandboxes_;          // by pod uid

@@ -61,11 +61,20 @@ StatusOr<std::optional<pb::Image>> Client::ImageStatus(const std::string& image)
 StatusOr<std::string> Client::PullImage(const std::string& image, const pb::AuthConfig* auth,
                                         const pb::PodSandboxConfig& sandbox,
                                         std::chrono::milliseconds timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  return PullImage(&context, image, auth, sandbox);
+}
+
+StatusOr<std::string> Client::PullImage(grpc::ClientContext* context, const std::string& image,
+                                        const pb::AuthConfig* auth,
+                                        const pb::PodSandboxConfig& sandbox) {
   pb::PullImageRequest req;
   req.mutable_image()->set_image(image);
   if (auth) *req.mutable_auth() = *auth;
   *req.mutable_sandbox_config() = sandbox;
-  KVOL_ASSIGN_OR_RETURN(auto resp, Call(&pb::ImageService::Stub::PullImage, req, timeout));
+  pb::PullImageResponse resp;
+  if (grpc::Status s = images_->PullImage(context, req, &resp); !s.ok()) return Failed(req, s);
   return resp.image_ref();
 }
 

@@ -62,6 +62,9 @@ class Client {
   StatusOr<std::string> PullImage(const std::string& image, const pb::AuthConfig* auth,
                                   const pb::PodSandboxConfig& sandbox,
                                   std::chrono::milliseconds timeout = std::chrono::hours(1));
+  // The same under `context`, which the caller may cancel (and give a deadline).
+  StatusOr<std::string> PullImage(grpc::ClientContext* context, const std::string& image,
+                                  const pb::AuthConfig* auth, const pb::PodSandboxConfig& sandbox);
   StatusOr<std::string> RunPodSandbox(const pb::PodSandboxConfig& config);
   StatusOr<std::string> CreateContainer(const std::string& sandbox_id,
                                         const pb::ContainerConfig& config,
