@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/exec_status.h"
 #include "apiserver/errors.h"
 #include "apiserver/http_server.h"
 #include "apiserver/node_connection.h"
@@ -37,9 +38,8 @@ ApiOr<std::string> ExecProtocolOf(const HttpRequest& req);
 void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
                const std::string& protocol, ExecProcess& proc);
 
-// The Status sent on channel 3 when `command` exited with `exit_code`, as kubelet words it,
-// and the exit code read back from one (nullopt if it is not such a Status).
-std::string ExecOutcome(const std::vector<std::string>& command, int exit_code);
-std::optional<int> ExitCodeOf(std::string_view outcome);
+// The Status sent on channel 3 (api/exec_status.h).
+using api::ExecOutcome;
+using api::ExitCodeOf;
 
 }  // namespace kvol::apiserver

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Pods from real images through CRI: `kvol server --container-runtime containerd` runs its own
 # containerd and the node agent runs pods through it, driven with the real kubectl. No registry
-# is reachable: the image (busybox) is built here with umoci and imported with ctr; sandboxes run
-# kvol's own pause image, which the server imports. Checks: the node's runtime version; an emptyDir shared by two
-# containers; a ConfigMap's ..data links seen from inside, and a write into them refused; the
-# downward API through `kubectl logs`; `kubectl exec` with its output and exit code; kubelet's image events and waiting reasons
-# (already present, ErrImageNeverPull, ErrImagePull then ImagePullBackOff); restarts with
-# `logs --previous`; kill -9 of the server, after which the containers still run and are found
-# again; and no sandbox, container or mount left once the pods are deleted.
+# is reachable: the image (busybox) is built here with umoci and imported with ctr; sandboxes
+# run kvol's own pause image, which the server imports. Checks:
+#   - the node's runtime version;
+#   - an emptyDir shared by two containers; a ConfigMap's ..data links seen from inside, and a
+#     write into them refused; the downward API through `kubectl logs`;
+#   - a local PV, a claim of the default class and a claim of the bundled CSI driver's class,
+#     from one pod;
+#   - `kubectl exec` with its output and exit code; with stdin to its end (-i), and on a
+#     terminal (-it);
+#   - kubelet's image events and waiting reasons (already present, ErrImageNeverPull,
+#     ErrImagePull then ImagePullBackOff);
+#   - restarts with `logs --previous`;
+#   - kill -9 of the server, after which the containers still run and are found again;
+#   - no sandbox, container, mount or provisioned volume left once pods and claims are deleted.
 # Usage: cri_pods_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -94,12 +101,108 @@ expect_contains "the node network event" "the pod runs in the node's network" "$
 sandbox_image=$(crt containers ls | awk '$2 ~ /pause/ { print $2; exit }')
 expect_eq "the sandboxes' image" "kvol.local/pause:1" "$sandbox_image"
 
-# ---- exec through the runtime (ExecSync) -------------------------------------------------------
+# ---- claims: a local PV, the default class (local-path) and the bundled CSI driver's class ------
+mkdir -p "$WORK/local"
+echo "from the node" >"$WORK/local/seed"
+cat <<YAML | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  local: {path: "$WORK/local"}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: local-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: default-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: csi-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: loop
+  resources: {requests: {storage: 16Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: claims}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: c
+    image: busybox:1
+    command: ["sh", "-c"]
+    args:
+    - |
+      echo "local: \$(cat /local/seed)"
+      echo written >/local/out
+      echo default >/default/f && echo "default: \$(cat /default/f)"
+      echo csi >/csi/f && echo "csi: \$(cat /csi/f)"
+      grep " /csi " /proc/mounts | cut -d' ' -f3 | sed 's/^/csi fs: /'
+      sleep 999999
+    volumeMounts:
+    - {name: local, mountPath: /local}
+    - {name: default, mountPath: /default}
+    - {name: csi, mountPath: /csi}
+  volumes:
+  - {name: local, persistentVolumeClaim: {claimName: local-claim}}
+  - {name: default, persistentVolumeClaim: {claimName: default-claim}}
+  - {name: csi, persistentVolumeClaim: {claimName: csi-claim}}
+YAML
+until_true 90 phase_is claims Running || {
+  fail "pod claims is $(phase claims), not Running"
+  kubectl describe pod claims | sed -n '/^Events:/,$p'
+}
+NEEDLE="csi fs:" until_true 30 logs_contain claims || fail "no log from pod claims"
+logs=$(kubectl logs claims 2>&1)
+expect_contains "the local PV, from the node" "local: from the node" "$logs"
+expect_eq "the container's write, on the node" written "$(cat "$WORK/local/out" 2>&1)"
+expect_contains "the default class's claim" "default: default" "$logs"
+expect_contains "the CSI claim" "csi: csi" "$logs"
+expect_contains "the CSI volume's filesystem" "csi fs: ext4" "$logs"
+expect_eq "the default claim's class" local-path \
+  "$(kubectl get pvc default-claim -o jsonpath='{.spec.storageClassName}')"
+
+# ---- exec without stdin or a terminal (ExecSync) -----------------------------------------------
 expect_eq "kubectl exec" hello "$(kubectl exec share -c writer -- cat /cache/abc.txt 2>&1)"
 kubectl exec share -c writer -- sh -c 'echo out; echo err >&2; exit 7' >"$WORK/exec.out" 2>"$WORK/exec.err"
 expect_eq "kubectl exec's exit code" 7 "$?"
 expect_eq "kubectl exec's stdout" out "$(cat "$WORK/exec.out")"
 expect_contains "kubectl exec's stderr" err "$(cat "$WORK/exec.err")"
+
+# ---- exec with stdin and a terminal (Exec, over the runtime's SPDY stream) --------------------
+expect_eq "kubectl exec -i: stdin, to its end" "from stdin" \
+  "$(echo "from stdin" | kubectl exec -i share -c writer -- cat 2>&1)"
+echo | kubectl exec -i share -c writer -- sh -c 'echo err >&2; exit 4' >/dev/null 2>"$WORK/exec.err"
+expect_eq "kubectl exec -i's exit code" 4 "$?"
+expect_contains "kubectl exec -i's stderr" err "$(cat "$WORK/exec.err")"
+out=$(printf 'echo tty says hi\ntty\nexit 5\n' | script -qc "kubectl exec -it share -c writer -- sh" /dev/null)
+expect_contains "kubectl exec -it: a shell on a terminal" "tty says hi" "$out"
+expect_contains "kubectl exec -it: the terminal" "/dev/pts/" "$out"
+expect_contains "kubectl exec -it: its exit code" "command terminated with exit code 5" "$out"
+head -c 3000000 /dev/urandom >"$WORK/big"
+expect_eq "kubectl exec -i: 3 MB through stdin" "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
+  "$(kubectl exec -i share -c writer -- busybox md5sum <"$WORK/big" 2>&1 | cut -d' ' -f1)"
+out=$(kubectl exec -i share -c writer -- no-such-command </dev/null 2>&1)
+expect_contains "kubectl exec -i of a missing command" "no-such-command" "$out"
 
 # ---- images that are not there -----------------------------------------------------------------
 cat <<'YAML' | kubectl create -f - >/dev/null
@@ -173,7 +276,7 @@ expect_eq "the emptyDir is not torn down" hello \
   "$(cat "$KVOL_DIR/agent/pods/$uid/volumes/kubernetes.io~empty-dir/cache/abc.txt" 2>&1)"
 
 # ---- deletion leaves nothing -------------------------------------------------------------------
-kubectl delete pod share never unpullable crash --wait=false >/dev/null
+kubectl delete pod share never unpullable crash claims --wait=false >/dev/null
 gone() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 until_true 60 gone || fail "pods left: $(kubectl get pods -o name)"
 # The pods' sandboxes and containers go once the pod objects have (as kubelet's garbage
@@ -184,5 +287,11 @@ expect_eq "tasks left in containerd" "" "$(crt tasks ls -q)"
 leftover=$(awk -v d="$KVOL_DIR/containerd/" 'index($5, d) == 1' /proc/self/mountinfo | grep -v '/sandboxes/' || true)
 expect_eq "mounts left under containerd's state" "" "$leftover"
 [ -z "$(ls "$WORK/logs" 2>/dev/null)" ] || fail "pod log directories left: $(ls "$WORK/logs")"
+expect_eq "mounts left under the agent's pods" "" \
+  "$(awk -v d="$KVOL_DIR/agent/pods/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
+kubectl delete pvc local-claim default-claim csi-claim --wait=false >/dev/null
+no_pvs() { [ -z "$(kubectl get pv -o name | grep -v local-pv)" ]; }
+until_true 60 no_pvs || fail "provisioned volumes left: $(kubectl get pv -o name)"
+expect_eq "the local PV's files stay" "from the node" "$(cat "$WORK/local/seed")"
 
 finish

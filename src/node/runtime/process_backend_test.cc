@@ -64,7 +64,9 @@ TEST(ProcessBackendAdopt, FromWhatTheBundleHolds) {
     } else {
       EXPECT_FALSE(found.ended);
     }
-    if (!row.never_started) EXPECT_EQ(found.id, "kvol://u1/c/0");
+    if (!row.never_started) {
+      EXPECT_EQ(found.id, "kvol://u1/c/0");
+    }
   }
   fs::remove_all(dir);
 }

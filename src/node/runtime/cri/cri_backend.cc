@@ -530,9 +530,8 @@ StatusOr<std::unique_ptr<runtime::ExecStream>> CriBackend::Exec(
     bool stdin, bool tty) {
   static_cast<void>(bundle);
   if (stdin || tty) {
-    return UnimplementedError(
-        "kubectl exec -i/-t into a container of a CRI runtime is not supported yet; run the "
-        "command without -i and -t");
+    KVOL_ASSIGN_OR_RETURN(auto stream, CriExecStream::Start(*client_, Raw(id), argv, stdin, tty));
+    return std::unique_ptr<runtime::ExecStream>(std::move(stream));
   }
   KVOL_ASSIGN_OR_RETURN(auto sync, CriExecSync::Start(*client_, Raw(id), argv));
   return std::unique_ptr<runtime::ExecStream>(std::move(sync));

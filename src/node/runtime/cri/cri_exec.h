@@ -1,19 +1,27 @@
-// `kubectl exec` without stdin or a terminal, through a CRI runtime's ExecSync: the command runs
-// to its end in the container, and its output and exit status come back whole. The call runs
-// on a thread of its own; an eventfd becomes readable when it has answered, so the caller waits
-// on one descriptor as with any exec stream.
+// `kubectl exec` through a CRI runtime, as kubelet runs it:
+//   - without stdin or a terminal, through ExecSync: the command runs to its end in the
+//     container, and its output and exit status come back whole. The call runs on a thread of
+//     its own; an eventfd becomes readable when it has answered, so the caller waits on one
+//     descriptor as with any exec stream;
+//   - with stdin or a terminal (-i, -t), through Exec: the runtime answers with the URL of its
+//     streaming server, which serves the session over SPDY (spdy.h) with Kubernetes' v4
+//     stream protocol: streams error, stdin, stdout, stderr (not with a terminal) and resize
+//     (with one), and the outcome as a Status on the error stream.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "node/runtime/cri/cri_client.h"
+#include "node/runtime/cri/spdy.h"
 #include "node/runtime/exec.h"
 
 namespace kvol::node::cri {
@@ -47,6 +55,55 @@ class CriExecSync : public runtime::ExecStream {
   std::optional<Status> error_;                 // guarded by mu_
   bool collected_ = false;
   std::thread thread_;
+};
+
+// The stream protocol asked of the runtime's streaming server.
+inline constexpr std::string_view kStreamProtocol = "v4.channel.k8s.io";
+
+class CriExecStream : public runtime::ExecStream {
+ public:
+  // Asks `client` for an Exec of `argv` in container `id` and opens its stream; each step of
+  // opening it (connect, upgrade) waits at most `timeout`.
+  static StatusOr<std::unique_ptr<CriExecStream>> Start(
+      Client& client, const std::string& id, const std::vector<std::string>& argv, bool stdin,
+      bool tty, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  ~CriExecStream() override;
+  CriExecStream(const CriExecStream&) = delete;
+  CriExecStream& operator=(const CriExecStream&) = delete;
+
+  int fd() const override { return socket_; }
+  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override;
+  void WriteStdin(std::string_view data) override;
+  void CloseStdin() override;
+  void Resize(uint16_t cols, uint16_t rows) override;
+  // The client went away: the connection is closed (the runtime ends the session).
+  void Kill() override;
+
+ private:
+  // Streams by the id this client gave them; 0 for one not opened.
+  struct Streams {
+    uint32_t error = 0, stdin = 0, stdout = 0, stderr = 0, resize = 0;
+  };
+  CriExecStream() = default;
+  Status Open(const std::string& url, bool stdin, bool tty, std::chrono::milliseconds timeout);
+  void Send(const std::string& bytes);
+  // What waited for its stream's reply.
+  void Flush();
+  std::optional<int> Outcome(std::vector<std::pair<int, std::string>>* out);
+
+  int socket_ = -1;
+  spdy::Writer writer_;
+  spdy::Reader reader_;
+  Streams streams_;
+  std::set<uint32_t> replied_;  // streams the server has answered
+  std::string pending_stdin_;   // until the stdin stream is answered
+  bool pending_close_ = false;
+  std::optional<std::string> pending_resize_;
+  std::string status_;   // the error stream's data
+  bool ended_ = false;   // the connection is over
+  bool failed_ = false;  // ... before the session's end
+  std::string failure_;
+  std::optional<int> outcome_;
 };
 
 }  // namespace kvol::node::cri
