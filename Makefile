@@ -3,13 +3,16 @@
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+# The node's container runtime for `make run`: kvol's own (the node's binaries) or containerd
+# (pods from their images). The tests use both, so `make test` installs containerd's packages.
+CONTAINER_RUNTIME ?= kvol
 
 .PHONY: all setup configure build build-kvol test unit run clean
 
 all: build
 
 setup:
-	@scripts/setup
+	@scripts/setup --container-runtime $(CONTAINER_RUNTIME)
 
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
@@ -24,6 +27,7 @@ build-kvol: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target kvol
 
 # Every test: unit tests, integration tests and the bounded fuzz run.
+test unit: CONTAINER_RUNTIME = containerd
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
@@ -37,7 +41,7 @@ run: build-kvol
 	@echo "Starting kvol server on ./data. To use it from another shell:"
 	@echo "  export KUBECONFIG=$(CURDIR)/data/kubeconfig"
 	@echo "  kubectl get pv"
-	./$(BUILD_DIR)/kvol server --data-dir data
+	./$(BUILD_DIR)/kvol server --data-dir data --container-runtime $(CONTAINER_RUNTIME)
 
 clean:
 	rm -rf $(BUILD_DIR)
