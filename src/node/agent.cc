@@ -133,8 +133,8 @@ void Agent::MakeVolumeManager() {
     return s ? s->metadata.resource_version : std::string();
   };
   volume_status_ = std::make_unique<VolumeStatusWriter>(
-      client_, [this](const std::string& uid) { return volume_manager_->PodVolumes(uid); },
-      client::SinkTo(*recorder_), clock_, VolumeStatusOptions{.host_ip = machine_.address});
+      client_, client::SinkTo(*recorder_), clock_,
+      VolumeStatusOptions{.host_ip = machine_.address});
   volumemanager::Options vo;
   vo.root_dir = options_.root_dir;
   vo.resync = options_.resync;

@@ -5,7 +5,6 @@
 #include "api/pod_status.h"
 #include "api/well_known.h"
 #include "base/log.h"
-#include "volume/util/subpath.h"
 
 namespace kvol::node {
 
@@ -25,14 +24,9 @@ std::string PodKey(const api::Pod& pod) {
 
 }  // namespace
 
-VolumeStatusWriter::VolumeStatusWriter(client::Client& client, PodVolumes volumes,
-                                       client::EventSink events, const os::Clock& clock,
-                                       VolumeStatusOptions options)
-    : client_(client),
-      volumes_(std::move(volumes)),
-      events_(std::move(events)),
-      clock_(clock),
-      options_(std::move(options)) {}
+VolumeStatusWriter::VolumeStatusWriter(client::Client& client, client::EventSink events,
+                                       const os::Clock& clock, VolumeStatusOptions options)
+    : client_(client), events_(std::move(events)), clock_(clock), options_(std::move(options)) {}
 
 std::optional<os::MonoTime> VolumeStatusWriter::Report(
     const std::vector<volumemanager::PodVolumesState>& pods) {
@@ -60,19 +54,7 @@ std::optional<os::MonoTime> VolumeStatusWriter::Report(
 void VolumeStatusWriter::ReportPod(const volumemanager::PodVolumesState& state, PodReport& r,
                                    os::MonoTime now) {
   const api::Pod& pod = *state.pod;
-  bool ready = state.unmounted.empty();
-  // Every volume is there: the containers' subPaths must resolve inside their volumes.
-  std::string subpath_error;
-  if (ready && !r.ready_written) {
-    subpath_error = PrepareSubPaths(pod);
-    if (!subpath_error.empty()) {
-      ready = false;
-      if (subpath_error != r.subpath_reported) {
-        PodEvent(pod, "Warning", "Failed", subpath_error);
-        r.subpath_reported = subpath_error;
-      }
-    }
-  }
+  const bool ready = state.unmounted.empty();
   const std::string prefix = "Unable to attach or mount volumes: unmounted volumes=[" +
                              JoinSorted(state.unmounted) + "], unattached volumes=[" +
                              JoinSorted(state.unattached) + "]: ";
@@ -91,14 +73,9 @@ void VolumeStatusWriter::ReportPod(const volumemanager::PodVolumesState& state, 
     r.next_timeout_event = now + options_.mount_timeout;
   }
   const bool retry_due = !r.retry_status_at || now >= *r.retry_status_at;
-  if (!retry_due ||
-      (r.status_written && r.ready_written == ready && r.message_written == subpath_error)) {
-    return;
-  }
-  const std::string message = ready ? ""
-                              : !subpath_error.empty()
-                                  ? subpath_error
-                                  : "unmounted volumes=[" + JoinSorted(state.unmounted) + "]";
+  if (!retry_due || (r.status_written && r.ready_written == ready)) return;
+  const std::string message =
+      ready ? "" : "unmounted volumes=[" + JoinSorted(state.unmounted) + "]";
   if (Status s = WritePodStatus(pod, ready, message); !s.ok()) {
     log::Warn("pod " + PodKey(pod) + ": status not written: " + s.message());
     r.retry_status_at = now + std::chrono::seconds(1);
@@ -107,34 +84,6 @@ void VolumeStatusWriter::ReportPod(const volumemanager::PodVolumesState& state, 
   r.retry_status_at.reset();
   r.status_written = true;
   r.ready_written = ready;
-  r.message_written = subpath_error;
-}
-
-std::string VolumeStatusWriter::PrepareSubPaths(const api::Pod& pod) {
-  std::vector<const api::Container*> containers;
-  for (const auto& c : pod.spec.init_containers) containers.push_back(&c);
-  for (const auto& c : pod.spec.containers) containers.push_back(&c);
-  if (std::none_of(containers.begin(), containers.end(), [](const api::Container* c) {
-        return std::any_of(c->volume_mounts.begin(), c->volume_mounts.end(),
-                           [](const auto& m) { return !m.sub_path.empty(); });
-      })) {
-    return "";
-  }
-  const auto volumes = volumes_ ? volumes_(pod.metadata.uid)
-                                : std::map<std::string, volumemanager::PodVolume>{};
-  for (const api::Container* c : containers) {
-    for (const auto& m : c->volume_mounts) {
-      if (m.sub_path.empty()) continue;
-      auto v = volumes.find(m.name);
-      if (v == volumes.end()) continue;  // not a volume of this pod: validation's concern
-      auto resolved = volume::util::PrepareSubPath(v->second.path, m.sub_path);
-      if (!resolved.ok()) {
-        return "Error: failed to prepare subPath for volumeMount \"" + m.name +
-               "\" of container \"" + c->name + "\": " + resolved.status().message();
-      }
-    }
-  }
-  return "";
 }
 
 Status VolumeStatusWriter::WritePodStatus(const api::Pod& pod, bool ready,

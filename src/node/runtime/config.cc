@@ -59,7 +59,8 @@ StatusOr<std::string> KeyRefValue(const api::Pod& pod, const Ref& ref,
   if (auto it = object->data.find(ref.key); it != object->data.end()) {
     if constexpr (std::is_same_v<Object, api::Secret>) {
       auto raw = Base64Decode(it->second);
-      if (!raw) return InvalidArgumentError("secret " + ref.name + " key " + ref.key + ": not base64");
+      if (!raw)
+        return InvalidArgumentError("secret " + ref.name + " key " + ref.key + ": not base64");
       return *raw;
     } else {
       return it->second;
@@ -149,7 +150,12 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     if (m.sub_path.empty()) {
       b.source = v->second.path;
     } else {
-      KVOL_ASSIGN_OR_RETURN(b.source, volume::util::PrepareSubPath(v->second.path, m.sub_path));
+      auto resolved = volume::util::PrepareSubPath(v->second.path, m.sub_path);
+      if (!resolved.ok()) {
+        return resolved.status().Annotate("failed to prepare subPath for volumeMount \"" + m.name +
+                                          "\" of container \"" + c.name + "\"");
+      }
+      b.source = *std::move(resolved);
       b.within = v->second.path;  // opened again step by step, refusing symlinks, at start
     }
     out.push_back(std::move(b));

@@ -56,7 +56,7 @@ class VolumeManagerTest : public ::testing::Test {
       events_.push_back(ref.name + " " + std::string(type) + " " + std::string(reason) + " " + msg);
     };
     status_ = std::make_unique<VolumeStatusWriter>(
-        api_, [this](const std::string& uid) { return vm_->PodVolumes(uid); }, events, clock_,
+        api_, events, clock_,
         VolumeStatusOptions{.host_ip = "10.0.0.7", .mount_timeout = mount_timeout});
     o.on_reconciled = [this](const std::vector<PodVolumesState>& pods) {
       return status_->Report(pods);
