@@ -177,6 +177,7 @@ StatusOr<std::unique_ptr<runtime::Backend>> Agent::MakeBackend() {
     cri::CriBackendOptions co;
     co.endpoint = options_.container_runtime_endpoint;
     co.logs_root = options_.pod_logs_dir;
+    co.containers_dir = options_.root_dir + "/containers";
     co.secrets = [this](std::string_view ns, std::string_view name) {
       return host().GetSecret(ns, name);
     };

@@ -7,7 +7,8 @@
 #   - an emptyDir shared by two containers; a ConfigMap's ..data links seen from inside, and a
 #     write into them refused; the downward API through `kubectl logs`;
 #   - a local PV, a claim of the default class and a claim of the bundled CSI driver's class,
-#     from one pod;
+#     from one pod; subPaths of a directory and of a file, and one through a symlink out of
+#     its volume refused;
 #   - `kubectl exec` with its output and exit code; with stdin to its end (-i), and on a
 #     terminal (-it);
 #   - kubelet's image events and waiting reasons (already present, ErrImageNeverPull,
@@ -181,6 +182,47 @@ expect_contains "the CSI volume's filesystem" "csi fs: ext4" "$logs"
 expect_eq "the default claim's class" local-path \
   "$(kubectl get pvc default-claim -o jsonpath='{.spec.storageClassName}')"
 
+# ---- subPaths: bound for the runtime from inside the volume; a symlink out of it refused --------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: subpaths}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: prepare
+    image: busybox:1
+    command: ["sh", "-c", "mkdir -p /data/sub && echo hello >/data/sub/hello && ln -s / /data/evil"]
+    volumeMounts: [{name: data, mountPath: /data}]
+  containers:
+  - name: c
+    image: busybox:1
+    command: ["sh", "-c", "echo \"dir: $(cat /sub/hello) file: $(cat /hello.txt)\"; echo back >/sub/back; sleep 999999"]
+    volumeMounts:
+    - {name: data, mountPath: /sub, subPath: sub}
+    - {name: data, mountPath: /hello.txt, subPath: sub/hello}
+  - name: escape
+    image: busybox:1
+    command: ["ls", "/host"]
+    volumeMounts: [{name: data, mountPath: /host, subPath: evil}]
+  volumes:
+  - {name: data, emptyDir: {}}
+YAML
+NEEDLE="dir: hello file: hello" until_true 60 logs_contain subpaths -c c ||
+  fail "pod subpaths: no subPath contents in its log: $(kubectl logs subpaths -c c 2>&1)"
+escape_reason() {
+  kubectl get pod subpaths -o jsonpath='{.status.containerStatuses[?(@.name=="escape")].state.waiting.reason}'
+}
+escape_refused() { [ "$(escape_reason)" = CreateContainerConfigError ]; }
+until_true 30 escape_refused || fail "the escaping subPath waits with \"$(escape_reason)\""
+expect_contains "why the escaping subPath is refused" "not within volume path" \
+  "$(kubectl get pod subpaths -o jsonpath='{.status.containerStatuses[?(@.name=="escape")].state.waiting.message}')"
+sub_uid=$(kubectl get pod subpaths -o jsonpath='{.metadata.uid}')
+expect_eq "a write through the subPath, in the volume" back \
+  "$(cat "$KVOL_DIR/agent/pods/$sub_uid/volumes/kubernetes.io~empty-dir/data/sub/back" 2>&1)"
+binds=$(awk -v d="$KVOL_DIR/agent/containers/$sub_uid/c/subpaths/" 'index($5, d) == 1' /proc/self/mountinfo | wc -l)
+expect_eq "the running container's subPath binds" 2 "$binds"
+
 # ---- exec without stdin or a terminal (ExecSync) -----------------------------------------------
 expect_eq "kubectl exec" hello "$(kubectl exec share -c writer -- cat /cache/abc.txt 2>&1)"
 kubectl exec share -c writer -- sh -c 'echo out; echo err >&2; exit 7' >"$WORK/exec.out" 2>"$WORK/exec.err"
@@ -276,7 +318,7 @@ expect_eq "the emptyDir is not torn down" hello \
   "$(cat "$KVOL_DIR/agent/pods/$uid/volumes/kubernetes.io~empty-dir/cache/abc.txt" 2>&1)"
 
 # ---- deletion leaves nothing -------------------------------------------------------------------
-kubectl delete pod share never unpullable crash claims --wait=false >/dev/null
+kubectl delete pod share never unpullable crash claims subpaths --wait=false >/dev/null
 gone() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 until_true 60 gone || fail "pods left: $(kubectl get pods -o name)"
 # The pods' sandboxes and containers go once the pod objects have (as kubelet's garbage
@@ -287,8 +329,8 @@ expect_eq "tasks left in containerd" "" "$(crt tasks ls -q)"
 leftover=$(awk -v d="$KVOL_DIR/containerd/" 'index($5, d) == 1' /proc/self/mountinfo | grep -v '/sandboxes/' || true)
 expect_eq "mounts left under containerd's state" "" "$leftover"
 [ -z "$(ls "$WORK/logs" 2>/dev/null)" ] || fail "pod log directories left: $(ls "$WORK/logs")"
-expect_eq "mounts left under the agent's pods" "" \
-  "$(awk -v d="$KVOL_DIR/agent/pods/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
+expect_eq "mounts left under the agent's pods and containers" "" \
+  "$(awk -v d="$KVOL_DIR/agent/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
 kubectl delete pvc local-claim default-claim csi-claim --wait=false >/dev/null
 no_pvs() { [ -z "$(kubectl get pv -o name | grep -v local-pv)" ]; }
 until_true 60 no_pvs || fail "provisioned volumes left: $(kubectl get pv -o name)"

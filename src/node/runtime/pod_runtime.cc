@@ -96,9 +96,9 @@ struct PodRuntime::PodRecord {
   }
 };
 
-PodRuntime::PodRuntime(client::Client& client, volume::Host& host,
-                       std::unique_ptr<Backend> backend, PodRuntimeSources sources,
-                       client::EventSink events, const os::Clock& clock, PodRuntimeOptions options)
+PodRuntime::PodRuntime(client::Client& client, volume::Host& host, std::unique_ptr<Backend> backend,
+                       PodRuntimeSources sources, client::EventSink events, const os::Clock& clock,
+                       PodRuntimeOptions options)
     : client_(client),
       host_(host),
       backend_(std::move(backend)),
@@ -154,6 +154,25 @@ bool PodRuntime::ContainersAlive(const std::string& uid) const {
 }
 
 // ---- finding containers a previous agent left -------------------------------------------------
+
+void PodRuntime::RemoveContainersDir(const std::string& uid) {
+  const std::string dir = (fs::path(options_.root_dir) / "containers" / uid).string();
+  // Never recursively through a mount (a subPath bind left behind): that would remove what a
+  // volume holds. The directory stays, and says so.
+  if (auto table = host_.mounter().List(); table.ok()) {
+    for (const auto& m : *table) {
+      if (m.path.rfind(dir + "/", 0) == 0) {
+        log::Warn("pod runtime: not removing " + dir + ": " + m.path + " is still mounted");
+        return;
+      }
+    }
+  } else {
+    log::Warn("pod runtime: not removing " + dir + ": " + table.status().message());
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
 
 void PodRuntime::SaveState(const ContainerRecord& c) const {
   api::Json j;
@@ -291,8 +310,8 @@ void PodRuntime::Loop() {
 
 void PodRuntime::CheckExits() {
   if (!backend_) return;
-  const bool any = std::any_of(pods_.begin(), pods_.end(),
-                               [](const auto& p) { return p.second->AnyRunning(); });
+  const bool any =
+      std::any_of(pods_.begin(), pods_.end(), [](const auto& p) { return p.second->AnyRunning(); });
   if (!any) return;  // nothing to look for: no listing of the runtime's containers
   backend_->Refresh();
   for (auto& [uid, rec] : pods_) {
@@ -356,8 +375,7 @@ void PodRuntime::SyncAll() {
       // Gone from the API and nothing left running: forget it, and its containers' files
       // (their logs included: kept until then, as kubelet keeps a finished pod's).
       if (backend_) backend_->RemovePod(rec.uid);
-      std::error_code ec;
-      fs::remove_all(fs::path(options_.root_dir) / "containers" / rec.uid, ec);
+      RemoveContainersDir(rec.uid);
       it = pods_.erase(it);
       continue;
     }

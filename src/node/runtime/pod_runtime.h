@@ -70,9 +70,9 @@ struct PodRuntimeSources {
 
 // A container's log files, as `kubectl logs` reads them.
 struct LogFiles {
-  std::string current;   // the running (or last) run's
-  std::string previous;  // the run before it, "" if there was none
-  bool running = false;  // the current run is still going (a follower keeps reading)
+  std::string current;      // the running (or last) run's
+  std::string previous;     // the run before it, "" if there was none
+  bool running = false;     // the current run is still going (a follower keeps reading)
   bool cri_format = false;  // lines in the CRI log format (cri/cri_log.h), not bytes as written
 };
 
@@ -86,7 +86,8 @@ class PodRuntime {
   PodRuntime(const PodRuntime&) = delete;
   PodRuntime& operator=(const PodRuntime&) = delete;
 
-  // Adopts the containers a previous agent left, then starts the loop. Call once the sources are synced.
+  // Adopts the containers a previous agent left, then starts the loop. Call once the sources are
+  // synced.
   Status Start();
   // Stops the loop; the containers keep running (a later Start adopts them).
   void Stop();
@@ -129,6 +130,8 @@ class PodRuntime {
                                        const api::Pod& pod, std::string_view policy);
   void Adopt();
   void SaveState(const ContainerRecord& c) const;
+  // Removes <root>/containers/<uid> unless something is mounted below it.
+  void RemoveContainersDir(const std::string& uid);
   void Event(const api::Pod& pod, std::string_view type, std::string_view reason,
              std::string message);
   std::string BundleDir(const std::string& uid, const std::string& name) const;

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "node/runtime/cri/cri_exec.h"
 #include "node/runtime/cri/keyring.h"
+#include "node/runtime/cri/subpath_bind.h"
 #include "os/files.h"
 
 namespace kvol::node::cri {
@@ -16,6 +17,11 @@ using runtime::StartFailure;
 using runtime::StartResult;
 
 namespace {
+
+// Where run `run` of the container whose directory is `bundle` has its subPath binds.
+std::string SubPathsDir(const std::string& bundle, int run) {
+  return bundle + "/subpaths/" + std::to_string(run);
+}
 
 // How soon a container whose image is being pulled is looked at again.
 constexpr std::chrono::milliseconds kPullingLook{500};
@@ -302,18 +308,32 @@ StartResult CriBackend::Start(const Launch& l) {
                                                .message = s.message(),
                                                .event_message = "Error: " + s.message()}};
   };
+  const std::string subpaths = SubPathsDir(l.bundle, l.run);
+  auto mounts = BindSubPaths(l);
+  if (!mounts.ok()) {
+    UnbindRun(subpaths);
+    return error("CreateContainerConfigError", mounts.status());
+  }
   auto config = ContainerConfig(l.pod, l.spec, (*sandbox)->inputs,
                                 {.restart_count = static_cast<uint32_t>(l.run),
                                  .image = image_ref,
                                  .env = l.env,
-                                 .mounts = l.mounts});
-  if (!config.ok()) return error("CreateContainerConfigError", config.status());
+                                 .mounts = *std::move(mounts)});
+  if (!config.ok()) {
+    UnbindRun(subpaths);
+    return error("CreateContainerConfigError", config.status());
+  }
   auto raw = client_->CreateContainer((*sandbox)->id, *config, (*sandbox)->config);
-  if (!raw.ok()) return error("CreateContainerError", raw.status());
+  if (!raw.ok()) {
+    UnbindRun(subpaths);
+    return error("CreateContainerError", raw.status());
+  }
   if (Status s = client_->StartContainer(*raw); !s.ok()) {
     static_cast<void>(client_->RemoveContainer(*raw));
+    UnbindRun(subpaths);
     return error("RunContainerError", s);
   }
+  subpaths_[*raw] = subpaths;
   return {.id = Id(*raw), .image_id = image_ref};
 }
 
@@ -350,11 +370,41 @@ std::optional<api::ContainerStateTerminated> CriBackend::Exited(const std::strin
   if (!listed_) return std::nullopt;
   const std::string raw = Raw(id);
   auto it = states_.find(raw);
-  if (it == states_.end()) return Unknown();
-  if (it->second == pb::CONTAINER_RUNNING || it->second == pb::CONTAINER_CREATED) {
-    return std::nullopt;
+  std::optional<api::ContainerStateTerminated> ended;
+  if (it == states_.end()) {
+    ended = Unknown();
+  } else if (it->second != pb::CONTAINER_RUNNING && it->second != pb::CONTAINER_CREATED) {
+    ended = EndedOf(raw);
   }
-  return EndedOf(raw);
+  if (ended) {
+    // Its subPath binds go now, before the volume manager may tear the volumes down.
+    if (auto s = subpaths_.find(raw); s != subpaths_.end()) {
+      UnbindRun(s->second);
+      subpaths_.erase(s);
+    }
+  }
+  return ended;
+}
+
+StatusOr<std::vector<runtime::BindMount>> CriBackend::BindSubPaths(const Launch& l) {
+  std::vector<runtime::BindMount> mounts = l.mounts;
+  const std::string dir = SubPathsDir(l.bundle, l.run);
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    runtime::BindMount& m = mounts[i];
+    if (m.within.empty()) continue;
+    const std::string target = dir + "/" + std::to_string(i);
+    if (Status s = BindSubPath(m.within, m.source, target); !s.ok()) {
+      return s.Annotate("failed to prepare subPath for volumeMount at \"" + m.target +
+                        "\" of container \"" + l.spec.name + "\"");
+    }
+    m.source = target;
+    m.within.clear();
+  }
+  return mounts;
+}
+
+void CriBackend::UnbindRun(const std::string& dir) {
+  if (Status s = UnbindSubPaths(dir); !s.ok()) log::Warn("pod runtime: " + s.message());
 }
 
 void CriBackend::Terminate(const std::string& id, std::chrono::seconds grace) {
@@ -383,6 +433,19 @@ void CriBackend::Discard(const std::string& id) {
 
 void CriBackend::RemovePod(const std::string& uid) {
   puller_->Forget(uid + "_");
+  // Whatever subPath bind a run left (its end missed while the agent was away) goes before
+  // the pod's directories do.
+  if (!options_.containers_dir.empty()) {
+    std::error_code ec;
+    const fs::path pod = fs::path(options_.containers_dir) / uid;
+    for (fs::directory_iterator c(pod, ec), end; !ec && c != end; c.increment(ec)) {
+      std::error_code ec2;
+      for (fs::directory_iterator r(c->path() / "subpaths", ec2); !ec2 && r != end;
+           r.increment(ec2)) {
+        UnbindRun(r->path().string());
+      }
+    }
+  }
   pb::ListContainersRequest containers;
   (*containers.mutable_filter()->mutable_label_selector())[std::string(kPodUidLabel)] = uid;
   if (auto list = client_->Call(&pb::RuntimeService::Stub::ListContainers, containers); list.ok()) {
@@ -454,7 +517,18 @@ void CriBackend::BeginAdopt() {
 
 FoundRun CriBackend::Adopt(const std::string& uid, const std::string& container,
                            const std::string& bundle, int run, const std::string& id) {
-  static_cast<void>(bundle);
+  FoundRun out = FindRun(uid, container, run, id);
+  const std::string subpaths = SubPathsDir(bundle, run);
+  if (out.ended || out.never_started) {
+    UnbindRun(subpaths);
+  } else {
+    subpaths_[Raw(out.id)] = subpaths;
+  }
+  return out;
+}
+
+FoundRun CriBackend::FindRun(const std::string& uid, const std::string& container, int run,
+                             const std::string& id) {
   const pb::Container* found = nullptr;
   for (const auto& c : found_containers_) {
     const bool match =

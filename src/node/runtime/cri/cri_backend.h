@@ -8,6 +8,7 @@
 //     ErrImageNeverPull); pulls run one at a time off the runtime's thread (image_puller.h);
 //   - CreateContainer and StartContainer; ends seen by listing the containers every poll
 //     period (kubelet's PLEG relists every second); StopContainer with the grace period;
+//   - subPaths bound safely for the runtime (subpath_bind.h), unbound when the run ends;
 //   - runs found again by their labels and restartCount annotation;
 //   - logs in the CRI log format under <logs_root>/<namespace>_<name>_<uid>/<container>/.
 #pragma once
@@ -31,6 +32,9 @@ namespace kvol::node::cri {
 struct CriBackendOptions {
   std::string endpoint;  // "unix:///run/containerd/containerd.sock"
   std::string logs_root = std::string(kPodLogsRoot);
+  // The pod runtime's <root>/containers: each container's directory (Launch's bundle) holds
+  // its runs' subPath binds (subpath_bind.h).
+  std::string containers_dir;
   std::string resolv_conf = "/etc/resolv.conf";  // the node's DNS, given to sandboxes
   std::chrono::milliseconds poll_period{1000};
   // The image pull back-off, per pod and image: kubelet's.
@@ -105,10 +109,17 @@ class CriBackend : public runtime::Backend {
   std::string Id(const std::string& raw) const { return prefix_ + raw; }
   std::string Raw(const std::string& id) const;
   std::optional<api::ContainerStateTerminated> EndedOf(const std::string& raw);
+  // The launch's mounts with each subPath bound under <bundle>/subpaths/<run>/; or why not.
+  StatusOr<std::vector<runtime::BindMount>> BindSubPaths(const runtime::Launch& l);
+  // The run a record names, as the runtime holds it (Adopt's work but the binds).
+  runtime::FoundRun FindRun(const std::string& uid, const std::string& container, int run,
+                            const std::string& id);
+  // Unbinds what a run bound (when it has ended, or never started).
+  void UnbindRun(const std::string& dir);
 
   const CriBackendOptions options_;
   std::unique_ptr<Client> client_;
-  std::unique_ptr<ImagePuller> puller_;  // after client_, which its thread uses
+  std::unique_ptr<ImagePuller> puller_;               // after client_, which its thread uses
   std::string version_;                               // "containerd://1.6.20"
   std::string prefix_;                                // "containerd://"
   std::map<std::string, Sandbox> sandboxes_;          // by pod uid
@@ -116,6 +127,7 @@ class CriBackend : public runtime::Backend {
   bool listed_ = false;                               // states_ is current
   std::map<std::string, Backoff> pull_backoff_;       // by "<pod uid>_<image>"
   std::vector<std::future<void>> stopping_;           // StopContainer calls under way
+  std::map<std::string, std::string> subpaths_;       // a running run's binds' dir, by raw id
   // While adopting: what the runtime holds of pods.
   std::vector<pb::Container> found_containers_;
   std::vector<pb::PodSandbox> found_sandboxes_;
