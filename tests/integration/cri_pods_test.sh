@@ -15,7 +15,9 @@
 #     ErrImagePull then ImagePullBackOff);
 #   - restarts with `logs --previous`;
 #   - kill -9 of the server, after which the containers still run and are found again;
-#   - no sandbox, container, mount or provisioned volume left once pods and claims are deleted.
+#   - with a CNI configuration (a bridge), a pod's own network: its podIP, hostname and netns;
+#   - no sandbox, container, mount, netns or provisioned volume left once pods and claims are
+#     deleted.
 # Usage: cri_pods_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -317,8 +319,42 @@ uid=$(kubectl get pod share -o jsonpath='{.metadata.uid}')
 expect_eq "the emptyDir is not torn down" hello \
   "$(cat "$KVOL_DIR/agent/pods/$uid/volumes/kubernetes.io~empty-dir/cache/abc.txt" 2>&1)"
 
+# ---- a network of its own, once containerd has a CNI configuration -----------------------------
+bridge=kvolbr$((RANDOM % 100000))
+subnet=10.244.$((RANDOM % 250)).0/24  # Kubernetes' usual pod range; apart from another run's
+at_exit "ip link del $bridge 2>/dev/null"
+netns_before=$(ip netns list 2>/dev/null | cut -d' ' -f1 | sort)
+cat >"$KVOL_DIR/containerd/cni/10-kvol-test.conflist" <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "$bridge",
+  "plugins": [
+    {"type": "bridge", "bridge": "$bridge", "isGateway": true,
+     "ipam": {"type": "host-local", "dataDir": "$WORK/cni-ipam",
+              "ranges": [[{"subnet": "$subnet"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "loopback"}
+  ]
+}
+JSON
+sleep 2  # containerd picks the configuration up from its directory as it changes
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: net}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: "busybox:1", command: ["sh", "-c", "echo \"host: $(hostname)\"; sleep 999999"]}
+YAML
+until_true 60 phase_is net Running || fail "pod net is $(phase net), not Running"
+pod_ip=$(kubectl get pod net -o jsonpath='{.status.podIP}')
+[[ $pod_ip == "${subnet%.0/24}".* ]] || fail "pod net's podIP is \"$pod_ip\", not one of its network's"
+NEEDLE="host: net" until_true 20 logs_contain net || fail "pod net has no hostname of its own: $(kubectl logs net 2>&1)"
+[ "$(ip netns list 2>/dev/null | cut -d' ' -f1 | sort)" != "$netns_before" ] ||
+  fail "pod net has no network namespace"
+
 # ---- deletion leaves nothing -------------------------------------------------------------------
-kubectl delete pod share never unpullable crash claims subpaths --wait=false >/dev/null
+kubectl delete pod share never unpullable crash claims subpaths net --wait=false >/dev/null
 gone() { [ -z "$(kubectl get pods -o name 2>/dev/null)" ]; }
 until_true 60 gone || fail "pods left: $(kubectl get pods -o name)"
 # The pods' sandboxes and containers go once the pod objects have (as kubelet's garbage
@@ -329,6 +365,7 @@ expect_eq "tasks left in containerd" "" "$(crt tasks ls -q)"
 leftover=$(awk -v d="$KVOL_DIR/containerd/" 'index($5, d) == 1' /proc/self/mountinfo | grep -v '/sandboxes/' || true)
 expect_eq "mounts left under containerd's state" "" "$leftover"
 [ -z "$(ls "$WORK/logs" 2>/dev/null)" ] || fail "pod log directories left: $(ls "$WORK/logs")"
+expect_eq "network namespaces left" "$netns_before" "$(ip netns list 2>/dev/null | cut -d' ' -f1 | sort)"
 expect_eq "mounts left under the agent's pods and containers" "" \
   "$(awk -v d="$KVOL_DIR/agent/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
 kubectl delete pvc local-claim default-claim csi-claim --wait=false >/dev/null

@@ -59,6 +59,11 @@ cri_sweep() {
   pkill -KILL -f "containerd.* $WORK/" 2>/dev/null
 }
 
+# at_exit CMD: runs CMD (a shell command line) when the test ends, however it ends: for what
+# the test makes outside $WORK (a network bridge).
+at_exit() { echo "$*" >>"$WORK/at_exit"; }
+run_at_exit() { [ -f "$WORK/at_exit" ] && while read -r cmd; do eval "$cmd"; done <"$WORK/at_exit"; }
+
 cleanup() {
   local pid
   cri_sweep
@@ -70,6 +75,7 @@ cleanup() {
   # Loop devices made by what the test ran (a FlexVolume driver) are listed there too.
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   detach_loops_under "$WORK"
+  run_at_exit
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -87,6 +93,7 @@ trap cleanup EXIT
   unmount_under "$WORK"
   [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   detach_loops_under "$WORK"
+  run_at_exit
   rm -rf "$WORK"
 ) >/dev/null 2>&1 &
 disown
