@@ -6,8 +6,8 @@
 #   - the node's runtime version;
 #   - an emptyDir shared by two containers; a ConfigMap's ..data links seen from inside, and a
 #     write into them refused; the downward API through `kubectl logs`;
-#   - a local PV, a claim of the default class and a claim of the bundled CSI driver's class,
-#     from one pod; subPaths of a directory and of a file, and one through a symlink out of
+#   - a local PV, a claim of the default class, a claim of the bundled CSI driver's class and
+#     a Block one (the container's /dev/xvda), from one pod, with logs --tail and -f; subPaths of a directory and of a file, and one through a symlink out of
 #     its volume refused;
 #   - `kubectl exec` with its output and exit code; with stdin to its end (-i), and on a
 #     terminal (-it);
@@ -145,6 +145,15 @@ spec:
   resources: {requests: {storage: 16Mi}}
 ---
 apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: block-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: loop
+  volumeMode: Block
+  resources: {requests: {storage: 16Mi}}
+---
+apiVersion: v1
 kind: Pod
 metadata: {name: claims}
 spec:
@@ -159,16 +168,21 @@ spec:
       echo written >/local/out
       echo default >/default/f && echo "default: \$(cat /default/f)"
       echo csi >/csi/f && echo "csi: \$(cat /csi/f)"
+      echo "block: \$(busybox stat -c %F /dev/xvda)"
+      echo through-the-device | dd of=/dev/xvda bs=512 count=1 conv=sync 2>/dev/null
+      echo "read back: \$(dd if=/dev/xvda bs=18 count=1 2>/dev/null)"
       grep " /csi " /proc/mounts | cut -d' ' -f3 | sed 's/^/csi fs: /'
       sleep 999999
     volumeMounts:
     - {name: local, mountPath: /local}
     - {name: default, mountPath: /default}
     - {name: csi, mountPath: /csi}
+    volumeDevices: [{name: block, devicePath: /dev/xvda}]
   volumes:
   - {name: local, persistentVolumeClaim: {claimName: local-claim}}
   - {name: default, persistentVolumeClaim: {claimName: default-claim}}
   - {name: csi, persistentVolumeClaim: {claimName: csi-claim}}
+  - {name: block, persistentVolumeClaim: {claimName: block-claim}}
 YAML
 until_true 90 phase_is claims Running || {
   fail "pod claims is $(phase claims), not Running"
@@ -181,6 +195,11 @@ expect_eq "the container's write, on the node" written "$(cat "$WORK/local/out" 
 expect_contains "the default class's claim" "default: default" "$logs"
 expect_contains "the CSI claim" "csi: csi" "$logs"
 expect_contains "the CSI volume's filesystem" "csi fs: ext4" "$logs"
+expect_contains "a Block claim, the container's device" "block: block special file" "$logs"
+expect_contains "written to the device and read back" "read back: through-the-device" "$logs"
+expect_eq "kubectl logs --tail" "$(kubectl logs claims | tail -1)" "$(kubectl logs claims --tail=1)"
+follow=$(timeout 5 kubectl logs -f claims 2>&1)
+expect_contains "kubectl logs -f, until stopped" "local: from the node" "$follow"
 expect_eq "the default claim's class" local-path \
   "$(kubectl get pvc default-claim -o jsonpath='{.spec.storageClassName}')"
 
@@ -368,7 +387,7 @@ expect_eq "mounts left under containerd's state" "" "$leftover"
 expect_eq "network namespaces left" "$netns_before" "$(ip netns list 2>/dev/null | cut -d' ' -f1 | sort)"
 expect_eq "mounts left under the agent's pods and containers" "" \
   "$(awk -v d="$KVOL_DIR/agent/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo)"
-kubectl delete pvc local-claim default-claim csi-claim --wait=false >/dev/null
+kubectl delete pvc local-claim default-claim csi-claim block-claim --wait=false >/dev/null
 no_pvs() { [ -z "$(kubectl get pv -o name | grep -v local-pv)" ]; }
 until_true 60 no_pvs || fail "provisioned volumes left: $(kubectl get pv -o name)"
 expect_eq "the local PV's files stay" "from the node" "$(cat "$WORK/local/seed")"
