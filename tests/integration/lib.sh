@@ -81,8 +81,9 @@ cleanup() {
 trap cleanup EXIT
 
 # A watchdog outlives this script only to kill what it started if the script itself is killed
-# (e.g. by a test timeout) before its EXIT trap can run.
-(
+# (e.g. by a test timeout) before its EXIT trap can run. Forked twice, so that it is no longer
+# this script's descendant: ctest ends a timed-out test with its whole process tree.
+( (
   parent=$$
   while kill -0 "$parent" 2>/dev/null; do sleep 1; done
   if [ -f "$WORK/pids" ]; then
@@ -95,8 +96,7 @@ trap cleanup EXIT
   detach_loops_under "$WORK"
   run_at_exit
   rm -rf "$WORK"
-) >/dev/null 2>&1 &
-disown
+) >/dev/null 2>&1 & )
 
 # track PID: remember a process to kill at the end.
 track() {
