@@ -244,14 +244,14 @@ expect_eq "a write through the subPath, in the volume" back \
 binds=$(awk -v d="$KVOL_DIR/agent/containers/$sub_uid/c/subpaths/" 'index($5, d) == 1' /proc/self/mountinfo | wc -l)
 expect_eq "the running container's subPath binds" 2 "$binds"
 
-# ---- exec without stdin or a terminal (ExecSync) -----------------------------------------------
+# ---- exec without stdin or a terminal ----------------------------------------------------------
 expect_eq "kubectl exec" hello "$(kubectl exec share -c writer -- cat /cache/abc.txt 2>&1)"
 kubectl exec share -c writer -- sh -c 'echo out; echo err >&2; exit 7' >"$WORK/exec.out" 2>"$WORK/exec.err"
 expect_eq "kubectl exec's exit code" 7 "$?"
 expect_eq "kubectl exec's stdout" out "$(cat "$WORK/exec.out")"
 expect_contains "kubectl exec's stderr" err "$(cat "$WORK/exec.err")"
 
-# ---- exec with stdin and a terminal (Exec, over the runtime's SPDY stream) --------------------
+# ---- exec with stdin and a terminal ------------------------------------------------------------
 expect_eq "kubectl exec -i: stdin, to its end" "from stdin" \
   "$(echo "from stdin" | kubectl exec -i share -c writer -- cat 2>&1)"
 echo | kubectl exec -i share -c writer -- sh -c 'echo err >&2; exit 4' >/dev/null 2>"$WORK/exec.err"
@@ -264,6 +264,8 @@ expect_contains "kubectl exec -it: its exit code" "command terminated with exit 
 head -c 3000000 /dev/urandom >"$WORK/big"
 expect_eq "kubectl exec -i: 3 MB through stdin" "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
   "$(kubectl exec -i share -c writer -- busybox md5sum <"$WORK/big" 2>&1 | cut -d' ' -f1)"
+expect_eq "kubectl exec -i whose command ends before its stdin does" "y y y y y " \
+  "$(yes | timeout 30 kubectl exec -i share -c writer -- sh -c 'head -c 10' 2>&1 | tr '\n' ' ')"
 out=$(kubectl exec -i share -c writer -- no-such-command </dev/null 2>&1)
 expect_contains "kubectl exec -i of a missing command" "no-such-command" "$out"
 

@@ -378,8 +378,8 @@ std::optional<api::ContainerStateTerminated> CriBackend::Exited(const std::strin
   }
   if (ended) {
     // Its subPath binds go now, before the volume manager may tear the volumes down.
-    if (auto s = subpaths_.find(raw); s != subpaths_.end()) {
-      UnbindRun(s->second);
+    // Kept for the next look when that fails (the volume would stay pinned otherwise).
+    if (auto s = subpaths_.find(raw); s != subpaths_.end() && UnbindRun(s->second)) {
       subpaths_.erase(s);
     }
   }
@@ -403,8 +403,10 @@ StatusOr<std::vector<runtime::BindMount>> CriBackend::BindSubPaths(const Launch&
   return mounts;
 }
 
-void CriBackend::UnbindRun(const std::string& dir) {
-  if (Status s = UnbindSubPaths(dir); !s.ok()) log::Warn("pod runtime: " + s.message());
+bool CriBackend::UnbindRun(const std::string& dir) {
+  Status s = UnbindSubPaths(dir);
+  if (!s.ok()) log::Warn("pod runtime: " + s.message());
+  return s.ok();
 }
 
 void CriBackend::Terminate(const std::string& id, std::chrono::seconds grace) {
@@ -603,12 +605,8 @@ StatusOr<std::unique_ptr<runtime::ExecStream>> CriBackend::Exec(
     const std::string& id, const std::string& bundle, const std::vector<std::string>& argv,
     bool stdin, bool tty) {
   static_cast<void>(bundle);
-  if (stdin || tty) {
-    KVOL_ASSIGN_OR_RETURN(auto stream, CriExecStream::Start(*client_, Raw(id), argv, stdin, tty));
-    return std::unique_ptr<runtime::ExecStream>(std::move(stream));
-  }
-  KVOL_ASSIGN_OR_RETURN(auto sync, CriExecSync::Start(*client_, Raw(id), argv));
-  return std::unique_ptr<runtime::ExecStream>(std::move(sync));
+  KVOL_ASSIGN_OR_RETURN(auto stream, CriExecStream::Start(*client_, Raw(id), argv, stdin, tty));
+  return std::unique_ptr<runtime::ExecStream>(std::move(stream));
 }
 
 }  // namespace kvol::node::cri

@@ -114,8 +114,9 @@ class CriBackend : public runtime::Backend {
   // The run a record names, as the runtime holds it (Adopt's work but the binds).
   runtime::FoundRun FindRun(const std::string& uid, const std::string& container, int run,
                             const std::string& id);
-  // Unbinds what a run bound (when it has ended, or never started).
-  void UnbindRun(const std::string& dir);
+  // Unbinds what a run bound (when it has ended, or never started); false when some of it
+  // stays.
+  bool UnbindRun(const std::string& dir);
 
   const CriBackendOptions options_;
   std::unique_ptr<Client> client_;

@@ -76,12 +76,6 @@ class Client {
   kvol::Status StopPodSandbox(const std::string& id);
   kvol::Status RemovePodSandbox(const std::string& id);
   StatusOr<pb::PodSandboxStatus> PodSandboxStatus(const std::string& id);
-  // ExecSync under `context`, which the caller may cancel, with no deadline of its own: the
-  // command runs as long as it runs.
-  grpc::Status ExecSync(grpc::ClientContext* context, const pb::ExecSyncRequest& req,
-                        pb::ExecSyncResponse* resp) {
-    return runtime_->ExecSync(context, req, resp);
-  }
 
  private:
   Client() = default;

@@ -1,11 +1,9 @@
-// CriExecSync: one ExecSync call on its own thread, answered through an eventfd. CriExecStream:
-// Exec, and its session with the runtime's streaming server over SPDY.
+// CriExecStream: Exec, and its session with the runtime's streaming server over SPDY.
 #include "node/runtime/cri/cri_exec.h"
 
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,61 +13,6 @@
 #include "api/codec.h"
 #include "api/exec_status.h"
 #include "csi/client.h"
-
-namespace kvol::node::cri {
-
-StatusOr<std::unique_ptr<CriExecSync>> CriExecSync::Start(Client& client, const std::string& id,
-                                                          const std::vector<std::string>& argv) {
-  std::unique_ptr<CriExecSync> s(new CriExecSync());
-  s->event_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (s->event_ < 0) return InternalError(std::string("eventfd: ") + std::strerror(errno));
-  pb::ExecSyncRequest req;
-  req.set_container_id(id);
-  for (const auto& a : argv) req.add_cmd(a);
-  req.set_timeout(0);  // as long as the command runs, as kubectl exec waits
-  s->thread_ = std::thread([s = s.get(), &client, req = std::move(req)] {
-    pb::ExecSyncResponse resp;
-    grpc::Status status = client.ExecSync(&s->context_, req, &resp);
-    {
-      std::lock_guard lock(s->mu_);
-      if (status.ok()) {
-        s->answer_ = std::move(resp);
-      } else {
-        s->error_ = csi::FromGrpc(status);
-      }
-    }
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(s->event_, &one, sizeof one);
-  });
-  return s;
-}
-
-CriExecSync::~CriExecSync() {
-  Kill();
-  if (thread_.joinable()) thread_.join();
-  if (event_ >= 0) close(event_);
-}
-
-std::optional<int> CriExecSync::Collect(std::vector<std::pair<int, std::string>>* out) {
-  out->clear();
-  std::lock_guard lock(mu_);
-  if (collected_) return answer_ ? answer_->exit_code() : 126;
-  if (!answer_ && !error_) return std::nullopt;
-  collected_ = true;
-  if (error_) {
-    // As a shell reports a command it could not run.
-    out->emplace_back(2, error_->message() + "\n");
-    return 126;
-  }
-  if (!answer_->stdout().empty()) out->emplace_back(1, answer_->stdout());
-  if (!answer_->stderr().empty()) out->emplace_back(2, answer_->stderr());
-  return answer_->exit_code();
-}
-
-}  // namespace kvol::node::cri
-
-// ---- CriExecStream
-// -------------------------------------------------------------------------------
 
 namespace kvol::node::cri {
 
@@ -246,8 +189,8 @@ Status CriExecStream::Open(const std::string& url, bool stdin, bool tty,
       if (*frame) {
         if ((*frame)->type == spdy::Type::kSynReply) replied_.insert((*frame)->stream);
         if ((*frame)->type == spdy::Type::kRstStream && (*frame)->stream == *stream) {
-          return UnavailableError("the container runtime refused the exec's " +
-                                  std::string(type) + " stream");
+          return UnavailableError("the container runtime refused the exec's " + std::string(type) +
+                                  " stream");
         }
         continue;
       }
@@ -278,17 +221,22 @@ CriExecStream::~CriExecStream() {
 }
 
 void CriExecStream::Send(const std::string& bytes) {
-  if (ended_) return;
+  if (ended_ || send_failed_) return;
   if (!SendAll(socket_, bytes)) {
+    // The command may have ended and the server closed (stdin still coming): what it wrote
+    // and its outcome are still to be read, so only sending stops.
     failure_ = std::string("writing to the container runtime's stream: ") + std::strerror(errno);
-    failed_ = true;
-    ended_ = true;
+    send_failed_ = true;
   }
 }
 
 void CriExecStream::Flush() {
   if (streams_.stdin && replied_.count(streams_.stdin)) {
-    if (!pending_stdin_.empty()) Send(spdy::Writer::Data(streams_.stdin, pending_stdin_, false));
+    // In frames of at most 32 KiB, as the server writes its own (and far below SPDY's 16 MiB).
+    for (size_t at = 0; at < pending_stdin_.size(); at += kMaxDataFrame) {
+      Send(spdy::Writer::Data(streams_.stdin,
+                              std::string_view(pending_stdin_).substr(at, kMaxDataFrame), false));
+    }
     pending_stdin_.clear();
     if (pending_close_) Send(spdy::Writer::Data(streams_.stdin, "", true));
     pending_close_ = false;
@@ -362,7 +310,7 @@ std::optional<int> CriExecStream::Outcome(std::vector<std::pair<int, std::string
   out->emplace_back(2,
                     "the container runtime's exec stream ended without the command's "
                     "outcome" +
-                        (failed_ ? ": " + failure_ : std::string()) + "\n");
+                        (failed_ || send_failed_ ? ": " + failure_ : std::string()) + "\n");
   return outcome_ = 126;
 }
 

@@ -1,23 +1,16 @@
-// `kubectl exec` through a CRI runtime, as kubelet runs it:
-//   - without stdin or a terminal, through ExecSync: the command runs to its end in the
-//     container, and its output and exit status come back whole. The call runs on a thread of
-//     its own; an eventfd becomes readable when it has answered, so the caller waits on one
-//     descriptor as with any exec stream;
-//   - with stdin or a terminal (-i, -t), through Exec: the runtime answers with the URL of its
-//     streaming server, which serves the session over SPDY (spdy.h) with Kubernetes' v4
-//     stream protocol: streams error, stdin, stdout, stderr (not with a terminal) and resize
-//     (with one), and the outcome as a Status on the error stream.
+// `kubectl exec` through a CRI runtime, as kubelet serves it (ExecSync is for probes): the
+// runtime answers Exec with the URL of its streaming server, which serves the session over SPDY
+// (spdy.h) with Kubernetes' v4 stream protocol: streams error, stdin (with -i), stdout, stderr
+// (not with a terminal) and resize (with -t), and the outcome as a Status on the error stream.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "node/runtime/cri/cri_client.h"
@@ -26,39 +19,10 @@
 
 namespace kvol::node::cri {
 
-class CriExecSync : public runtime::ExecStream {
- public:
-  // Runs `argv` in container `id` (the runtime's id) through `client`, which must outlive it.
-  static StatusOr<std::unique_ptr<CriExecSync>> Start(Client& client, const std::string& id,
-                                                      const std::vector<std::string>& argv);
-  ~CriExecSync() override;
-
-  int fd() const override { return event_; }
-  std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override;
-  // ExecSync takes no input: stdin is refused before it starts, so these have nothing to do.
-  void WriteStdin(std::string_view data) override { static_cast<void>(data); }
-  void CloseStdin() override {}
-  void Resize(uint16_t cols, uint16_t rows) override {
-    static_cast<void>(cols);
-    static_cast<void>(rows);
-  }
-  // The client went away: the call is cancelled (the runtime ends the process).
-  void Kill() override { context_.TryCancel(); }
-
- private:
-  CriExecSync() = default;
-
-  grpc::ClientContext context_;
-  int event_ = -1;
-  std::mutex mu_;
-  std::optional<pb::ExecSyncResponse> answer_;  // guarded by mu_
-  std::optional<Status> error_;                 // guarded by mu_
-  bool collected_ = false;
-  std::thread thread_;
-};
-
 // The stream protocol asked of the runtime's streaming server.
 inline constexpr std::string_view kStreamProtocol = "v4.channel.k8s.io";
+// The most stdin one DATA frame carries.
+inline constexpr size_t kMaxDataFrame = 32 << 10;
 
 class CriExecStream : public runtime::ExecStream {
  public:
@@ -99,9 +63,10 @@ class CriExecStream : public runtime::ExecStream {
   std::string pending_stdin_;   // until the stdin stream is answered
   bool pending_close_ = false;
   std::optional<std::string> pending_resize_;
-  std::string status_;   // the error stream's data
-  bool ended_ = false;   // the connection is over
-  bool failed_ = false;  // ... before the session's end
+  std::string status_;        // the error stream's data
+  bool ended_ = false;        // the connection is over
+  bool failed_ = false;       // ... before the session's end
+  bool send_failed_ = false;  // nothing more is sent; what comes is still read
   std::string failure_;
   std::optional<int> outcome_;
 };

@@ -61,7 +61,11 @@ void ImagePuller::Forget(const std::string& prefix) {
   for (auto it = done_.begin(); it != done_.end();) {
     it = mine(it->first) ? done_.erase(it) : std::next(it);
   }
-  if (!current_.empty() && mine(current_)) forget_current_ = true;
+  if (!current_.empty() && mine(current_)) {
+    // Cancelled, so that the pulls queued behind it (other pods') are not held up by it.
+    forget_current_ = true;
+    if (current_context_) current_context_->TryCancel();
+  }
 }
 
 void ImagePuller::Loop() {

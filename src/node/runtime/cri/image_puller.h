@@ -47,7 +47,7 @@ class ImagePuller {
   // The outcome of the pull for `key`, once, when it is done.
   std::optional<PullOutcome> Take(const std::string& key);
   // Drops what is queued or done for keys starting with `prefix` (a pod that went). A pull
-  // under way for one finishes, and its outcome is dropped.
+  // under way for one is cancelled, and its outcome dropped.
   void Forget(const std::string& prefix);
 
  private:

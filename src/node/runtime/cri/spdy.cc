@@ -78,6 +78,7 @@ std::string Writer::SynStream(uint32_t stream,
 }
 
 std::string Writer::Data(uint32_t stream, std::string_view data, bool fin) {
+  if (data.size() > 0xffffff) return "";  // no frame holds it: callers send at most 32 KiB
   return Head(stream & 0x7fffffff, fin ? kFlagFin : 0, data.size()) + std::string(data);
 }
 
