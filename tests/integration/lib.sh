@@ -126,11 +126,15 @@ finish() {
   exit 0
 }
 
-# A TCP port on 127.0.0.1 that nothing answers on.
+# A TCP port on 127.0.0.1 that nothing answers on, below the kernel's ephemeral range, so that
+# no client connection of this machine is given it while the test holds it (a server restarted
+# on its port would find it taken).
 free_port() {
-  local p
+  local p low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  [ "${low:-0}" -gt 12000 ] || low=32768
   while true; do
-    p=$((20000 + RANDOM % 30000))
+    p=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return
