@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -163,6 +164,17 @@ std::vector<MountPoint> ParseMountInfo(std::string_view text) {
     if (dash + 3 < f.size()) m.super_options = SplitOn(f[dash + 3], ',');
     out.push_back(std::move(m));
   }
+  return out;
+}
+
+std::vector<std::string> MountPointsBelow(const std::vector<MountPoint>& table,
+                                          const std::string& dir) {
+  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+  std::vector<std::string> out;
+  for (const auto& m : table) {
+    if (m.path.size() > prefix.size() && m.path.rfind(prefix, 0) == 0) out.push_back(m.path);
+  }
+  std::sort(out.rbegin(), out.rend());  // a path sorts after its parent: deepest first
   return out;
 }
 

@@ -31,6 +31,11 @@ struct MountPoint {
 // are decoded.
 std::vector<MountPoint> ParseMountInfo(std::string_view text);
 
+// The mount points of `table` strictly below directory `dir`, deepest first (the order to
+// unmount them in).
+std::vector<std::string> MountPointsBelow(const std::vector<MountPoint>& table,
+                                          const std::string& dir);
+
 class Mounter {
  public:
   virtual ~Mounter() = default;

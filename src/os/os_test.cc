@@ -39,6 +39,16 @@ TEST(MountInfo, ParsesFieldsOptionalTagsAndEscapes) {
   EXPECT_EQ(m[2].options, (std::vector<std::string>{"ro", "relatime"}));
 }
 
+TEST(MountInfo, PointsBelowADirectoryDeepestFirst) {
+  std::vector<MountPoint> table;
+  for (const char* p : {"/", "/a/pods", "/a/pods/u1/x", "/a/pods/u1", "/a/podsX/y", "/a/pods/u2"})
+    table.push_back({.path = p});
+  EXPECT_EQ(MountPointsBelow(table, "/a/pods"),
+            (std::vector<std::string>{"/a/pods/u2", "/a/pods/u1/x", "/a/pods/u1"}));
+  EXPECT_EQ(MountPointsBelow(table, "/a/pods/"), MountPointsBelow(table, "/a/pods"));
+  EXPECT_TRUE(MountPointsBelow(table, "/b").empty());
+}
+
 TEST(MountInfo, ThisProcessHasARoot) {
   auto m = NewRealMounter()->List();
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -160,11 +160,9 @@ void PodRuntime::RemoveContainersDir(const std::string& uid) {
   // Never recursively through a mount (a subPath bind left behind): that would remove what a
   // volume holds. The directory stays, and says so.
   if (auto table = host_.mounter().List(); table.ok()) {
-    for (const auto& m : *table) {
-      if (m.path.rfind(dir + "/", 0) == 0) {
-        log::Warn("pod runtime: not removing " + dir + ": " + m.path + " is still mounted");
-        return;
-      }
+    if (auto below = os::MountPointsBelow(*table, dir); !below.empty()) {
+      log::Warn("pod runtime: not removing " + dir + ": " + below.back() + " is still mounted");
+      return;
     }
   } else {
     log::Warn("pod runtime: not removing " + dir + ": " + table.status().message());

@@ -98,14 +98,8 @@ Status UnbindSubPaths(const std::string& dir) {
   if (!fs::exists(dir, ec)) return OkStatus();
   std::string table;
   KVOL_RETURN_IF_ERROR(os::ReadFile("/proc/self/mountinfo", &table));
-  std::vector<std::string> points;
-  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
-  for (const auto& m : os::ParseMountInfo(table)) {
-    if (m.path.rfind(prefix, 0) == 0) points.push_back(m.path);
-  }
-  std::sort(points.rbegin(), points.rend());  // deepest (longest) first
   Status result = OkStatus();
-  for (const auto& p : points) {
+  for (const auto& p : os::MountPointsBelow(os::ParseMountInfo(table), dir)) {
     if (umount2(p.c_str(), UMOUNT_NOFOLLOW) != 0 && errno != EINVAL && errno != ENOENT) {
       result = Errno(errno, "unmounting subpath bind " + p);
     }
