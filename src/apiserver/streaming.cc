@@ -95,10 +95,22 @@ void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
   std::optional<int> exit_code;
   std::vector<std::pair<int, std::string>> output;
   std::vector<std::string> messages;
+  // Output that came with the process's start (a runtime's first frames) is collected before
+  // the first wait.
+  bool first = true;
   while (!exit_code && !w.Stopping()) {
-    pollfd fds[2] = {{conn->fd(), POLLIN, 0}, {proc.fd(), POLLIN, 0}};
-    if (!conn->Buffered()) poll(fds, 2, 1000);
-    if (conn->Buffered() || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+    // While the process has not taken the stdin already given, the client's input waits in the
+    // connection (and so the client waits); its output is still collected.
+    const bool backlogged = proc.StdinBacklogged();
+    pollfd fds[2] = {{conn->fd(), static_cast<short>(backlogged ? 0 : POLLIN), 0},
+                     {proc.fd(), proc.PollEvents(), 0}};
+    if (!first && (backlogged || !conn->Buffered())) poll(fds, 2, 1000);
+    first = false;
+    if (backlogged && (fds[0].revents & (POLLHUP | POLLERR))) {  // the client left
+      proc.Kill();
+      return;
+    }
+    if (!backlogged && (conn->Buffered() || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
       messages.clear();
       const bool open = ws.Receive(&messages);
       for (const auto& m : messages) {

@@ -264,6 +264,9 @@ expect_contains "kubectl exec -it: its exit code" "command terminated with exit 
 head -c 3000000 /dev/urandom >"$WORK/big"
 expect_eq "kubectl exec -i: 3 MB through stdin" "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
   "$(kubectl exec -i share -c writer -- busybox md5sum <"$WORK/big" 2>&1 | cut -d' ' -f1)"
+expect_eq "kubectl exec -i: 3 MB through cat, which writes while it reads" \
+  "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
+  "$(timeout 60 kubectl exec -i share -c writer -- cat <"$WORK/big" 2>&1 | md5sum | cut -d' ' -f1)"
 expect_eq "kubectl exec -i whose command ends before its stdin does" "y y y y y " \
   "$(yes | timeout 30 kubectl exec -i share -c writer -- sh -c 'head -c 10' 2>&1 | tr '\n' ' ')"
 out=$(kubectl exec -i share -c writer -- no-such-command </dev/null 2>&1)

@@ -95,6 +95,10 @@ expect_eq "--tail" "pid: 1" "$(kubectl logs share -c c2 --tail=1)"
 kubectl exec share -c c1 -- touch /path1/from-exec || fail "exec touch"
 expect_eq "exec sees the other container's write" "$(printf 'abc.txt\nfrom-exec\nsub')" "$(kubectl exec share -c c2 -- ls /path2)"
 expect_eq "exec with stdin" "from stdin" "$(echo "from stdin" | kubectl exec -i share -c c1 -- cat)"
+head -c 3000000 /dev/urandom >"$WORK/big"
+expect_eq "exec -i: 3 MB through cat, which writes while it reads" \
+  "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
+  "$(timeout 60 kubectl exec -i share -c c1 -- cat <"$WORK/big" 2>&1 | md5sum | cut -d' ' -f1)"
 kubectl exec share -c c1 -- sh -c 'exit 3'
 expect_eq "exec's exit code" "3" "$?"
 expect_eq "exec: stdout and stderr" "out" "$(kubectl exec share -c c1 -- sh -c 'echo out; echo err >&2' 2>/dev/null)"

@@ -99,6 +99,7 @@ StatusOr<std::unique_ptr<ExecSession>> ExecSession::Start(const std::string& kvo
   }
   s->pidfd_ = os::PidFdOpen(s->pid_);
   s->epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  if (s->stdin_ >= 0) fcntl(s->stdin_, F_SETFL, fcntl(s->stdin_, F_GETFL) | O_NONBLOCK);
   for (int fd : {s->stdout_, s->stderr_, s->pidfd_}) {
     if (fd < 0) continue;
     if (fd != s->pidfd_) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -130,6 +131,7 @@ void ExecSession::Drop(int& fd) {
 
 std::optional<int> ExecSession::Collect(std::vector<std::pair<int, std::string>>* out) {
   out->clear();
+  if (!stdin_backlog_.empty()) FlushStdin();
   auto drain = [&](int& fd, int stream) {
     char buf[32 * 1024];
     while (fd >= 0) {
@@ -160,12 +162,34 @@ std::optional<int> ExecSession::Collect(std::vector<std::pair<int, std::string>>
 }
 
 void ExecSession::WriteStdin(std::string_view data) {
-  while (stdin_ >= 0 && !data.empty()) {
-    ssize_t n = write(stdin_, data.data(), data.size());
+  if (stdin_ < 0 || stdin_closing_) return;
+  stdin_backlog_.append(data);
+  FlushStdin();
+}
+
+void ExecSession::FlushStdin() {
+  size_t done = 0;
+  while (stdin_ >= 0 && done < stdin_backlog_.size()) {
+    const ssize_t n = write(stdin_, stdin_backlog_.data() + done, stdin_backlog_.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the process stopped reading
-    data.remove_prefix(static_cast<size_t>(n));
+    if (n < 0 && errno == EAGAIN) break;
+    // The process stopped reading (EPIPE): what it did not take is dropped.
+    done = stdin_backlog_.size();
   }
+  stdin_backlog_.erase(0, done);
+  const bool watch = stdin_ >= 0 && !stdin_backlog_.empty();
+  if (watch != stdin_watched_) {
+    epoll_event ev{};
+    ev.events = EPOLLOUT;
+    ev.data.fd = stdin_;
+    epoll_ctl(epoll_, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, stdin_, &ev);
+    stdin_watched_ = watch;
+  }
+  if (stdin_backlog_.empty() && stdin_closing_) EndStdin();
 }
 
 void ExecSession::CloseStdin() {
@@ -174,7 +198,14 @@ void ExecSession::CloseStdin() {
     WriteStdin("\x04");
     return;
   }
-  if (stdin_ >= 0) close(stdin_);
+  if (stdin_ < 0 || stdin_closing_) return;
+  stdin_closing_ = true;
+  FlushStdin();
+}
+
+void ExecSession::EndStdin() {
+  stdin_closing_ = false;
+  close(stdin_);
   stdin_ = -1;
 }
 

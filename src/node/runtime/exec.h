@@ -36,12 +36,17 @@ class ExecSession : public ExecStream {
   std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override;
   void WriteStdin(std::string_view data) override;
   void CloseStdin() override;
+  bool StdinBacklogged() const override { return !stdin_backlog_.empty(); }
   void Resize(uint16_t cols, uint16_t rows) override;
   void Kill() override;
 
  private:
   ExecSession() = default;
   void Drop(int& fd);
+  // Writes what of the backlog the process takes now; while some is left, the epoll set also
+  // waits for stdin to take more.
+  void FlushStdin();
+  void EndStdin();
 
   pid_t pid_ = -1;
   int pidfd_ = -1;
@@ -50,6 +55,9 @@ class ExecSession : public ExecStream {
   int stdout_ = -1;  // the read end (or the terminal's master)
   int stderr_ = -1;
   bool tty_ = false;
+  std::string stdin_backlog_;  // written, not yet taken
+  bool stdin_closing_ = false;  // CloseStdin once the backlog is taken
+  bool stdin_watched_ = false;  // stdin_ is in the epoll set
   std::optional<int> exit_code_;
 };
 

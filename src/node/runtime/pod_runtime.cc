@@ -789,15 +789,24 @@ StatusOr<std::unique_ptr<ExecStream>> PodRuntime::Exec(const std::string& uid,
                                                        const std::string& container,
                                                        const std::vector<std::string>& argv,
                                                        bool stdin, bool tty) {
-  std::lock_guard lock(mu_);
-  auto it = pods_.find(uid);
-  if (it != pods_.end()) {
-    for (const auto& c : it->second->containers) {
-      if (c.name != container || !c.run || c.run->id.empty()) continue;
-      auto started = backend_->Exec(c.run->id, c.bundle, argv, stdin, tty);
-      if (started.ok() || started.status().code() != StatusCode::kFailedPrecondition) {
-        return started;
+  // The container's runs (id, bundle), read under the lock; the backend is asked without it,
+  // since a runtime's Exec is a round trip that must not hold up the sync.
+  std::vector<std::pair<std::string, std::string>> runs;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(uid);
+    if (it != pods_.end()) {
+      for (const auto& c : it->second->containers) {
+        if (c.name == container && c.run && !c.run->id.empty()) {
+          runs.emplace_back(c.run->id, c.bundle);
+        }
       }
+    }
+  }
+  for (const auto& [id, bundle] : runs) {
+    auto started = backend_->Exec(id, bundle, argv, stdin, tty);
+    if (started.ok() || started.status().code() != StatusCode::kFailedPrecondition) {
+      return started;
     }
   }
   return FailedPreconditionError("container not found (\"" + container + "\")");

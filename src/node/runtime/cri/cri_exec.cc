@@ -97,7 +97,8 @@ StatusOr<int> Dial(const Url& u, std::chrono::steady_clock::time_point deadline)
     return UnavailableError("cannot reach the container runtime's streaming server " + u.host +
                             ":" + u.port + ": " + error);
   }
-  // Blocking from here, each write bounded: reads never block (Collect reads what is there).
+  // Blocking while the session opens, each write bounded; Open makes it non-blocking again
+  // once it is open.
   const int flags = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   timeval send_timeout{.tv_sec = 30, .tv_usec = 0};
@@ -213,6 +214,7 @@ Status CriExecStream::Open(const std::string& url, bool stdin, bool tty,
   KVOL_RETURN_IF_ERROR(open(&streams_.stdout, "stdout"));
   if (!tty) KVOL_RETURN_IF_ERROR(open(&streams_.stderr, "stderr"));
   if (tty) KVOL_RETURN_IF_ERROR(open(&streams_.resize, "resize"));
+  fcntl(socket_, F_SETFL, fcntl(socket_, F_GETFL) | O_NONBLOCK);
   return OkStatus();
 }
 
@@ -222,11 +224,30 @@ CriExecStream::~CriExecStream() {
 
 void CriExecStream::Send(const std::string& bytes) {
   if (ended_ || send_failed_) return;
-  if (!SendAll(socket_, bytes)) {
+  out_.append(bytes);
+  Pump();
+}
+
+void CriExecStream::Pump() {
+  size_t sent = 0;
+  while (!send_failed_ && sent < out_.size()) {
+    const ssize_t n =
+        send(socket_, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     // The command may have ended and the server closed (stdin still coming): what it wrote
     // and its outcome are still to be read, so only sending stops.
     failure_ = std::string("writing to the container runtime's stream: ") + std::strerror(errno);
     send_failed_ = true;
+  }
+  if (send_failed_) {
+    out_.clear();
+  } else {
+    out_.erase(0, sent);
   }
 }
 
@@ -250,6 +271,7 @@ void CriExecStream::Flush() {
 std::optional<int> CriExecStream::Collect(std::vector<std::pair<int, std::string>>* out) {
   out->clear();
   if (outcome_) return outcome_;
+  if (!out_.empty() && !ended_) Pump();
   while (!ended_) {
     char buf[16 << 10];
     const ssize_t n = recv(socket_, buf, sizeof buf, MSG_DONTWAIT);
@@ -266,6 +288,7 @@ std::optional<int> CriExecStream::Collect(std::vector<std::pair<int, std::string
     }
     ended_ = true;
   }
+  if (ended_) out_.clear();  // nobody to take it
   while (true) {
     auto frame = reader_.Next();
     if (!frame.ok()) {

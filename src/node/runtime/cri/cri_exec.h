@@ -4,7 +4,7 @@
 // (not with a terminal) and resize (with -t), and the outcome as a Status on the error stream.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
+#include <poll.h>
 
 #include <chrono>
 #include <memory>
@@ -36,8 +36,10 @@ class CriExecStream : public runtime::ExecStream {
   CriExecStream& operator=(const CriExecStream&) = delete;
 
   int fd() const override { return socket_; }
+  short PollEvents() const override { return out_.empty() ? POLLIN : POLLIN | POLLOUT; }
   std::optional<int> Collect(std::vector<std::pair<int, std::string>>* out) override;
   void WriteStdin(std::string_view data) override;
+  bool StdinBacklogged() const override { return !out_.empty() || !pending_stdin_.empty(); }
   void CloseStdin() override;
   void Resize(uint16_t cols, uint16_t rows) override;
   // The client went away: the connection is closed (the runtime ends the session).
@@ -50,7 +52,9 @@ class CriExecStream : public runtime::ExecStream {
   };
   CriExecStream() = default;
   Status Open(const std::string& url, bool stdin, bool tty, std::chrono::milliseconds timeout);
+  // Queues `bytes` for the server and sends what the connection takes now.
   void Send(const std::string& bytes);
+  void Pump();
   // What waited for its stream's reply.
   void Flush();
   std::optional<int> Outcome(std::vector<std::pair<int, std::string>>* out);
@@ -60,6 +64,7 @@ class CriExecStream : public runtime::ExecStream {
   spdy::Reader reader_;
   Streams streams_;
   std::set<uint32_t> replied_;  // streams the server has answered
+  std::string out_;             // frames the connection has not taken yet
   std::string pending_stdin_;   // until the stdin stream is answered
   bool pending_close_ = false;
   std::optional<std::string> pending_resize_;
