@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "csi/driver/driver.h"
+#include "node/pressure.h"
 #include "volume/plugins/plugins.h"
 
 namespace kvol::cmd {
@@ -52,6 +53,10 @@ struct NodeAgentOptions {
   // own runtime, the node's binaries, when empty. Pods' logs go under pod_logs_dir then.
   std::string container_runtime_endpoint;
   std::string pod_logs_dir = "/var/log/pods";
+  // What sets the node's pressure conditions (--eviction-hard,
+  // --eviction-pressure-transition-period).
+  std::vector<node::Threshold> eviction_hard = node::DefaultEvictionHard();
+  std::chrono::milliseconds eviction_pressure_transition_period{std::chrono::minutes(5)};
 };
 
 // The attach/detach controller's settings.

@@ -62,6 +62,8 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.controller_attach_detach = opts.controller_attach_detach;
   ao.container_runtime_endpoint = opts.container_runtime_endpoint;
   ao.pod_logs_dir = opts.pod_logs_dir;
+  ao.eviction_hard = opts.eviction_hard;
+  ao.eviction_pressure_transition_period = opts.eviction_pressure_transition_period;
   if (endpoint) {
     ao.daemon_port = endpoint->port;
     ao.node_annotations[std::string(api::kAnnAgentCertificateSha256)] =

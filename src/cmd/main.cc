@@ -94,6 +94,32 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
   app->add_option("--pod-logs-dir", o.pod_logs_dir,
                   "Where a CRI runtime writes pods' logs, a directory per pod.")
       ->capture_default_str();
+  app->add_option_function<std::string>(
+         "--eviction-hard",
+         [&o](const std::string& text) {
+           auto t = kvol::node::ParseEvictionHard(text);
+           if (!t.ok()) throw CLI::ValidationError(t.status().message());
+           o.eviction_hard = *std::move(t);
+         },
+         "SIGNAL<VALUE[,...]: when what is left of memory.available, nodefs.available, "
+         "nodefs.inodesFree, imagefs.available, imagefs.inodesFree or pid.available falls "
+         "below VALUE (a quantity, or a percentage of the whole), the node reports "
+         "MemoryPressure, DiskPressure or PIDPressure and takes no new pods. \"\" for none "
+         "(default: " +
+             std::string(kvol::node::kDefaultEvictionHard) + ").")
+      ->type_name("THRESHOLDS");
+  app->add_option_function<std::string>(
+         "--eviction-pressure-transition-period",
+         [&o](const std::string& text) {
+           auto d = ParseGoDuration(text);
+           if (!d || d->count() < 0) {
+             throw CLI::ValidationError("--eviction-pressure-transition-period",
+                                        "\"" + text + "\" is not a duration (5m0s, 30s)");
+           }
+           o.eviction_pressure_transition_period = *d;
+         },
+         "How long a pressure condition stays True after its signal recovers (default: 5m0s).")
+      ->type_name("DURATION");
 }
 
 // The attach/detach controller's flags, for `kvol server` and `kvol controller-manager`.

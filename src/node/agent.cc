@@ -240,6 +240,12 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   }
   so.report_volumes_attached = !options_.controller_attach_detach;
   so.daemon_port = options_.daemon_port;
+  PressureSources sources = MachineSources(options_.root_dir);
+  if (runtime::Backend* b = backend->get()) sources.imagefs = [b] { return b->ImageFs(); };
+  pressure_ = std::make_unique<PressureMonitor>(
+      options_.eviction_hard, options_.eviction_pressure_transition_period, sources, clock_);
+  so.pressure = [this] { return pressure_->Conditions(); };
+  so.events = client::SinkTo(*recorder_);
   status_ = std::make_unique<NodeStatusManager>(client_, clock_, so);
   if (Status s = status_->Start(); !s.ok()) return s;
   if (Status s = StartPluginWatcher(); !s.ok()) return s;

@@ -22,6 +22,7 @@
 #include "node/csi_registration.h"
 #include "node/node_status.h"
 #include "node/pluginwatcher/plugin_watcher.h"
+#include "node/pressure.h"
 #include "node/runtime/pod_runtime.h"
 #include "node/volume_health.h"
 #include "node/volume_status.h"
@@ -80,6 +81,10 @@ struct AgentOptions {
   // The process's table of registered CSI drivers, shared with its controllers (`kvol
   // server`); the agent's own when null.
   volume::plugins::CsiDrivers* csi_drivers = nullptr;
+  // What sets the node's MemoryPressure, DiskPressure and PIDPressure conditions (kubelet's
+  // --eviction-hard and --eviction-pressure-transition-period).
+  std::vector<Threshold> eviction_hard = DefaultEvictionHard();
+  std::chrono::milliseconds eviction_pressure_transition_period{std::chrono::minutes(5)};
 };
 
 class Agent {
@@ -142,6 +147,7 @@ class Agent {
   client::Informer<api::Secret>* secrets_ = nullptr;
   // CSIDriver objects: attachRequired, volumeLifecycleModes, podInfoOnMount, requiresRepublish.
   client::Informer<api::CSIDriver>* csi_driver_objects_ = nullptr;
+  std::unique_ptr<PressureMonitor> pressure_;  // asked by status_'s thread only
   std::unique_ptr<NodeStatusManager> status_;
   std::unique_ptr<VolumeStatusWriter> volume_status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;

@@ -1,6 +1,8 @@
 // Node registration, status heartbeat and Lease.
 #include "node/node_status.h"
 
+#include <algorithm>
+
 #include "api/api_error.h"
 #include "base/log.h"
 #include "base/thread.h"
@@ -43,18 +45,18 @@ api::Node NodeStatusManager::Describe() const {
   st.addresses = {{"InternalIP", m.address}, {"Hostname", options_.node_name}};
   // nodeInfo is kept as a field the object model does not type.
   st.unknown_fields = api::Json::object();
-  st.unknown_fields["nodeInfo"] = {{"machineID", m.machine_id},
-                                   {"systemUUID", m.machine_id},
-                                   {"bootID", m.boot_id},
-                                   {"kernelVersion", m.kernel},
-                                   {"osImage", m.os_image},
-                                   {"containerRuntimeVersion", options_.runtime_version.empty()
-                                                                  ? "kvol://" + options_.version
-                                                                  : options_.runtime_version},
-                                   {"kubeletVersion", "v" + options_.version + "-kvol"},
-                                   {"kubeProxyVersion", ""},
-                                   {"operatingSystem", m.os},
-                                   {"architecture", m.arch}};
+  st.unknown_fields["nodeInfo"] = {
+      {"machineID", m.machine_id},
+      {"systemUUID", m.machine_id},
+      {"bootID", m.boot_id},
+      {"kernelVersion", m.kernel},
+      {"osImage", m.os_image},
+      {"containerRuntimeVersion",
+       options_.runtime_version.empty() ? "kvol://" + options_.version : options_.runtime_version},
+      {"kubeletVersion", "v" + options_.version + "-kvol"},
+      {"kubeProxyVersion", ""},
+      {"operatingSystem", m.os},
+      {"architecture", m.arch}};
   if (options_.daemon_port != 0) {
     st.unknown_fields["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", options_.daemon_port}}}};
   }
@@ -121,8 +123,13 @@ Status NodeStatusManager::SyncOnce() {
     changed = volumes_changed_;
     volumes_changed_ = false;
   }
-  if (changed || clock_.Monotonic() >= next_status_) {
-    Status s = WriteStatus();
+  std::vector<api::NodeCondition> pressure;
+  if (options_.pressure) pressure = options_.pressure();
+  const bool pressure_changed = !std::equal(
+      pressure.begin(), pressure.end(), pressure_written_.begin(), pressure_written_.end(),
+      [](const auto& a, const auto& b) { return a.type == b.type && a.status == b.status; });
+  if (changed || pressure_changed || clock_.Monotonic() >= next_status_) {
+    Status s = WriteStatus(pressure);
     if (s.code() == StatusCode::kNotFound) registered_ = false;  // deleted: register again
     if (!s.ok()) {
       std::lock_guard lock(mu_);
@@ -130,6 +137,7 @@ Status NodeStatusManager::SyncOnce() {
       return s;
     }
     next_status_ = clock_.Monotonic() + options_.status_interval;
+    pressure_written_ = std::move(pressure);
   }
   return RenewLease();
 }
@@ -167,10 +175,50 @@ Status NodeStatusManager::Register() {
   return OkStatus();
 }
 
-Status NodeStatusManager::WriteStatus() {
+void NodeStatusManager::MergeConditions(std::vector<api::NodeCondition>& have,
+                                        const std::vector<api::NodeCondition>& pressure,
+                                        const api::Time& now,
+                                        std::vector<std::string>* events) const {
+  // kubelet's event for a condition's new status: its reason, "KubeletHasDiskPressure",
+  // as "NodeHasDiskPressure".
+  auto changed = [&](const api::NodeCondition& c) {
+    constexpr std::string_view kKubelet = "Kubelet";
+    if (c.reason.rfind(kKubelet, 0) == 0)
+      events->push_back("Node" + c.reason.substr(kKubelet.size()));
+  };
+  auto upsert = [&](api::NodeCondition want) {
+    want.last_heartbeat_time = now;
+    want.last_transition_time = now;
+    for (auto& c : have) {
+      if (c.type != want.type) continue;
+      if (c.status == want.status && c.last_transition_time) {
+        want.last_transition_time = c.last_transition_time;
+      } else {
+        changed(want);
+      }
+      c = std::move(want);
+      return;
+    }
+    changed(want);
+    // kubelet's order: the pressure conditions, then Ready.
+    auto ready = std::find_if(have.begin(), have.end(),
+                              [](const api::NodeCondition& c) { return c.type == "Ready"; });
+    have.insert(ready, std::move(want));
+  };
+  for (const auto& c : pressure) upsert(c);
+  api::NodeCondition ready;
+  ready.type = "Ready";
+  ready.status = "True";
+  ready.reason = "KubeletReady";
+  ready.message = "kvol agent is posting ready status";
+  upsert(std::move(ready));
+}
+
+Status NodeStatusManager::WriteStatus(const std::vector<api::NodeCondition>& pressure) {
   const api::Node want = Describe();
   const api::Time now =
       api::Time::FromUnixSeconds(api::Time::FromTimePoint(clock_.Now()).unix_seconds());
+  std::vector<std::string> events;
   auto written = client::Mutate<api::Node>(
       client_.resource<api::Node>(), "", options_.node_name,
       [&](api::Node& n) {
@@ -187,25 +235,23 @@ Status NodeStatusManager::WriteStatus() {
         } else {
           st.unknown_fields.erase("daemonEndpoints");
         }
-        api::NodeCondition ready;
-        ready.type = "Ready";
-        ready.status = "True";
-        ready.reason = "KubeletReady";
-        ready.message = "kvol agent is posting ready status";
-        ready.last_heartbeat_time = now;
-        ready.last_transition_time = now;
-        bool found = false;
-        for (auto& c : st.conditions) {
-          if (c.type != "Ready") continue;
-          found = true;
-          if (c.status == ready.status) ready.last_transition_time = c.last_transition_time;
-          c = ready;
-        }
-        if (!found) st.conditions.push_back(ready);
+        events.clear();  // a conflict runs this again on the newer Node
+        MergeConditions(st.conditions, pressure, now, &events);
         return true;
       },
       /*status=*/true);
   if (!written.ok()) return FromApi(written.error());
+  if (options_.events) {
+    api::ObjectReference ref;
+    ref.kind = "Node";
+    ref.api_version = "v1";
+    ref.name = options_.node_name;
+    ref.uid = options_.node_name;  // as kubelet refers to its node
+    for (const auto& reason : events) {
+      options_.events(ref, "Normal", reason,
+                      "Node " + options_.node_name + " status is now: " + reason);
+    }
+  }
   return OkStatus();
 }
 

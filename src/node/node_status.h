@@ -1,7 +1,9 @@
 // The agent's Node: registered at start (labels kubernetes.io/hostname, kubernetes.io/os,
-// kubernetes.io/arch and the operator's own), its status (Ready, addresses, capacity,
-// volumesInUse, volumesAttached) written when it changes and as a heartbeat, and its Lease in
-// kube-node-lease renewed, as kubelet does.
+// kubernetes.io/arch and the operator's own), its status (the pressure conditions and Ready,
+// addresses, capacity, volumesInUse, volumesAttached) written when it changes and as a
+// heartbeat, and its Lease in kube-node-lease renewed, as kubelet does. A pressure condition
+// that changes is written at once, with kubelet's event ("Node n1 status is now:
+// NodeHasDiskPressure").
 #pragma once
 
 #include <chrono>
@@ -15,6 +17,7 @@
 
 #include "api/core.h"
 #include "client/client.h"
+#include "client/event_recorder.h"
 #include "os/clock.h"
 #include "os/machine.h"
 
@@ -33,6 +36,10 @@ struct NodeStatusOptions {
   // manages the node's attachments, since the controller writes it then.
   bool report_volumes_attached = true;
   int32_t daemon_port = 0;  // status.daemonEndpoints.kubeletEndpoint.Port, when not 0
+  // MemoryPressure, DiskPressure and PIDPressure as they stand (node/pressure.h), asked each
+  // round; none when empty.
+  std::function<std::vector<api::NodeCondition>()> pressure;
+  client::EventSink events;  // the node's events; none when empty
   int32_t lease_duration_seconds = 40;
   std::chrono::milliseconds renew_interval{10'000};
   std::chrono::milliseconds status_interval{60'000};  // heartbeat when nothing changed
@@ -62,7 +69,12 @@ class NodeStatusManager {
 
  private:
   Status Register();
-  Status WriteStatus();
+  Status WriteStatus(const std::vector<api::NodeCondition>& pressure);
+  // The conditions to write, each with its times, and kubelet's event for each whose status
+  // changed.
+  void MergeConditions(std::vector<api::NodeCondition>& have,
+                       const std::vector<api::NodeCondition>& pressure, const api::Time& now,
+                       std::vector<std::string>* events) const;
   Status RenewLease();
   void Loop();
 
@@ -78,6 +90,7 @@ class NodeStatusManager {
   bool volumes_changed_ = false;                       // guarded by mu_
   bool registered_ = false;                            // loop thread (and Start) only
   os::MonoTime next_status_{};                         // loop thread only
+  std::vector<api::NodeCondition> pressure_written_;   // loop thread only
   std::thread thread_;
 };
 

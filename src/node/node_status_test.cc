@@ -107,5 +107,70 @@ TEST(NodeStatusEndpointTest, PublishesTheAgentsEndpoint) {
   }
 }
 
+// The pressure conditions: written before Ready in kubelet's order, a change written at once
+// with kubelet's event, and nothing written or recorded while they stand.
+TEST(NodeStatusPressureTest, WritesChangesAtOnceWithAnEvent) {
+  client::testing::FakeClient api;
+  os::testing::FakeClock clock;
+  auto condition = [](std::string type, std::string status, std::string reason) {
+    api::NodeCondition c;
+    c.type = std::move(type);
+    c.status = std::move(status);
+    c.reason = std::move(reason);
+    return c;
+  };
+  std::vector<api::NodeCondition> pressure = {
+      condition("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+      condition("DiskPressure", "False", "KubeletHasNoDiskPressure")};
+  std::vector<std::string> events;
+  NodeStatusOptions o;
+  o.node_name = "n1";
+  o.pressure = [&] { return pressure; };
+  o.events = [&](const api::ObjectReference& about, std::string_view type, std::string_view reason,
+                 std::string message) {
+    EXPECT_EQ(about.kind, "Node");
+    EXPECT_EQ(about.name, "n1");
+    EXPECT_EQ(type, "Normal");
+    events.push_back(std::string(reason) + ": " + message);
+  };
+  NodeStatusManager manager(api, clock, o);
+  auto stored = [&] { return api.fake<api::Node>().Objects().at("n1").status.conditions; };
+
+  ASSERT_TRUE(manager.SyncOnce().ok());
+  auto conditions = stored();
+  ASSERT_EQ(conditions.size(), 3u);
+  EXPECT_EQ(conditions[0].type, "MemoryPressure");
+  EXPECT_EQ(conditions[1].type, "DiskPressure");
+  EXPECT_EQ(conditions[1].reason, "KubeletHasNoDiskPressure");
+  EXPECT_TRUE(conditions[1].last_heartbeat_time.has_value());
+  EXPECT_EQ(conditions[2].type, "Ready");
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "NodeHasSufficientMemory: Node n1 status is now: NodeHasSufficientMemory",
+                        "NodeHasNoDiskPressure: Node n1 status is now: NodeHasNoDiskPressure",
+                        "NodeReady: Node n1 status is now: NodeReady"}));
+  const auto first_transition = conditions[0].last_transition_time;
+
+  // Nothing changed: only the Lease.
+  events.clear();
+  api.state().ClearActions();
+  clock.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(manager.SyncOnce().ok());
+  for (const auto& a : api.state().actions()) EXPECT_NE(a.resource, "nodes") << a.verb;
+  EXPECT_TRUE(events.empty());
+
+  // The disk fills: written at once, before the heartbeat is due.
+  pressure[1] = condition("DiskPressure", "True", "KubeletHasDiskPressure");
+  clock.Advance(std::chrono::seconds(10));
+  ASSERT_TRUE(manager.SyncOnce().ok());
+  conditions = stored();
+  ASSERT_EQ(conditions.size(), 3u);
+  EXPECT_EQ(conditions[1].status, "True");
+  EXPECT_EQ(conditions[1].reason, "KubeletHasDiskPressure");
+  EXPECT_NE(conditions[1].last_transition_time, first_transition);
+  EXPECT_EQ(conditions[0].last_transition_time, first_transition) << "MemoryPressure stood";
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "NodeHasDiskPressure: Node n1 status is now: NodeHasDiskPressure"}));
+}
+
 }  // namespace
 }  // namespace kvol::node

@@ -6,9 +6,13 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/statvfs.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -86,6 +90,61 @@ MachineInfo ReadMachineInfo(const std::string& disk_dir) {
     freeifaddrs(ifs);
   }
   return m;
+}
+
+StatusOr<FilesystemStats> StatFilesystem(const std::string& path) {
+  struct statvfs vfs {};
+  if (statvfs(path.c_str(), &vfs) != 0) {
+    return UnavailableError("cannot statvfs " + path + ": " + std::strerror(errno));
+  }
+  const auto frsize = static_cast<int64_t>(vfs.f_frsize);
+  FilesystemStats st;
+  st.capacity_bytes = static_cast<int64_t>(vfs.f_blocks) * frsize;
+  st.available_bytes = static_cast<int64_t>(vfs.f_bavail) * frsize;
+  st.inodes = static_cast<int64_t>(vfs.f_files);
+  st.inodes_free = static_cast<int64_t>(vfs.f_ffree);
+  return st;
+}
+
+StatusOr<MemoryStats> ReadMemoryStats() {
+  std::ifstream meminfo("/proc/meminfo");
+  if (!meminfo) return UnavailableError("cannot read /proc/meminfo");
+  MemoryStats st;
+  bool total = false;
+  bool available = false;
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit && !(total && available)) {
+    if (key == "MemTotal:") {
+      st.total_bytes = kib * 1024;
+      total = true;
+    } else if (key == "MemAvailable:") {
+      st.available_bytes = kib * 1024;
+      available = true;
+    }
+  }
+  if (!total || !available)
+    return UnavailableError("/proc/meminfo has no MemTotal or MemAvailable");
+  return st;
+}
+
+StatusOr<ProcessStats> ReadProcessStats() {
+  auto number = [](const char* path) -> int64_t {
+    std::ifstream in(path);
+    int64_t n = 0;
+    return in >> n ? n : 0;
+  };
+  ProcessStats st;
+  st.max_pids = number("/proc/sys/kernel/pid_max");
+  if (int64_t threads = number("/proc/sys/kernel/threads-max"); threads > 0) {
+    st.max_pids = st.max_pids > 0 ? std::min(st.max_pids, threads) : threads;
+  }
+  if (st.max_pids <= 0) return UnavailableError("cannot read kernel.pid_max");
+  struct sysinfo info {};
+  if (sysinfo(&info) != 0) return UnavailableError(std::string("sysinfo: ") + std::strerror(errno));
+  st.in_use = info.procs;
+  return st;
 }
 
 }  // namespace kvol::os

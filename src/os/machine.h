@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
+
 namespace kvol::os {
 
 struct MachineInfo {
@@ -23,5 +25,32 @@ struct MachineInfo {
 // Reads the machine; `disk_dir` names the filesystem whose size is reported. Never fails:
 // what cannot be read keeps its default.
 MachineInfo ReadMachineInfo(const std::string& disk_dir);
+
+// Readings taken while running, for the node's pressure conditions.
+
+// A filesystem's size and what is left on it, from statvfs: `available_bytes` is what an
+// unprivileged writer may still use (f_bavail), as cAdvisor reports it to kubelet.
+struct FilesystemStats {
+  int64_t capacity_bytes = 0;
+  int64_t available_bytes = 0;
+  int64_t inodes = 0;
+  int64_t inodes_free = 0;
+};
+StatusOr<FilesystemStats> StatFilesystem(const std::string& path);
+
+// MemTotal and MemAvailable of /proc/meminfo.
+struct MemoryStats {
+  int64_t total_bytes = 0;
+  int64_t available_bytes = 0;
+};
+StatusOr<MemoryStats> ReadMemoryStats();
+
+// Process IDs: the most the kernel hands out (the smaller of kernel.pid_max and
+// kernel.threads-max) and how many are in use (sysinfo's procs), as kubelet reads them.
+struct ProcessStats {
+  int64_t max_pids = 0;
+  int64_t in_use = 0;
+};
+StatusOr<ProcessStats> ReadProcessStats();
 
 }  // namespace kvol::os

@@ -187,5 +187,26 @@ TEST(Machine, ReadsThisMachine) {
   EXPECT_FALSE(m.address.empty());
 }
 
+TEST(Machine, ReadsUsage) {
+  auto fs = StatFilesystem("/");
+  ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+  EXPECT_GT(fs->capacity_bytes, 0);
+  EXPECT_LE(fs->available_bytes, fs->capacity_bytes);
+  EXPECT_LE(fs->inodes_free, fs->inodes);
+  auto missing = StatFilesystem("/no/such/dir");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/no/such/dir"), std::string::npos);
+
+  auto mem = ReadMemoryStats();
+  ASSERT_TRUE(mem.ok()) << mem.status().ToString();
+  EXPECT_GT(mem->total_bytes, 0);
+  EXPECT_LE(mem->available_bytes, mem->total_bytes);
+
+  auto pids = ReadProcessStats();
+  ASSERT_TRUE(pids.ok()) << pids.status().ToString();
+  EXPECT_GT(pids->in_use, 1) << "this process and init at least";
+  EXPECT_LT(pids->in_use, pids->max_pids);
+}
+
 }  // namespace
 }  // namespace kvol::os

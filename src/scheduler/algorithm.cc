@@ -27,19 +27,42 @@ bool Tolerated(const api::Taint& taint, const std::vector<api::Toleration>& tole
                      [&](const api::Toleration& t) { return Tolerates(t, taint); });
 }
 
-// The node's taints, with the ones Kubernetes' node lifecycle controller would add for a node
-// that reports it is not ready.
-std::vector<api::Taint> EffectiveTaints(const api::Node& node) {
+// A pod whose containers ask for no CPU or memory and set no limit on them (QoS BestEffort).
+bool BestEffort(const api::Pod& pod) {
+  auto none = [](const api::Container& c) {
+    for (const auto* list : {&c.resources.requests, &c.resources.limits}) {
+      if (list->count("cpu") || list->count("memory")) return false;
+    }
+    return true;
+  };
+  return std::all_of(pod.spec.containers.begin(), pod.spec.containers.end(), none) &&
+         std::all_of(pod.spec.init_containers.begin(), pod.spec.init_containers.end(), none);
+}
+
+// The node's taints, with the ones Kubernetes' node lifecycle controller adds for the conditions
+// the node reports (TaintNodesByCondition): not ready or unreachable, and memory, disk or PID
+// pressure. As Kubernetes' control plane gives every pod but a BestEffort one a toleration of
+// memory pressure, such pods are not kept off for it.
+std::vector<api::Taint> EffectiveTaints(const api::Node& node, const api::Pod& pod) {
+  static const std::map<std::string, std::string, std::less<>> kPressureTaints = {
+      {"MemoryPressure", "node.kubernetes.io/memory-pressure"},
+      {"DiskPressure", "node.kubernetes.io/disk-pressure"},
+      {"PIDPressure", "node.kubernetes.io/pid-pressure"}};
   std::vector<api::Taint> taints = node.spec.taints;
-  for (const auto& c : node.status.conditions) {
-    if (c.type != "Ready" || c.status == "True") continue;
-    api::Taint t;
-    t.key = c.status == "False" ? "node.kubernetes.io/not-ready" : "node.kubernetes.io/unreachable";
-    t.effect = "NoSchedule";
+  auto add = [&](std::string key) {
     const bool present = std::any_of(taints.begin(), taints.end(), [&](const api::Taint& x) {
-      return x.key == t.key && x.effect == t.effect;
+      return x.key == key && x.effect == "NoSchedule";
     });
-    if (!present) taints.push_back(std::move(t));
+    if (!present) taints.push_back({.key = std::move(key), .effect = "NoSchedule"});
+  };
+  for (const auto& c : node.status.conditions) {
+    if (c.type == "Ready" && c.status != "True") {
+      add(c.status == "False" ? "node.kubernetes.io/not-ready" : "node.kubernetes.io/unreachable");
+    }
+    auto pressure = kPressureTaints.find(c.type);
+    if (pressure == kPressureTaints.end() || c.status != "True") continue;
+    if (c.type == "MemoryPressure" && !BestEffort(pod)) continue;
+    add(pressure->second);
   }
   return taints;
 }
@@ -171,7 +194,7 @@ std::vector<std::string> FilterNode(const api::Pod& pod, const PodClaims& claims
     if (!Tolerated(t, pod.spec.tolerations)) return {std::string(kReasonUnschedulable)};
   }
   // TaintToleration.
-  for (const auto& taint : EffectiveTaints(node)) {
+  for (const auto& taint : EffectiveTaints(node, pod)) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
     if (!Tolerated(taint, pod.spec.tolerations)) {
       return {"node(s) had untolerated taint {" + taint.key + ": " + taint.value + "}"};

@@ -22,6 +22,7 @@ struct N {
   std::string ready;  // "", "True", "False", "Unknown"
   bool unschedulable = false;
   std::vector<std::string> taints = {};  // "key=value:Effect"
+  std::vector<std::string> pressure = {};  // conditions reported True: "DiskPressure"
 };
 
 // A volume: name, size, class, the nodes its node affinity names ("n1,n2"; "" none), the claim
@@ -61,6 +62,7 @@ struct P {
   std::vector<std::string> required = {};
   std::vector<std::string> preferred = {};
   std::vector<std::string> tolerations = {};
+  std::string memory_request = {};  // "" for a BestEffort pod
 };
 
 api::NodeSelectorTerm HostnameTerm(const std::vector<std::string>& hosts) {
@@ -74,6 +76,7 @@ api::Node MakeNode(const N& n) {
   node.metadata.name = n.name;
   node.metadata.labels = n.labels;
   node.metadata.labels["kubernetes.io/hostname"] = n.name;
+  for (const auto& c : n.pressure) node.status.conditions.push_back({.type = c, .status = "True"});
   if (!n.ready.empty()) node.status.conditions.push_back({.type = "Ready", .status = n.ready});
   node.spec.unschedulable = n.unschedulable;
   for (const auto& t : n.taints) {
@@ -150,6 +153,9 @@ api::Pod MakePod(const P& p, const std::string& name = "web") {
   pod.metadata.uid = "uid-pod-" + name;
   pod.metadata.resource_version = "1";
   pod.spec.containers.push_back({.name = "c", .image = "busybox"});
+  if (!p.memory_request.empty()) {
+    pod.spec.containers[0].resources.requests["memory"] = *api::Quantity::Parse(p.memory_request);
+  }
   for (const auto& c : p.claims) {
     api::Volume v;
     v.name = c;
@@ -235,6 +241,17 @@ INSTANTIATE_TEST_SUITE_P(Scheduler, ScheduleTable, ::testing::Values(
       "0/2 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
       "1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }."},
   Row{"tolerating_not_ready", {{"a", {}, "False"}}, {.tolerations = {"node.kubernetes.io/not-ready"}}, "a"},
+  Row{"pressure_taints_the_node",
+      {{"a", {}, "True", false, {}, {"DiskPressure"}}, {"b", {}, "True", false, {}, {"PIDPressure"}},
+       {"c", {}, "True", false, {}, {"MemoryPressure"}}}, {}, "",
+      "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/disk-pressure: }, "
+      "1 node(s) had untolerated taint {node.kubernetes.io/memory-pressure: }, "
+      "1 node(s) had untolerated taint {node.kubernetes.io/pid-pressure: }."},
+  Row{"memory_pressure_keeps_off_only_best_effort_pods",
+      {{"a", {}, "True", false, {}, {"DiskPressure"}}, {"c", {}, "True", false, {}, {"MemoryPressure"}}},
+      {.memory_request = "64Mi"}, "c"},
+  Row{"tolerating_disk_pressure", {{"a", {}, "True", false, {}, {"DiskPressure"}}},
+      {.tolerations = {"node.kubernetes.io/disk-pressure:NoSchedule"}}, "a"},
   Row{"cordoned",
       {{"a", {}, "", true}, {"b", {}, "", true}}, {}, "", "0/2 nodes are available: 2 node(s) were unschedulable."},
   Row{"cordoned_but_tolerated", {{"a", {}, "", true}},

@@ -23,6 +23,7 @@
 #include "base/status.h"
 #include "node/runtime/container.h"
 #include "node/runtime/exec.h"
+#include "os/machine.h"
 
 namespace kvol::node::runtime {
 
@@ -82,6 +83,12 @@ class Backend {
 
   // The runtime's name and version for the node's status: "containerd://1.6.20".
   virtual std::string RuntimeVersion() = 0;
+
+  // The filesystem the runtime keeps its images on, with its size and what is free on it;
+  // nullopt when the runtime keeps no images (kvol's own). Any thread.
+  virtual StatusOr<std::optional<os::FilesystemStats>> ImageFs() {
+    return std::optional<os::FilesystemStats>();
+  }
 
   // Starts one run. Blocks while it prepares (an image pull, a sandbox).
   virtual StartResult Start(const Launch& launch) = 0;

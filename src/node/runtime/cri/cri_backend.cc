@@ -104,6 +104,18 @@ CriBackend::~CriBackend() {
   for (auto& f : stopping_) f.wait();
 }
 
+StatusOr<std::optional<os::FilesystemStats>> CriBackend::ImageFs() {
+  KVOL_ASSIGN_OR_RETURN(auto info, client_->Call(&pb::ImageService::Stub::ImageFsInfo,
+                                                 pb::ImageFsInfoRequest()));
+  if (info.image_filesystems().empty() ||
+      info.image_filesystems(0).fs_id().mountpoint().empty()) {
+    return UnavailableError(client_->target() + " names no image filesystem in ImageFsInfo");
+  }
+  KVOL_ASSIGN_OR_RETURN(auto fs,
+                        os::StatFilesystem(info.image_filesystems(0).fs_id().mountpoint()));
+  return std::optional<os::FilesystemStats>(fs);
+}
+
 std::string CriBackend::Raw(const std::string& id) const {
   const size_t sep = id.find("://");
   return sep == std::string::npos ? id : id.substr(sep + 3);

@@ -59,6 +59,9 @@ class CriBackend : public runtime::Backend {
   ~CriBackend() override;
 
   std::string RuntimeVersion() override { return version_; }
+  // The first image filesystem of ImageFsInfo, measured with statvfs at its mountpoint as
+  // kubelet measures it. Any thread.
+  StatusOr<std::optional<os::FilesystemStats>> ImageFs() override;
   runtime::StartResult Start(const runtime::Launch& launch) override;
   void Refresh() override;
   std::optional<api::ContainerStateTerminated> Exited(const std::string& id) override;
