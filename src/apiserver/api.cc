@@ -2,6 +2,7 @@
 #include "apiserver/api.h"
 
 #include "apiserver/errors.h"
+#include "apiserver/request_metrics.h"
 
 namespace kvol::apiserver {
 
@@ -15,7 +16,10 @@ Api::Api(store::Store& store, os::Clock& clock) : store_(store), clock_(clock) {
       registries_);
 }
 
-Api::~Api() { Stop(); }
+Api::~Api() {
+  Stop();
+  if (storage_objects_) storage_objects_->Detach();
+}
 
 std::vector<ApiOr<api::AnySharedObject>> Api::UpdateTogether(
     std::vector<api::ObjectUpdate> updates) {
@@ -84,6 +88,10 @@ Status Api::Start() {
   Status result;
   std::apply([&](auto&... r) { ((result.ok() ? (result = r->Start(), 0) : 0), ...); }, registries_);
   KVOL_RETURN_IF_ERROR(result);
+  if (!storage_objects_) {
+    storage_objects_ = std::make_shared<StorageObjects>(*this);
+    metrics::AddCollector(storage_objects_);
+  }
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     api::Namespace ns;
     ns.metadata.name = name;
@@ -98,6 +106,10 @@ Status Api::Start() {
 
 void Api::Stop() {
   std::apply([](auto&... r) { ((r ? r->Stop() : void()), ...); }, registries_);
+}
+
+void Api::ForEachResource(const std::function<void(Resource&)>& f) {
+  std::apply([&](auto&... r) { (f(*r), ...); }, registries_);
 }
 
 Resource* Api::Find(std::string_view group, std::string_view version, std::string_view resource) {

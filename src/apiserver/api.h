@@ -3,6 +3,7 @@
 // client are two doors into the same Api.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -13,6 +14,8 @@
 #include "store/store.h"
 
 namespace kvol::apiserver {
+
+class StorageObjects;
 
 class Api final : public Cluster {
  public:
@@ -37,6 +40,8 @@ class Api final : public Cluster {
 
   // The resource served at group/version/resource (group "" for core), or nullptr.
   Resource* Find(std::string_view group, std::string_view version, std::string_view resource);
+  // Calls `f` with each resource served.
+  void ForEachResource(const std::function<void(Resource&)>& f);
 
   store::Store& store() { return store_; }
   os::Clock& clock() { return clock_; }
@@ -54,6 +59,8 @@ class Api final : public Cluster {
   store::Store& store_;
   os::Clock& clock_;
   RegistryTuple registries_;
+  // apiserver_storage_objects, served while the Api lives.
+  std::shared_ptr<StorageObjects> storage_objects_;
 };
 
 }  // namespace kvol::apiserver

@@ -80,6 +80,7 @@ class Registry final : public Resource {
 
   // ---- Resource (JSON, HTTP) ----
   const api::KindInfo& info() const override { return api::KindInfoOf<T>(); }
+  size_t StoredCount() override { return cache_ ? cache_->size() : 0; }
   bool has_status() const override { return kStatusSubresource<T>; }
   ApiOr<StoredObject> CreateJson(std::string_view ns, const api::Json& body,
                                  const WriteOptions& opts) override;

@@ -70,6 +70,8 @@ class Resource {
   virtual ~Resource() = default;
   virtual const api::KindInfo& info() const = 0;
   virtual bool has_status() const = 0;
+  // How many objects are stored (as the watch cache holds them now).
+  virtual size_t StoredCount() = 0;
 
   virtual ApiOr<StoredObject> CreateJson(std::string_view ns, const api::Json& body,
                                          const WriteOptions& opts) = 0;

@@ -2,17 +2,21 @@
 #include "apiserver/rest.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "api/protobuf.h"
 #include "apiserver/binding.h"
 #include "apiserver/discovery.h"
 #include "apiserver/node_client.h"
 #include "apiserver/openapi.h"
+#include "apiserver/request_info.h"
+#include "apiserver/request_metrics.h"
 #include "apiserver/streaming.h"
 #include "apiserver/tables.h"
 #include "apiserver/watch_response.h"
 #include "base/strings.h"
 #include "manifest/manifest.h"
+#include "metrics/metrics.h"
 
 namespace kvol::apiserver {
 
@@ -215,6 +219,19 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     return;
   }
   w.Authenticated();
+  const auto start = std::chrono::steady_clock::now();
+  StatusRecorder recorder(w);
+  HandleAuthenticated(req, recorder);
+  ObserveRequest(RequestInfoOf(req), recorder.status(), std::chrono::steady_clock::now() - start);
+}
+
+void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w) {
+  const std::string& path = req.path;
+  if (path == "/metrics") {
+    if (req.method != "GET") return SendError(w, MethodNotAllowed());
+    w.Send(200, metrics::kContentType, metrics::Expose());
+    return;
+  }
   if (path == api::kUpdateTogetherPath) return UpdateTogether(req, w);
   const std::vector<std::string> parts = Split(path);
   if (req.method == "GET" && ServeDiscovery(req, w, parts)) return;

@@ -27,12 +27,15 @@ struct RestOptions {
 class RestHandler {
  public:
   RestHandler(Api& api, RestOptions opts);
+  // Answers health checks and /version to anyone; the rest (the API, discovery, OpenAPI,
+  // /metrics) to holders of the token, counted in apiserver_request_total.
   void Handle(const HttpRequest& req, ResponseWriter& w);
   // Ends every watch stream now and any started later, so that stopping the HTTP server need
   // not wait for them to notice. Call before HttpServer::Stop.
   void Shutdown();
 
  private:
+  void HandleAuthenticated(const HttpRequest& req, ResponseWriter& w);
   // Discovery and OpenAPI documents; false when `parts` names none.
   bool ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
                       const std::vector<std::string>& parts);

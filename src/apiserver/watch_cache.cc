@@ -364,4 +364,9 @@ store::Revision WatchCache::revision() {
   return rev_;
 }
 
+size_t WatchCache::size() {
+  std::lock_guard lock(mu_);
+  return items_.size();
+}
+
 }  // namespace kvol::apiserver

@@ -86,6 +86,8 @@ class WatchCache {
   StatusOr<std::unique_ptr<CacheWatch>> Watch(const Filter& f, store::Revision after);
 
   store::Revision revision();
+  // How many objects the cache holds now.
+  size_t size();
 
   // With a store whose watch events carry the written Value objects (WatchSharesValues), a
   // writer hands the cache the object it is about to write, already indexed, so the event

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# /metrics, driven with the real kubectl: the exposition passes a strict Prometheus text reader
+# (metrics_lint), carries kube-apiserver's request and storage metrics with Kubernetes' names
+# and labels, and the process's own; a wrong or missing token gets 401.
+# Usage: metrics_test.sh KVOL_BINARY TESTS_DIR METRICS_LINT
+KVOL_BIN=$(realpath "$1")
+TESTS=$(realpath "$2")
+LINT=$(realpath "$3")
+source "$TESTS/integration/lib.sh"
+
+kvol_start srv
+metric() { # NAME LABELS: the sample's value, or the reader's complaint
+  kubectl get --raw /metrics | "$LINT" "$@" 2>&1
+}
+
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Mi}}
+YAML
+kubectl get pvc >/dev/null
+kubectl get pvc data >/dev/null
+kubectl get pvc nosuch >/dev/null 2>&1
+
+kubectl get --raw /metrics >"$WORK/metrics" || fail "kubectl get --raw /metrics failed"
+"$LINT" <"$WORK/metrics" 2>"$WORK/lint.err" ||
+  fail "the exposition does not pass the strict reader: $(cat "$WORK/lint.err")"
+expect_eq "apiserver_request_total: the claim's create" 1 \
+  "$(metric apiserver_request_total verb=POST,resource=persistentvolumeclaims,scope=namespace,code=201,component=apiserver,group=,version=v1)"
+expect_eq "apiserver_request_total: a LIST" 1 \
+  "$(metric apiserver_request_total verb=LIST,resource=persistentvolumeclaims,scope=namespace,code=200)"
+expect_eq "apiserver_request_total: a GET of what is not there" 1 \
+  "$(metric apiserver_request_total verb=GET,resource=persistentvolumeclaims,scope=resource,code=404)"
+expect_eq "apiserver_request_duration_seconds counts the GETs" 2 \
+  "$(metric apiserver_request_duration_seconds_count verb=GET,resource=persistentvolumeclaims,scope=resource)"
+expect_eq "apiserver_storage_objects: the claim" 1 \
+  "$(metric apiserver_storage_objects resource=persistentvolumeclaims)"
+expect_eq "apiserver_storage_objects: a group's resource" 2 \
+  "$(metric apiserver_storage_objects resource=storageclasses.storage.k8s.io)"
+rss=$(metric process_resident_memory_bytes)
+[[ $rss =~ ^[0-9.e+]+$ ]] && [ "${rss%.*}" != 0 ] || fail "process_resident_memory_bytes: $rss"
+grep -q '^# TYPE apiserver_request_duration_seconds histogram$' "$WORK/metrics" ||
+  fail "apiserver_request_duration_seconds is not a histogram"
+
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" \
+  -H "Authorization: Bearer wrong" "$KVOL_URL/metrics")
+expect_eq "a wrong token" 401 "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" "$KVOL_URL/metrics")
+expect_eq "no token" 401 "$code"
+
+finish
