@@ -4,6 +4,7 @@
 #include "apiserver/streaming.h"
 #include "apiserver/tls.h"
 #include "base/strings.h"
+#include "metrics/metrics.h"
 
 namespace kvol::cmd {
 namespace {
@@ -67,6 +68,11 @@ void AgentServer::Handle(const apiserver::HttpRequest& req, apiserver::ResponseW
     return SendError(w, apiserver::Unauthorized());
   }
   w.Authenticated();
+  if (req.path == "/metrics") {  // as kubelet serves its own on its port
+    if (req.method != "GET") return SendError(w, apiserver::MethodNotAllowed());
+    w.Send(200, metrics::kContentType, metrics::Expose());
+    return;
+  }
   api::Pod pod;
   std::string container;
   const bool logs = ParsePodPath(req.path, apiserver::kAgentLogPath, &pod, &container);

@@ -8,6 +8,7 @@
 #include "node/runtime/cri/cri_backend.h"
 #include "node/runtime/process_backend.h"
 #include "node/runtime/rootfs.h"
+#include "node/volume_usage.h"
 
 namespace kvol::node {
 
@@ -169,7 +170,11 @@ void Agent::MakeVolumeManager() {
       *host_, *plugins_, std::move(sources), client::SinkTo(*recorder_), clock_, vo);
   volume_health_ = std::make_unique<VolumeHealthMonitor>(
       *plugins_, [this] { return volume_manager_->MountedPodVolumes(); },
-      client::SinkTo(*recorder_), clock_, options_.volume_stats_period);
+      client::SinkTo(*recorder_), clock_, options_.volume_stats_period,
+      [this](const std::string& path) -> StatusOr<volume::VolumeStats> {
+        KVOL_ASSIGN_OR_RETURN(auto mounts, host_->mounter().List());
+        return PathUsage(path, mounts);
+      });
 }
 
 StatusOr<std::unique_ptr<runtime::Backend>> Agent::MakeBackend() {
@@ -298,6 +303,8 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   if (Status s = runtime_->Start(); !s.ok()) return s;
   if (Status s = volume_manager_->Start(); !s.ok()) return s;
   volume_health_->Start();
+  volume_stats_metrics_ = std::make_shared<VolumeStatsMetrics>(*volume_health_);
+  metrics::AddCollector(volume_stats_metrics_);
   return OkStatus();
 }
 
@@ -320,6 +327,7 @@ void Agent::Stop() {
   // and events. Containers keep running.
   if (plugin_watcher_) plugin_watcher_->Stop();
   if (runtime_) runtime_->Stop();
+  if (volume_stats_metrics_) volume_stats_metrics_->Detach();
   if (volume_health_) volume_health_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();

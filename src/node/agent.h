@@ -25,6 +25,7 @@
 #include "node/pressure.h"
 #include "node/runtime/pod_runtime.h"
 #include "node/volume_health.h"
+#include "node/volume_stats_metrics.h"
 #include "node/volume_status.h"
 #include "node/volumemanager/volume_manager.h"
 #include "os/clock.h"
@@ -152,6 +153,7 @@ class Agent {
   std::unique_ptr<VolumeStatusWriter> volume_status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
   std::unique_ptr<VolumeHealthMonitor> volume_health_;
+  std::shared_ptr<VolumeStatsMetrics> volume_stats_metrics_;  // kubelet_volume_stats_*
   std::unique_ptr<runtime::PodRuntime> runtime_;
 };
 

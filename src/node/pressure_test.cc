@@ -95,9 +95,11 @@ class PressureMonitorTest : public ::testing::Test {
 
   os::testing::FakeClock clock_;
   StatusOr<os::MemoryStats> memory_ = os::MemoryStats{8LL << 30, 4LL << 30};
-  StatusOr<os::FilesystemStats> nodefs_ = os::FilesystemStats{1000, 500, 100, 50};
+  StatusOr<os::FilesystemStats> nodefs_ = os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 500, .inodes = 100, .inodes_free = 50};
   StatusOr<std::optional<os::FilesystemStats>> imagefs_ =
-      std::optional<os::FilesystemStats>(os::FilesystemStats{1000, 500, 100, 50});
+      std::optional<os::FilesystemStats>(os::FilesystemStats{
+          .capacity_bytes = 1000, .available_bytes = 500, .inodes = 100, .inodes_free = 50});
   StatusOr<os::ProcessStats> pids_ = os::ProcessStats{1000, 100};
 };
 
@@ -117,7 +119,8 @@ TEST_F(PressureMonitorTest, ReportsEachConditionInKubeletsWords) {
   EXPECT_EQ(conditions[2].message, "kubelet has sufficient PID available");
 
   // The image filesystem fills past kubelet's 15%: disk pressure, and only that.
-  imagefs_ = std::optional<os::FilesystemStats>(os::FilesystemStats{1000, 140, 100, 50});
+  imagefs_ = std::optional<os::FilesystemStats>(os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 140, .inodes = 100, .inodes_free = 50});
   conditions = m.Conditions();
   EXPECT_EQ(conditions[1].status, "True");
   EXPECT_EQ(conditions[1].reason, "KubeletHasDiskPressure");
@@ -133,12 +136,14 @@ TEST_F(PressureMonitorTest, EachSignalSetsItsCondition) {
   memory_ = os::MemoryStats{8LL << 30, 512 << 20};
   EXPECT_EQ(Seen(m)["MemoryPressure"], "True KubeletHasInsufficientMemory");
   memory_ = os::MemoryStats{8LL << 30, 4LL << 30};
-  nodefs_ = os::FilesystemStats{1000, 900, 100, 9};
+  nodefs_ = os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 900, .inodes = 100, .inodes_free = 9};
   auto seen = Seen(m);
   EXPECT_EQ(seen["MemoryPressure"], "False KubeletHasSufficientMemory")
       << "no transition period: it clears at once";
   EXPECT_EQ(seen["DiskPressure"], "True KubeletHasDiskPressure");
-  nodefs_ = os::FilesystemStats{1000, 900, 100, 90};
+  nodefs_ = os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 900, .inodes = 100, .inodes_free = 90};
   pids_ = os::ProcessStats{1000, 960};
   seen = Seen(m);
   EXPECT_EQ(seen["DiskPressure"], "False KubeletHasNoDiskPressure");
@@ -147,9 +152,11 @@ TEST_F(PressureMonitorTest, EachSignalSetsItsCondition) {
 
 TEST_F(PressureMonitorTest, StaysTrueForTheTransitionPeriod) {
   PressureMonitor m(*ParseEvictionHard("nodefs.available<10%"), 5min, Sources(), clock_);
-  nodefs_ = os::FilesystemStats{1000, 50, 100, 50};
+  nodefs_ = os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 50, .inodes = 100, .inodes_free = 50};
   EXPECT_EQ(Seen(m)["DiskPressure"], "True KubeletHasDiskPressure");
-  nodefs_ = os::FilesystemStats{1000, 500, 100, 50};
+  nodefs_ = os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 500, .inodes = 100, .inodes_free = 50};
   clock_.Advance(4min);
   EXPECT_EQ(Seen(m)["DiskPressure"], "True KubeletHasDiskPressure") << "within the period";
   clock_.Advance(61s);
@@ -162,7 +169,8 @@ TEST_F(PressureMonitorTest, WhatCannotBeReadCrossesNothing) {
   nodefs_ = UnavailableError("cannot statvfs");
   imagefs_ = std::optional<os::FilesystemStats>();  // a runtime without images
   EXPECT_EQ(Seen(m)["DiskPressure"], "False KubeletHasNoDiskPressure");
-  imagefs_ = std::optional<os::FilesystemStats>(os::FilesystemStats{1000, 999, 100, 50});
+  imagefs_ = std::optional<os::FilesystemStats>(os::FilesystemStats{
+      .capacity_bytes = 1000, .available_bytes = 999, .inodes = 100, .inodes_free = 50});
   EXPECT_EQ(Seen(m)["DiskPressure"], "True KubeletHasDiskPressure");
 }
 

@@ -7,12 +7,13 @@ namespace kvol::node {
 
 VolumeHealthMonitor::VolumeHealthMonitor(volume::PluginManager& plugins, Volumes volumes,
                                          client::EventSink events, const os::Clock& clock,
-                                         std::chrono::milliseconds period)
+                                         std::chrono::milliseconds period, PathStats path_stats)
     : plugins_(plugins),
       volumes_(std::move(volumes)),
       events_(std::move(events)),
       clock_(clock),
-      period_(period) {}
+      period_(period),
+      path_stats_(std::move(path_stats)) {}
 
 VolumeHealthMonitor::~VolumeHealthMonitor() { Stop(); }
 
@@ -44,13 +45,30 @@ void VolumeHealthMonitor::Loop() {
   }
 }
 
+namespace {
+
+// The claim a pod's volume comes from, or "".
+std::string ClaimOf(const api::Pod& pod, const std::string& volume) {
+  for (const auto& v : pod.spec.volumes) {
+    if (v.name == volume && v.persistent_volume_claim) return v.persistent_volume_claim->claim_name;
+  }
+  return "";
+}
+
+}  // namespace
+
 void VolumeHealthMonitor::CollectOnce() {
   std::map<std::string, volume::VolumeStats> now;
+  std::map<std::pair<std::string, std::string>, volume::VolumeStats> by_claim;
   for (const auto& v : volumes_()) {
     volume::VolumePlugin* plugin = plugins_.FindByName(v.plugin_name);
     volume::StatsVolumePlugin* stats = plugin ? plugin->AsStats() : nullptr;
-    if (!stats) continue;
-    auto got = stats->GetVolumeStats(v.dir_name, v.pod->metadata.uid, v.block);
+    StatusOr<volume::VolumeStats> got = UnimplementedError("no stats");
+    if (stats) got = stats->GetVolumeStats(v.dir_name, v.pod->metadata.uid, v.block);
+    if (!got.ok() && got.status().code() == StatusCode::kUnimplemented && path_stats_ && !v.block &&
+        !v.path.empty()) {
+      got = path_stats_(v.path);
+    }
     if (!got.ok()) {
       if (got.status().code() != StatusCode::kUnimplemented) {
         log::Warn("volume stats of " + v.dir_name + " (pod " + v.pod->metadata.uid +
@@ -70,10 +88,20 @@ void VolumeHealthMonitor::CollectOnce() {
       events_(client::ReferenceTo(*v.pod), "Warning", "VolumeConditionAbnormal",
               "Volume " + v.outer_name + ": " + got->message);
     }
+    if (const std::string claim = ClaimOf(*v.pod, v.outer_name); !claim.empty()) {
+      by_claim[{v.pod->metadata.namespace_, claim}] = *got;
+    }
     now[key] = *std::move(got);
   }
   std::lock_guard lock(mu_);
   latest_ = std::move(now);
+  by_claim_ = std::move(by_claim);
+}
+
+std::map<std::pair<std::string, std::string>, volume::VolumeStats>
+VolumeHealthMonitor::LatestByClaim() const {
+  std::lock_guard lock(mu_);
+  return by_claim_;
 }
 
 std::map<std::string, volume::VolumeStats> VolumeHealthMonitor::Latest() const {

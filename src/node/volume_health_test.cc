@@ -6,6 +6,8 @@
 #include <atomic>
 #include <thread>
 
+#include "metrics/testing/text_format.h"
+#include "node/volume_stats_metrics.h"
 #include "os/testing/fake_clock.h"
 
 namespace kvol::node {
@@ -102,6 +104,61 @@ TEST_F(VolumeHealthTest, AnEventWhenAVolumeTurnsAbnormal) {
   auto latest = m.Latest();
   ASSERT_EQ(latest.size(), 1u);
   EXPECT_EQ(latest.at("uid-1/data").capacity_bytes, 100);
+}
+
+// A volume whose plugin reports nothing is measured at its path; a claim's figures become
+// kubelet's metrics, labelled with its namespace and name.
+TEST_F(VolumeHealthTest, MeasuresTheRestAtTheirPathsAndReportsClaims) {
+  auto pod = std::make_shared<api::Pod>(*volumes_[0].pod);
+  api::Volume data;
+  data.name = "data";
+  data.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{.claim_name = "claim-a"};
+  api::Volume local;
+  local.name = "local";
+  local.persistent_volume_claim = api::PersistentVolumeClaimVolumeSource{.claim_name = "claim-b"};
+  pod->spec.volumes = {data, local};
+  volumes_ = {{pod, "data", "example.com/reporting", "pv-1", false, "/pods/uid-1/pv-1"},
+              {pod, "cache", "kubernetes.io/empty-dir", "cache", false, "/pods/uid-1/cache"},
+              {pod, "local", "kubernetes.io/local-volume", "pv-2", false, "/pods/uid-1/pv-2"},
+              {pod, "raw", "kubernetes.io/local-volume", "pv-3", true, "/pods/uid-1/pv-3"}};
+  std::vector<std::string> measured;
+  VolumeHealthMonitor m(
+      plugins_, [this] { return volumes_; }, {}, clock_, std::chrono::seconds(60),
+      [&](const std::string& path) -> StatusOr<volume::VolumeStats> {
+        measured.push_back(path);
+        return volume::VolumeStats{.capacity_bytes = 1000,
+                                   .available_bytes = 700,
+                                   .used_bytes = 20,
+                                   .inodes = 50,
+                                   .inodes_free = 40,
+                                   .inodes_used = 3};
+      });
+  plugin_->answer = volume::VolumeStats{.capacity_bytes = 100, .used_bytes = 10, .abnormal = false};
+  m.CollectOnce();
+  EXPECT_EQ(measured, (std::vector<std::string>{"/pods/uid-1/cache", "/pods/uid-1/pv-2"}))
+      << "the plugin's volume through the plugin; a block volume not at all";
+  EXPECT_EQ(m.Latest().size(), 3u);
+  auto claims = m.LatestByClaim();
+  ASSERT_EQ(claims.size(), 2u) << "the emptyDir is no claim";
+  EXPECT_EQ(claims.at({"default", "claim-b"}).used_bytes, 20);
+
+  auto collector = std::make_shared<VolumeStatsMetrics>(m);
+  auto text = metrics::testing::ParseText(metrics::ExposeOnly({collector.get()}));
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const std::map<std::string, std::string> a = {{"namespace", "default"},
+                                                {"persistentvolumeclaim", "claim-a"}};
+  const std::map<std::string, std::string> b = {{"namespace", "default"},
+                                                {"persistentvolumeclaim", "claim-b"}};
+  EXPECT_EQ(*text->Value("kubelet_volume_stats_used_bytes", a), 10);
+  EXPECT_EQ(*text->Value("kubelet_volume_stats_capacity_bytes", a), 100);
+  EXPECT_EQ(*text->Value("kubelet_volume_stats_health_status_abnormal", a), 0);
+  EXPECT_EQ(text->Value("kubelet_volume_stats_inodes", a).status().code(), StatusCode::kNotFound)
+      << "a figure the driver does not report is left out";
+  EXPECT_EQ(*text->Value("kubelet_volume_stats_available_bytes", b), 700);
+  EXPECT_EQ(*text->Value("kubelet_volume_stats_inodes_used", b), 3);
+  EXPECT_EQ(text->families.at("kubelet_volume_stats_used_bytes").type, "gauge");
+  collector->Detach();
+  EXPECT_TRUE(collector->Collect().empty());
 }
 
 TEST_F(VolumeHealthTest, GathersEachPeriodUntilStopped) {

@@ -5,6 +5,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -13,7 +14,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace kvol::os {
@@ -101,6 +104,7 @@ StatusOr<FilesystemStats> StatFilesystem(const std::string& path) {
   FilesystemStats st;
   st.capacity_bytes = static_cast<int64_t>(vfs.f_blocks) * frsize;
   st.available_bytes = static_cast<int64_t>(vfs.f_bavail) * frsize;
+  st.free_bytes = static_cast<int64_t>(vfs.f_bfree) * frsize;
   st.inodes = static_cast<int64_t>(vfs.f_files);
   st.inodes_free = static_cast<int64_t>(vfs.f_ffree);
   return st;
@@ -145,6 +149,34 @@ StatusOr<ProcessStats> ReadProcessStats() {
   if (sysinfo(&info) != 0) return UnavailableError(std::string("sysinfo: ") + std::strerror(errno));
   st.in_use = info.procs;
   return st;
+}
+
+StatusOr<DirectoryUsage> MeasureDirectory(const std::string& path) {
+  namespace fs = std::filesystem;
+  struct stat root {};
+  if (lstat(path.c_str(), &root) != 0) {
+    return UnavailableError("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  DirectoryUsage usage{.bytes = static_cast<int64_t>(root.st_blocks) * 512, .inodes = 1};
+  std::set<std::pair<dev_t, ino_t>> linked;  // files of several links, counted once
+  std::error_code ec;
+  fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return UnavailableError("cannot read " + path + ": " + ec.message());
+  for (fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) return UnavailableError("cannot read below " + path + ": " + ec.message());
+    struct stat st {};
+    if (lstat(it->path().c_str(), &st) != 0) continue;  // gone meanwhile
+    if (st.st_dev != root.st_dev) {                     // a mount point below: another filesystem's
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && !linked.insert({st.st_dev, st.st_ino}).second) {
+      continue;
+    }
+    usage.bytes += static_cast<int64_t>(st.st_blocks) * 512;
+    ++usage.inodes;
+  }
+  return usage;
 }
 
 }  // namespace kvol::os

@@ -33,6 +33,7 @@ MachineInfo ReadMachineInfo(const std::string& disk_dir);
 struct FilesystemStats {
   int64_t capacity_bytes = 0;
   int64_t available_bytes = 0;
+  int64_t free_bytes = 0;  // f_bfree: available, and what only root may still use
   int64_t inodes = 0;
   int64_t inodes_free = 0;
 };
@@ -52,5 +53,13 @@ struct ProcessStats {
   int64_t in_use = 0;
 };
 StatusOr<ProcessStats> ReadProcessStats();
+
+// What a directory holds, as du counts it: the bytes of its files' blocks and the inodes they
+// use (a hard-linked file once), not following symlinks nor crossing into other filesystems.
+struct DirectoryUsage {
+  int64_t bytes = 0;
+  int64_t inodes = 0;
+};
+StatusOr<DirectoryUsage> MeasureDirectory(const std::string& path);
 
 }  // namespace kvol::os

@@ -2,6 +2,7 @@
 // way mount errors are worded. Real mounts are exercised by the integration tests.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -206,6 +207,27 @@ TEST(Machine, ReadsUsage) {
   ASSERT_TRUE(pids.ok()) << pids.status().ToString();
   EXPECT_GT(pids->in_use, 1) << "this process and init at least";
   EXPECT_LT(pids->in_use, pids->max_pids);
+}
+
+TEST(Machine, MeasuresADirectoryAsDuDoes) {
+  char tmpl[] = "/tmp/kvol-du.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto empty = MeasureDirectory(dir);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ(empty->inodes, 1);
+  ASSERT_EQ(
+      std::system(("mkdir " + dir + "/sub && head -c 1048576 /dev/urandom >" + dir +
+                   "/sub/f && ln " + dir + "/sub/f " + dir + "/hard && ln -s /usr " + dir + "/link")
+                      .c_str()),
+      0);
+  auto full = MeasureDirectory(dir);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->inodes, 4) << "the directory, sub, f (linked twice) and the symlink";
+  EXPECT_GE(full->bytes - empty->bytes, 1 << 20) << "the file's blocks, once";
+  EXPECT_LT(full->bytes - empty->bytes, 2 << 20) << "not twice, and not /usr through the link";
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(MeasureDirectory(dir).ok());
 }
 
 }  // namespace

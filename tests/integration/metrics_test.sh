@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # /metrics, driven with the real kubectl: the exposition passes a strict Prometheus text reader
 # (metrics_lint), carries kube-apiserver's request and storage metrics with Kubernetes' names
-# and labels, and the process's own; a wrong or missing token gets 401.
+# and labels, the process's own, and kubelet's volume stats of a claim that grow as its pod
+# writes 10 MiB; a wrong or missing token gets 401.
 # Usage: metrics_test.sh KVOL_BINARY TESTS_DIR METRICS_LINT
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
 LINT=$(realpath "$3")
 source "$TESTS/integration/lib.sh"
 
-kvol_start srv
+kvol_start srv --volume-stats-agg-period 1s
 metric() { # NAME LABELS: the sample's value, or the reader's complaint
   kubectl get --raw /metrics | "$LINT" "$@" 2>&1
 }
@@ -44,6 +45,35 @@ rss=$(metric process_resident_memory_bytes)
 [[ $rss =~ ^[0-9.e+]+$ ]] && [ "${rss%.*}" != 0 ] || fail "process_resident_memory_bytes: $rss"
 grep -q '^# TYPE apiserver_request_duration_seconds histogram$' "$WORK/metrics" ||
   fail "apiserver_request_duration_seconds is not a histogram"
+
+# ---- kubelet's volume stats: a local-path claim (a directory: measured as du does) ----------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: writer}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "-c", "touch /data/ready; sleep 999999"]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+YAML
+used() { metric kubelet_volume_stats_used_bytes namespace=default,persistentvolumeclaim=data; }
+used_is_number() { [[ $(used) =~ ^[0-9.e+]+$ ]]; }
+until_true 60 used_is_number || fail "no kubelet_volume_stats_used_bytes for the claim: $(used)"
+before=$(printf '%.0f' "$(used)")
+kubectl exec writer -- sh -c 'head -c 10485760 /dev/urandom >/data/10m' || fail "writing 10 MiB"
+grown() { [ "$(printf '%.0f' "$(used)")" -ge $((before + 10485760)) ]; }
+until_true 30 grown || fail "kubelet_volume_stats_used_bytes did not grow by 10 MiB: $before, then $(used)"
+for m in capacity_bytes available_bytes inodes inodes_free inodes_used; do
+  v=$(metric kubelet_volume_stats_$m namespace=default,persistentvolumeclaim=data)
+  [[ $v =~ ^[0-9.e+]+$ ]] || fail "kubelet_volume_stats_$m: $v"
+done
+expect_eq "the capacity is the filesystem's" \
+  "$(df -B1 --output=size "$KVOL_DIR" | tail -1 | tr -d ' ')" \
+  "$(printf '%.0f' "$(metric kubelet_volume_stats_capacity_bytes persistentvolumeclaim=data)")"
 
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" \
   -H "Authorization: Bearer wrong" "$KVOL_URL/metrics")

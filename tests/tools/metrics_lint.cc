@@ -2,6 +2,7 @@
 // it with the tests' strict reader (metrics/testing/text_format.h). With NAME, prints the value
 // of the one sample of NAME whose labels include those given. Exit 1, with the reason on
 // stderr, when the text or the query fails.
+#include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -40,6 +41,6 @@ int main(int argc, char** argv) {
     std::cerr << "metrics_lint: " << value.status().message() << "\n";
     return 1;
   }
-  std::cout << *value << "\n";
+  std::printf("%.17g\n", *value);  // exact: byte counts are large
   return 0;
 }

@@ -142,7 +142,7 @@ std::vector<MountedPodVolume> VolumeManager::MountedPodVolumes() const {
     for (const auto& [key, v] : dp.volumes) {
       auto a = actual_.Volume(key);
       if (!a || a->state != MountState::kMounted) continue;
-      out.push_back({dp.pod, v.outer_name, a->plugin_name, a->dir_name, a->block});
+      out.push_back({dp.pod, v.outer_name, a->plugin_name, a->dir_name, a->block, a->path});
     }
   }
   return out;

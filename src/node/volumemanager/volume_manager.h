@@ -62,6 +62,7 @@ struct MountedPodVolume {
   std::string plugin_name;
   std::string dir_name;  // Spec::Name(): the PV's name, or the pod's volume name
   bool block = false;
+  std::string path;  // where it is set up ("" when reconstructed and not set up since)
 };
 
 // One pod's volumes as the status writer reports them. A volume found on disk after a restart
