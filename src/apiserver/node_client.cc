@@ -295,6 +295,29 @@ ApiOr<std::unique_ptr<LogStream>> RemoteNodeConnection::Logs(const api::Pod& pod
   return ErrorOf(code, body);
 }
 
+ApiOr<ProxyResponse> RemoteNodeConnection::Get(const std::string& path) {
+  auto c = Dial(endpoint_);
+  if (!c.ok()) return c.error();
+  AgentConnection& conn = **c;
+  http::request<http::empty_body> req{http::verb::get, path, 11};
+  SetHeaders(req, endpoint_, token_);
+  auto ec = conn.Run(
+      kTimeout, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
+  if (ec) return Unavailable("writing to " + Where(endpoint_) + ": " + ec.message());
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  ec = conn.Run(kTimeout, [&](auto handler) {
+    http::async_read(conn.stream, conn.buffer, parser, std::move(handler));
+  });
+  conn.Close();
+  if (ec) return Unavailable("reading from " + Where(endpoint_) + ": " + ec.message());
+  ProxyResponse out;
+  out.code = parser.get().result_int();
+  out.content_type = std::string(parser.get()[http::field::content_type]);
+  out.body = std::move(parser.get().body());
+  return out;
+}
+
 ApiOr<std::unique_ptr<ExecProcess>> RemoteNodeConnection::Exec(const api::Pod& pod,
                                                                const ExecOptions& opts) {
   std::string target = PodPath(kAgentExecPath, pod, opts.container);

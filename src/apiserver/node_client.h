@@ -3,6 +3,7 @@
 //   GET /containerLogs/NAMESPACE/POD/POD-UID/CONTAINER?follow=&previous=&tailLines=&limitBytes=
 //   GET /exec/NAMESPACE/POD/POD-UID/CONTAINER?command=...&stdin=&tty=  (WebSocket,
 //       v5.channel.k8s.io)
+//   GET /metrics, /healthz  (its own, for nodes/NAME/proxy/...)
 // to holders of the bearer token it uses itself; the server dials the address and port its
 // Node publishes (status.addresses, status.daemonEndpoints.kubeletEndpoint.Port) and accepts
 // only the certificate whose SHA-256 the Node's kvol.io/agent-certificate-sha256 annotation
@@ -39,6 +40,7 @@ class RemoteNodeConnection final : public NodeConnection {
 
   ApiOr<std::unique_ptr<LogStream>> Logs(const api::Pod& pod, const PodLogOptions& opts) override;
   ApiOr<std::unique_ptr<ExecProcess>> Exec(const api::Pod& pod, const ExecOptions& opts) override;
+  ApiOr<ProxyResponse> Get(const std::string& path) override;
 
  private:
   const NodeEndpoint endpoint_;

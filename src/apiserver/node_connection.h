@@ -51,6 +51,13 @@ struct ExecOptions {
 // A process started in a container. One thread serves it: poll fd(), then Collect.
 using ExecProcess = os::ProcessStream;
 
+// What the agent answered at one of its own paths (GET .../nodes/NAME/proxy/PATH).
+struct ProxyResponse {
+  int code = 200;
+  std::string content_type;
+  std::string body;
+};
+
 class NodeConnection {
  public:
   virtual ~NodeConnection() = default;
@@ -58,6 +65,9 @@ class NodeConnection {
                                                  const PodLogOptions& opts) = 0;
   virtual ApiOr<std::unique_ptr<ExecProcess>> Exec(const api::Pod& pod,
                                                    const ExecOptions& opts) = 0;
+  // GET of the agent's own `path` ("/metrics", "/healthz"), as the API server proxies kubelet's
+  // port for `kubectl get --raw /api/v1/nodes/NAME/proxy/metrics`.
+  virtual ApiOr<ProxyResponse> Get(const std::string& path) = 0;
 };
 
 // The connections by node name. Thread-safe; a connection must outlive its registration.

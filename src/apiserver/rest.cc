@@ -321,6 +321,11 @@ void RestHandler::HandlePath(const HttpRequest& req, ResponseWriter& w,
   }
   std::string name = parts.size() > i + 1 ? parts[i + 1] : "";
   std::string sub = parts.size() > i + 2 ? parts[i + 2] : "";
+  if (sub == "proxy" && &res->info() == &api::KindInfoOf<api::Node>()) {
+    std::string rest;
+    for (size_t p = i + 3; p < parts.size(); ++p) rest += "/" + parts[p];
+    return NodeProxy(req, w, name, rest.empty() ? "/" : rest);
+  }
   if (parts.size() > i + 3) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
     return;
@@ -595,24 +600,42 @@ ApiOr<RestHandler::PodNode> RestHandler::PodOnNode(const std::string& ns, const 
     return BadRequest("container " + container + " is not valid for pod " + name);
   }
   if (spec.node_name.empty()) return BadRequest("pod " + name + " does not have a host assigned");
-  PodNode out;
-  out.node = opts_.nodes ? opts_.nodes->Find(spec.node_name) : nullptr;
-  if (!out.node) {
-    // An agent elsewhere: dialled at the endpoint its Node publishes.
-    auto node = api_.registry<api::Node>().Get("", spec.node_name);
-    if (!node.ok()) {
-      if (node.error().code == 404) {
-        return Unavailable("node \"" + spec.node_name + "\" of pod " + name + " does not exist");
-      }
-      return node.error();
+  auto link = LinkTo(spec.node_name);
+  if (!link.ok()) {
+    if (link.error().code == 404) {
+      return Unavailable("node \"" + spec.node_name + "\" of pod " + name + " does not exist");
     }
-    auto endpoint = NodeEndpointOf(*node);
-    if (!endpoint.ok()) return endpoint.error();
-    out.remote = std::make_unique<RemoteNodeConnection>(*std::move(endpoint), opts_.token);
-    out.node = out.remote.get();
+    return link.error();
   }
+  PodNode out;
+  out.node = link->node;
+  out.remote = std::move(link->remote);
   out.pod = *std::move(pod);
   return out;
+}
+
+ApiOr<RestHandler::NodeLink> RestHandler::LinkTo(const std::string& node_name) {
+  NodeLink out;
+  out.node = opts_.nodes ? opts_.nodes->Find(node_name) : nullptr;
+  if (out.node) return out;
+  // An agent elsewhere: dialled at the endpoint its Node publishes.
+  auto node = api_.registry<api::Node>().Get("", node_name);
+  if (!node.ok()) return node.error();
+  auto endpoint = NodeEndpointOf(*node);
+  if (!endpoint.ok()) return endpoint.error();
+  out.remote = std::make_unique<RemoteNodeConnection>(*std::move(endpoint), opts_.token);
+  out.node = out.remote.get();
+  return out;
+}
+
+void RestHandler::NodeProxy(const HttpRequest& req, ResponseWriter& w, const std::string& node,
+                            const std::string& path) {
+  if (req.method != "GET") return SendError(w, MethodNotAllowed());
+  auto link = LinkTo(node);
+  if (!link.ok()) return SendError(w, link.error());
+  auto got = link->node->Get(path);
+  if (!got.ok()) return SendError(w, got.error());
+  w.Send(got->code, got->content_type, got->body);
 }
 
 void RestHandler::PodLog(const HttpRequest& req, ResponseWriter& w, const std::string& ns,

@@ -66,6 +66,16 @@ class RestHandler {
   // `container` resolved (the only one, or the default-container annotation's) and checked.
   ApiOr<PodNode> PodOnNode(const std::string& ns, const std::string& name,
                            std::string& container);
+  // The connection to a node's agent: the one registered for it, else one to the endpoint its
+  // Node publishes (NotFound when there is no such Node).
+  struct NodeLink {
+    NodeConnection* node = nullptr;
+    std::unique_ptr<NodeConnection> remote;  // owns `node` when it is a remote agent
+  };
+  ApiOr<NodeLink> LinkTo(const std::string& node_name);
+  // GET .../nodes/NAME/proxy/PATH: the agent's own PATH (/metrics, /healthz).
+  void NodeProxy(const HttpRequest& req, ResponseWriter& w, const std::string& node,
+                 const std::string& path);
 
   Api& api_;
   RestOptions opts_;

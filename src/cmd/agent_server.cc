@@ -4,7 +4,7 @@
 #include "apiserver/streaming.h"
 #include "apiserver/tls.h"
 #include "base/strings.h"
-#include "metrics/metrics.h"
+#include "cmd/node_connection.h"
 
 namespace kvol::cmd {
 namespace {
@@ -68,9 +68,9 @@ void AgentServer::Handle(const apiserver::HttpRequest& req, apiserver::ResponseW
     return SendError(w, apiserver::Unauthorized());
   }
   w.Authenticated();
-  if (req.path == "/metrics") {  // as kubelet serves its own on its port
+  if (auto own = AgentOwnPath(req.path)) {  // as kubelet serves its own on its port
     if (req.method != "GET") return SendError(w, apiserver::MethodNotAllowed());
-    w.Send(200, metrics::kContentType, metrics::Expose());
+    w.Send(own->code, own->content_type, own->body);
     return;
   }
   api::Pod pod;

@@ -1,5 +1,6 @@
 #include "cmd/node_connection.h"
 
+#include "metrics/metrics.h"
 #include "node/runtime/cri/cri_log.h"
 #include "node/runtime/exec.h"
 #include "node/runtime/logs.h"
@@ -86,15 +87,27 @@ apiserver::ApiOr<std::unique_ptr<apiserver::LogStream>> LocalNodeConnection::Log
       return runtime.StillWriting(uid, container, path);
     };
   }
-  auto reader = node::runtime::LogReader::Open(
-      path, opts.tail_lines, files->cri_format ? std::nullopt : opts.limit_bytes,
-      std::move(still_written));
+  auto reader = node::runtime::LogReader::Open(path, opts.tail_lines,
+                                               files->cri_format ? std::nullopt : opts.limit_bytes,
+                                               std::move(still_written));
   if (!reader.ok()) return NotStarted(pod, opts.container, "");
   if (files->cri_format) {
     return std::unique_ptr<apiserver::LogStream>(
         new CriLogStream(*std::move(reader), opts.limit_bytes));
   }
   return std::unique_ptr<apiserver::LogStream>(new FileLogStream(*std::move(reader)));
+}
+
+std::optional<apiserver::ProxyResponse> AgentOwnPath(const std::string& path) {
+  if (path == "/metrics")
+    return apiserver::ProxyResponse{200, std::string(metrics::kContentType), metrics::Expose()};
+  if (path == "/healthz") return apiserver::ProxyResponse{200, "text/plain; charset=utf-8", "ok"};
+  return std::nullopt;
+}
+
+apiserver::ApiOr<apiserver::ProxyResponse> LocalNodeConnection::Get(const std::string& path) {
+  if (auto own = AgentOwnPath(path)) return *std::move(own);
+  return apiserver::ApiError{404, "NotFound", "the node agent serves no " + path};
 }
 
 }  // namespace kvol::cmd

@@ -486,6 +486,16 @@ expect_contains "a certificate other than the pinned one is refused" "presented 
   "$(kubectl logs remote-pod 2>&1)"
 kubectl annotate node remote-node --overwrite "kvol.io/agent-certificate-sha256=$PIN" >/dev/null
 expect_eq "the pinned certificate is accepted again" "after go" "$(kubectl logs remote-pod --tail 1 2>&1)"
+# The agent's own paths through the API server's node proxy, as kubelet's.
+expect_contains "the remote agent's /metrics through nodes/remote-node/proxy" \
+  "# TYPE process_cpu_seconds_total counter" \
+  "$(kubectl get --raw /api/v1/nodes/remote-node/proxy/metrics 2>&1)"
+expect_eq "the remote agent's /healthz through the proxy" "ok" \
+  "$(kubectl get --raw /api/v1/nodes/remote-node/proxy/healthz 2>&1)"
+expect_contains "a path the agent does not serve" "the node agent serves no /configz" \
+  "$(kubectl get --raw /api/v1/nodes/remote-node/proxy/configz 2>&1)"
+expect_contains "the agent's /metrics wants its token too" '"code":401' \
+  "$(curl -sk "https://127.0.0.1:$AGENT_PORT/metrics")"
 # kill -9 and a restart on the same port while the pod runs: its container holds none of the
 # agent's descriptors, so the port is free.
 kill -9 "$AGENT_PID"

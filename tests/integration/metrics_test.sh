@@ -71,6 +71,13 @@ for m in capacity_bytes available_bytes inodes inodes_free inodes_used; do
   v=$(metric kubelet_volume_stats_$m namespace=default,persistentvolumeclaim=data)
   [[ $v =~ ^[0-9.e+]+$ ]] || fail "kubelet_volume_stats_$m: $v"
 done
+node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
+kubectl get --raw "/api/v1/nodes/$node/proxy/metrics" >"$WORK/node-metrics" ||
+  fail "kubectl get --raw /api/v1/nodes/$node/proxy/metrics failed"
+"$LINT" kubelet_volume_stats_used_bytes persistentvolumeclaim=data <"$WORK/node-metrics" >/dev/null ||
+  fail "the node's /metrics has no kubelet_volume_stats_used_bytes for the claim"
+expect_contains "a node that does not exist" 'nodes "nosuch" not found' \
+  "$(kubectl get --raw /api/v1/nodes/nosuch/proxy/metrics 2>&1)"
 expect_eq "the capacity is the filesystem's" \
   "$(df -B1 --output=size "$KVOL_DIR" | tail -1 | tr -d ' ')" \
   "$(printf '%.0f' "$(metric kubelet_volume_stats_capacity_bytes persistentvolumeclaim=data)")"
