@@ -107,6 +107,19 @@ void SetHeaders(http::request<Body>& req, const NodeEndpoint& ep, const std::str
   req.set(http::field::authorization, "Bearer " + token);
 }
 
+// Dials the agent and sends `req`, with its host, user agent and token set here.
+ApiOr<std::unique_ptr<AgentConnection>> Send(const NodeEndpoint& ep, const std::string& token,
+                                             http::request<http::empty_body>& req) {
+  auto c = Dial(ep);
+  if (!c.ok()) return c.error();
+  AgentConnection& conn = **c;
+  SetHeaders(req, ep, token);
+  auto ec = conn.Run(
+      kTimeout, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
+  if (ec) return Unavailable("writing to " + Where(ep) + ": " + ec.message());
+  return c;
+}
+
 // The error an agent answered with: its Status, or its words.
 ApiError ErrorOf(int code, const std::string& body) {
   auto j = api::ParseJson(body);
@@ -270,18 +283,14 @@ ApiOr<std::unique_ptr<LogStream>> RemoteNodeConnection::Logs(const api::Pod& pod
   if (opts.limit_bytes) add("limitBytes", std::to_string(*opts.limit_bytes));
   target += query;
 
-  auto c = Dial(endpoint_);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  auto c = Send(endpoint_, token_, req);
   if (!c.ok()) return c.error();
   AgentConnection& conn = **c;
-  http::request<http::empty_body> req{http::verb::get, target, 11};
-  SetHeaders(req, endpoint_, token_);
-  auto ec = conn.Run(
-      kTimeout, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
-  if (ec) return Unavailable("writing to " + Where(endpoint_) + ": " + ec.message());
   auto parser = std::make_unique<RemoteLogStream::Parser>();
   // A followed log has no end; (boost::none would be taken for 0 by this Beast.)
   parser->body_limit(std::numeric_limits<std::uint64_t>::max());
-  ec = conn.Run(kTimeout, [&](auto handler) {
+  auto ec = conn.Run(kTimeout, [&](auto handler) {
     http::async_read_header(conn.stream, conn.buffer, *parser, std::move(handler));
   });
   if (ec) return Unavailable("reading from " + Where(endpoint_) + ": " + ec.message());
@@ -296,17 +305,13 @@ ApiOr<std::unique_ptr<LogStream>> RemoteNodeConnection::Logs(const api::Pod& pod
 }
 
 ApiOr<ProxyResponse> RemoteNodeConnection::Get(const std::string& path) {
-  auto c = Dial(endpoint_);
+  http::request<http::empty_body> req{http::verb::get, path, 11};
+  auto c = Send(endpoint_, token_, req);
   if (!c.ok()) return c.error();
   AgentConnection& conn = **c;
-  http::request<http::empty_body> req{http::verb::get, path, 11};
-  SetHeaders(req, endpoint_, token_);
-  auto ec = conn.Run(
-      kTimeout, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
-  if (ec) return Unavailable("writing to " + Where(endpoint_) + ": " + ec.message());
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
-  ec = conn.Run(kTimeout, [&](auto handler) {
+  auto ec = conn.Run(kTimeout, [&](auto handler) {
     http::async_read(conn.stream, conn.buffer, parser, std::move(handler));
   });
   conn.Close();
@@ -329,23 +334,19 @@ ApiOr<std::unique_ptr<ExecProcess>> RemoteNodeConnection::Exec(const api::Pod& p
   if (opts.stdin) target += "&stdin=true";
   if (opts.tty) target += "&tty=true";
 
-  auto c = Dial(endpoint_);
-  if (!c.ok()) return c.error();
-  AgentConnection& conn = **c;
   const std::string key = WebSocketKey();
   http::request<http::empty_body> req{http::verb::get, target, 11};
-  SetHeaders(req, endpoint_, token_);
   req.set(http::field::connection, "Upgrade");
   req.set(http::field::upgrade, "websocket");
   req.set(http::field::sec_websocket_version, "13");
   req.set(http::field::sec_websocket_key, key);
   req.set(http::field::sec_websocket_protocol, "v5.channel.k8s.io");
-  auto ec = conn.Run(
-      kTimeout, [&](auto handler) { http::async_write(conn.stream, req, std::move(handler)); });
-  if (ec) return Unavailable("writing to " + Where(endpoint_) + ": " + ec.message());
+  auto c = Send(endpoint_, token_, req);
+  if (!c.ok()) return c.error();
+  AgentConnection& conn = **c;
   http::response_parser<http::string_body> parser;
   parser.body_limit(1 << 20);
-  ec = conn.Run(kTimeout, [&](auto handler) {
+  auto ec = conn.Run(kTimeout, [&](auto handler) {
     http::async_read_header(conn.stream, conn.buffer, parser, std::move(handler));
   });
   if (ec) return Unavailable("reading from " + Where(endpoint_) + ": " + ec.message());
