@@ -71,6 +71,10 @@ for m in capacity_bytes available_bytes inodes inodes_free inodes_used; do
   v=$(metric kubelet_volume_stats_$m namespace=default,persistentvolumeclaim=data)
   [[ $v =~ ^[0-9.e+]+$ ]] || fail "kubelet_volume_stats_$m: $v"
 done
+"$LINT" storage_operation_duration_seconds_count \
+  operation_name=volume_mount,status=success,migrated=false,volume_plugin=kubernetes.io/host-path \
+  <<<"$(kubectl get --raw /metrics)" >/dev/null ||
+  fail "storage_operation_duration_seconds has no volume_mount of the local-path claim: $(kubectl get --raw /metrics | grep storage_operation_duration_seconds_count)"
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 kubectl get --raw "/api/v1/nodes/$node/proxy/metrics" >"$WORK/node-metrics" ||
   fail "kubectl get --raw /api/v1/nodes/$node/proxy/metrics failed"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/log.h"
+#include "node/volumemanager/operation_metrics.h"
 #include "os/files.h"
 
 namespace kvol::node::volumemanager {
@@ -61,16 +62,17 @@ void OperationGenerator::Attach(const DesiredPod& dp, const DesiredVolume& v) {
   auto result = std::make_shared<Result>();
   executor_.Run(
       AttachOperationKey(v.unique_name),
-      [this, v, record, result]() -> Status {
-        // Recorded before it starts: after a crash half-way, the volume is detached unless a
-        // pod still needs it.
-        KVOL_RETURN_IF_ERROR(WriteRecord(record, ""));
-        volume::AttachableVolumePlugin* at = v.plugin->AsAttachable();
-        KVOL_ASSIGN_OR_RETURN(std::string device, at->Attach(v.spec, host_.NodeName()));
-        result->attached = true;
-        KVOL_ASSIGN_OR_RETURN(result->device, at->WaitForAttach(v.spec, device));
-        return WriteRecord(record, result->device);
-      },
+      Timed(std::string(v.plugin->Name()), "volume_attach",
+            [this, v, record, result]() -> Status {
+              // Recorded before it starts: after a crash half-way, the volume is detached unless a
+              // pod still needs it.
+              KVOL_RETURN_IF_ERROR(WriteRecord(record, ""));
+              volume::AttachableVolumePlugin* at = v.plugin->AsAttachable();
+              KVOL_ASSIGN_OR_RETURN(std::string device, at->Attach(v.spec, host_.NodeName()));
+              result->attached = true;
+              KVOL_ASSIGN_OR_RETURN(result->device, at->WaitForAttach(v.spec, device));
+              return WriteRecord(record, result->device);
+            }),
       [this, pod, v, result](Status s) {
         std::string plugin(v.plugin->Name());
         if (s.ok()) {
@@ -97,11 +99,12 @@ void OperationGenerator::VerifyAttached(const DesiredPod& dp, const DesiredVolum
   auto device = std::make_shared<std::string>();
   executor_.Run(
       AttachOperationKey(v.unique_name),
-      [v, device_path, device]() -> Status {
-        KVOL_ASSIGN_OR_RETURN(*device,
-                              v.plugin->AsAttachable()->WaitForAttach(v.spec, device_path));
-        return OkStatus();
-      },
+      Timed(std::string(v.plugin->Name()), "verify_controller_attached_volume",
+            [v, device_path, device]() -> Status {
+              KVOL_ASSIGN_OR_RETURN(*device,
+                                    v.plugin->AsAttachable()->WaitForAttach(v.spec, device_path));
+              return OkStatus();
+            }),
       [this, pod, v, device](Status s) {
         std::string plugin(v.plugin->Name());
         if (s.ok()) {
@@ -128,17 +131,18 @@ void OperationGenerator::ForgetAttachment(const std::string& unique_name,
 void OperationGenerator::Detach(const std::string& unique_name, const ActualAttachment& a) {
   executor_.Run(
       AttachOperationKey(unique_name),
-      [this, a]() -> Status {
-        volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
-        if (!plugin || !plugin->AsAttachable()) {
-          return NotFoundError("no attachable volume plugin named " + a.plugin_name);
-        }
-        KVOL_RETURN_IF_ERROR(plugin->AsAttachable()->Detach(a.volume_name, host_.NodeName()));
-        std::error_code ec;
-        fs::remove(AttachmentRecord(host_, a.plugin_name, a.volume_name), ec);
-        if (ec) return InternalError("removing the attachment record: " + ec.message());
-        return OkStatus();
-      },
+      Timed(a.plugin_name, "volume_detach",
+            [this, a]() -> Status {
+              volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
+              if (!plugin || !plugin->AsAttachable()) {
+                return NotFoundError("no attachable volume plugin named " + a.plugin_name);
+              }
+              KVOL_RETURN_IF_ERROR(plugin->AsAttachable()->Detach(a.volume_name, host_.NodeName()));
+              std::error_code ec;
+              fs::remove(AttachmentRecord(host_, a.plugin_name, a.volume_name), ec);
+              if (ec) return InternalError("removing the attachment record: " + ec.message());
+              return OkStatus();
+            }),
       [this, unique_name](Status s) {
         if (!s.ok()) {
           log::Warn("DetachVolume.Detach failed for volume \"" + unique_name +
@@ -156,14 +160,15 @@ void OperationGenerator::MountDevice(const DesiredPod& dp, const DesiredVolume& 
   auto mount_point = std::make_shared<bool>(true);
   executor_.Run(
       DeviceOperationKey(v.unique_name),
-      [this, v, device_path, mount_point]() -> Status {
-        auto* dm = v.plugin->AsDeviceMountable();
-        KVOL_RETURN_IF_ERROR(dm->MountDevice(v.spec, device_path));
-        auto mounted = host_.mounter().IsMountPoint(dm->GetDeviceMountPath(v.spec));
-        // A plugin may have had nothing to mount (a CSI driver that stages nothing).
-        *mount_point = mounted.ok() && *mounted;
-        return OkStatus();
-      },
+      Timed(std::string(v.plugin->Name()), "mount_device",
+            [this, v, device_path, mount_point]() -> Status {
+              auto* dm = v.plugin->AsDeviceMountable();
+              KVOL_RETURN_IF_ERROR(dm->MountDevice(v.spec, device_path));
+              auto mounted = host_.mounter().IsMountPoint(dm->GetDeviceMountPath(v.spec));
+              // A plugin may have had nothing to mount (a CSI driver that stages nothing).
+              *mount_point = mounted.ok() && *mounted;
+              return OkStatus();
+            }),
       [this, pod, v, mount_point](Status s) {
         std::string plugin(v.plugin->Name());
         std::string path = v.plugin->AsDeviceMountable()->GetDeviceMountPath(v.spec);
@@ -187,13 +192,14 @@ void OperationGenerator::MountDevice(const DesiredPod& dp, const DesiredVolume& 
 void OperationGenerator::UnmountDevice(const std::string& unique_name, const ActualDevice& d) {
   executor_.Run(
       DeviceOperationKey(unique_name),
-      [this, d]() -> Status {
-        volume::VolumePlugin* plugin = plugins_.FindByName(d.plugin_name);
-        if (!plugin || !plugin->AsDeviceMountable()) {
-          return NotFoundError("no device-mountable volume plugin named " + d.plugin_name);
-        }
-        return plugin->AsDeviceMountable()->UnmountDevice(d.mount_path);
-      },
+      Timed(d.plugin_name, "unmount_device",
+            [this, d]() -> Status {
+              volume::VolumePlugin* plugin = plugins_.FindByName(d.plugin_name);
+              if (!plugin || !plugin->AsDeviceMountable()) {
+                return NotFoundError("no device-mountable volume plugin named " + d.plugin_name);
+              }
+              return plugin->AsDeviceMountable()->UnmountDevice(d.mount_path);
+            }),
       [this, unique_name, d](Status s) {
         if (!s.ok()) {
           log::Warn("UnmountDevice failed for volume \"" + unique_name + "\" at " + d.mount_path +
@@ -217,19 +223,21 @@ void OperationGenerator::SetUp(const std::string& key, const DesiredPod& dp,
   auto result = std::make_shared<Result>();
   executor_.Run(
       key,
-      [this, pod, v, result]() -> Status {
-        if (v.block) {
-          result->path = host_.PodDeviceDir(pod->metadata.uid, v.plugin->Name(), v.spec.Name());
-          return v.plugin->AsBlock()->MapPodDevice(v.spec, pod->metadata.uid);
-        }
-        KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
-        result->path = mounter->GetPath();
-        result->read_only = mounter->ReadOnly();
-        KVOL_RETURN_IF_ERROR(mounter->SetUp());
-        auto mounted = host_.mounter().IsMountPoint(result->path);
-        result->mount_point = mounted.ok() && *mounted;
-        return OkStatus();
-      },
+      Timed(std::string(v.plugin->Name()), "volume_mount",
+            [this, pod, v, result]() -> Status {
+              if (v.block) {
+                result->path =
+                    host_.PodDeviceDir(pod->metadata.uid, v.plugin->Name(), v.spec.Name());
+                return v.plugin->AsBlock()->MapPodDevice(v.spec, pod->metadata.uid);
+              }
+              KVOL_ASSIGN_OR_RETURN(auto mounter, v.plugin->NewMounter(v.spec, *pod));
+              result->path = mounter->GetPath();
+              result->read_only = mounter->ReadOnly();
+              KVOL_RETURN_IF_ERROR(mounter->SetUp());
+              auto mounted = host_.mounter().IsMountPoint(result->path);
+              result->mount_point = mounted.ok() && *mounted;
+              return OkStatus();
+            }),
       [this, key, pod, v, result](Status s) {
         // A set-up that failed may still have made something (a tmpfs before its files):
         // recorded as uncertain, so that it is torn down if the pod goes. A refresh that
@@ -268,16 +276,18 @@ void OperationGenerator::SetUp(const std::string& key, const DesiredPod& dp,
 void OperationGenerator::TearDown(const std::string& key, const ActualVolume& a) {
   executor_.Run(
       key,
-      [this, a]() -> Status {
-        volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
-        if (!plugin) return NotFoundError("no volume plugin named " + a.plugin_name);
-        if (a.block) {
-          if (!plugin->AsBlock()) return NotFoundError(a.plugin_name + " maps no block volumes");
-          return plugin->AsBlock()->UnmapPodDevice(a.dir_name, a.pod_uid);
-        }
-        KVOL_ASSIGN_OR_RETURN(auto unmounter, plugin->NewUnmounter(a.dir_name, a.pod_uid));
-        return unmounter->TearDown();
-      },
+      Timed(a.plugin_name, "volume_unmount",
+            [this, a]() -> Status {
+              volume::VolumePlugin* plugin = plugins_.FindByName(a.plugin_name);
+              if (!plugin) return NotFoundError("no volume plugin named " + a.plugin_name);
+              if (a.block) {
+                if (!plugin->AsBlock())
+                  return NotFoundError(a.plugin_name + " maps no block volumes");
+                return plugin->AsBlock()->UnmapPodDevice(a.dir_name, a.pod_uid);
+              }
+              KVOL_ASSIGN_OR_RETURN(auto unmounter, plugin->NewUnmounter(a.dir_name, a.pod_uid));
+              return unmounter->TearDown();
+            }),
       [this, key, a](Status s) {
         if (!s.ok()) {
           log::Warn("UnmountVolume.TearDown failed for volume \"" + a.dir_name + "\" (pod " +
@@ -295,10 +305,11 @@ void OperationGenerator::NodeExpand(const DesiredPod& dp, const DesiredVolume& v
   std::shared_ptr<const api::Pod> pod = dp.pod;
   executor_.Run(
       ResizeOperationKey(v.unique_name),
-      [this, v, o]() -> Status {
-        KVOL_RETURN_IF_ERROR(v.plugin->AsNodeExpandable()->NodeExpand(v.spec, o));
-        return hooks_.finish_resize ? hooks_.finish_resize(*v.fs_resize) : OkStatus();
-      },
+      Timed(std::string(v.plugin->Name()), "volume_fs_resize",
+            [this, v, o]() -> Status {
+              KVOL_RETURN_IF_ERROR(v.plugin->AsNodeExpandable()->NodeExpand(v.spec, o));
+              return hooks_.finish_resize ? hooks_.finish_resize(*v.fs_resize) : OkStatus();
+            }),
       [this, pod, v, o](Status s) {
         if (s.ok()) {
           actual_.MarkResized(v.unique_name, o.new_size);
