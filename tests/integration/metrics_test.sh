@@ -75,6 +75,12 @@ done
   operation_name=volume_mount,status=success,migrated=false,volume_plugin=kubernetes.io/host-path \
   <<<"$(kubectl get --raw /metrics)" >/dev/null ||
   fail "storage_operation_duration_seconds has no volume_mount of the local-path claim: $(kubectl get --raw /metrics | grep storage_operation_duration_seconds_count)"
+expect_eq "pv_collector_bound_pvc_count: the claim, bound" 1 \
+  "$(metric pv_collector_bound_pvc_count namespace=default,storage_class=local-path)"
+expect_eq "pv_collector_bound_pv_count: its volume" 1 \
+  "$(metric pv_collector_bound_pv_count storage_class=local-path)"
+expect_eq "pv_collector_total_pv_count: by plugin" 1 \
+  "$(metric pv_collector_total_pv_count plugin_name=kubernetes.io/host-path,volume_mode=Filesystem)"
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 kubectl get --raw "/api/v1/nodes/$node/proxy/metrics" >"$WORK/node-metrics" ||
   fail "kubectl get --raw /api/v1/nodes/$node/proxy/metrics failed"

@@ -38,6 +38,7 @@
 #include "client/pod_claims.h"
 #include "os/clock.h"
 #include "volume/plugin.h"
+#include "controller/pv/metrics.h"
 
 namespace kvol::controller::pv {
 
@@ -333,6 +334,7 @@ class Controller {
   // Running.
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
   std::unique_ptr<client::InformerScope> informers_;
+  std::shared_ptr<PvCollector> collector_;  // pv_collector_*, while the caches run
   client::Informer<api::PersistentVolume>* volume_informer_ = nullptr;
   client::Informer<api::PersistentVolumeClaim>* claim_informer_ = nullptr;
   std::vector<std::thread> threads_;

@@ -565,6 +565,10 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
+  collector_ = std::make_shared<PvCollector>([this] {
+    return std::make_pair(volume_informer_->List(), claim_informer_->List());
+  });
+  metrics::AddCollector(collector_);
   StartWorkers();
   threads_.emplace_back([this] {
     SetThreadName("pv-resync");
@@ -579,6 +583,7 @@ void Controller::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (collector_) collector_->Detach();
   // No handler runs after this, so the queues and the view stay as the workers left them.
   if (informers_) informers_->Stop();
   if (claim_queue_) claim_queue_->ShutDown();

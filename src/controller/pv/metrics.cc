@@ -1,0 +1,80 @@
+// The PV controller's collector.
+#include "controller/pv/metrics.h"
+
+#include <map>
+#include <string>
+
+namespace kvol::controller::pv {
+namespace {
+
+// The volume plugin of a volume's source, as kube-controller-manager names it.
+std::string PluginOf(const api::PersistentVolume& v) {
+  const auto& s = v.spec;
+  if (s.csi) return "kubernetes.io/csi:" + s.csi->driver;
+  if (s.host_path) return "kubernetes.io/host-path";
+  if (s.local) return "kubernetes.io/local-volume";
+  if (s.nfs) return "kubernetes.io/nfs";
+  if (s.flex_volume) return "flexvolume-" + s.flex_volume->driver;
+  return "";
+}
+
+using Labels = std::vector<prometheus::ClientMetric::Label>;
+
+prometheus::MetricFamily Gauge(const char* name, const char* help,
+                               const std::map<Labels, int>& counts) {
+  prometheus::MetricFamily f{name, help, prometheus::MetricType::Gauge, {}};
+  for (const auto& [labels, n] : counts) {
+    prometheus::ClientMetric m;
+    m.label = labels;
+    m.gauge.value = n;
+    f.metric.push_back(std::move(m));
+  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> CollectPvMetrics(const VolumeList& volumes,
+                                                       const ClaimList& claims) {
+  std::map<Labels, int> bound_pv, unbound_pv, bound_pvc, unbound_pvc, total_pv;
+  for (const auto& v : volumes) {
+    const Labels cls = {{"storage_class", v->spec.storage_class_name}};
+    (v->status.phase == "Bound" ? bound_pv : unbound_pv)[cls]++;
+    total_pv[{{"plugin_name", PluginOf(*v)},
+              {"volume_mode", v->spec.volume_mode.value_or("Filesystem")}}]++;
+  }
+  for (const auto& c : claims) {
+    const Labels l = {{"namespace", c->metadata.namespace_},
+                      {"storage_class", c->spec.storage_class_name.value_or("")}};
+    (c->status.phase == "Bound" ? bound_pvc : unbound_pvc)[l]++;
+  }
+  return {
+      Gauge("pv_collector_bound_pv_count",
+            "Gauge measuring number of persistent volume currently bound", bound_pv),
+      Gauge("pv_collector_unbound_pv_count",
+            "Gauge measuring number of persistent volume currently unbound", unbound_pv),
+      Gauge("pv_collector_bound_pvc_count",
+            "Gauge measuring number of persistent volume claim currently bound", bound_pvc),
+      Gauge("pv_collector_unbound_pvc_count",
+            "Gauge measuring number of persistent volume claim currently unbound", unbound_pvc),
+      Gauge("pv_collector_total_pv_count", "Gauge measuring total number of persistent volumes",
+            total_pv),
+  };
+}
+
+std::vector<prometheus::MetricFamily> PvCollector::Collect() const {
+  std::pair<VolumeList, ClaimList> objects;
+  {
+    std::lock_guard lock(mu_);
+    if (!list_) return {};
+    objects = list_();
+  }
+  return CollectPvMetrics(objects.first, objects.second);
+}
+
+void PvCollector::Detach() {
+  std::lock_guard lock(mu_);
+  list_ = nullptr;
+}
+
+}  // namespace kvol::controller::pv
