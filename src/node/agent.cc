@@ -133,9 +133,9 @@ void Agent::MakeVolumeManager() {
     auto s = secrets_->Get(ns, name);
     return s ? s->metadata.resource_version : std::string();
   };
-  volume_status_ = std::make_unique<VolumeStatusWriter>(
-      client_, client::SinkTo(*recorder_), clock_,
-      VolumeStatusOptions{.host_ip = machine_.address});
+  volume_status_ =
+      std::make_unique<VolumeStatusWriter>(client_, client::SinkTo(*recorder_), clock_,
+                                           VolumeStatusOptions{.host_ip = machine_.address});
   volumemanager::Options vo;
   vo.root_dir = options_.root_dir;
   vo.resync = options_.resync;
@@ -218,9 +218,8 @@ void Agent::MakePodRuntime(std::unique_ptr<runtime::Backend> backend) {
   runtime::PodRuntimeOptions rto;
   rto.root_dir = options_.root_dir;
   rto.host_ip = machine_.address;
-  runtime_ = std::make_unique<runtime::PodRuntime>(client_, *host_, std::move(backend),
-                                                   std::move(rs), client::SinkTo(*recorder_),
-                                                   clock_, rto);
+  runtime_ = std::make_unique<runtime::PodRuntime>(
+      client_, *host_, std::move(backend), std::move(rs), client::SinkTo(*recorder_), clock_, rto);
 }
 
 Status Agent::Start(std::chrono::milliseconds sync_timeout) {
@@ -305,6 +304,9 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   volume_health_->Start();
   volume_stats_metrics_ = std::make_shared<VolumeStatsMetrics>(*volume_health_);
   metrics::AddCollector(volume_stats_metrics_);
+  volume_manager_metrics_ =
+      std::make_shared<VolumeManagerMetrics>([this] { return volume_manager_->VolumeCounts(); });
+  metrics::AddCollector(volume_manager_metrics_);
   return OkStatus();
 }
 
@@ -328,6 +330,7 @@ void Agent::Stop() {
   if (plugin_watcher_) plugin_watcher_->Stop();
   if (runtime_) runtime_->Stop();
   if (volume_stats_metrics_) volume_stats_metrics_->Detach();
+  if (volume_manager_metrics_) volume_manager_metrics_->Detach();
   if (volume_health_) volume_health_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();

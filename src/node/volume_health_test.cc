@@ -161,6 +161,23 @@ TEST_F(VolumeHealthTest, MeasuresTheRestAtTheirPathsAndReportsClaims) {
   EXPECT_TRUE(collector->Collect().empty());
 }
 
+TEST(VolumeManagerMetrics, TotalVolumesByPluginAndState) {
+  VolumeManagerMetrics m([] {
+    return std::map<std::pair<std::string, std::string>, int>{
+        {{"kubernetes.io/empty-dir", "desired_state_of_world"}, 3},
+        {{"kubernetes.io/empty-dir", "actual_state_of_world"}, 2}};
+  });
+  auto text = metrics::testing::ParseText(metrics::ExposeOnly({&m}));
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(
+      *text->Value("volume_manager_total_volumes", {{"plugin_name", "kubernetes.io/empty-dir"},
+                                                    {"state", "desired_state_of_world"}}),
+      3);
+  EXPECT_EQ(*text->Value("volume_manager_total_volumes", {{"state", "actual_state_of_world"}}), 2);
+  m.Detach();
+  EXPECT_TRUE(m.Collect().empty());
+}
+
 TEST_F(VolumeHealthTest, GathersEachPeriodUntilStopped) {
   VolumeHealthMonitor m = Monitor();
   m.Start();

@@ -59,6 +59,31 @@ std::vector<prometheus::MetricFamily> VolumeStatsMetrics::Collect() const {
   return out;
 }
 
+std::vector<prometheus::MetricFamily> VolumeManagerMetrics::Collect() const {
+  std::map<std::pair<std::string, std::string>, int> counts;
+  {
+    std::lock_guard lock(mu_);
+    if (!counts_) return {};
+    counts = counts_();
+  }
+  prometheus::MetricFamily f{"volume_manager_total_volumes",
+                             "Number of volumes in Volume Manager",
+                             prometheus::MetricType::Gauge,
+                             {}};
+  for (const auto& [key, n] : counts) {
+    prometheus::ClientMetric m;
+    m.label = {{"plugin_name", key.first}, {"state", key.second}};
+    m.gauge.value = n;
+    f.metric.push_back(std::move(m));
+  }
+  return {f};
+}
+
+void VolumeManagerMetrics::Detach() {
+  std::lock_guard lock(mu_);
+  counts_ = nullptr;
+}
+
 void VolumeStatsMetrics::Detach() {
   std::lock_guard lock(mu_);
   monitor_ = nullptr;

@@ -81,6 +81,10 @@ expect_eq "pv_collector_bound_pv_count: its volume" 1 \
   "$(metric pv_collector_bound_pv_count storage_class=local-path)"
 expect_eq "pv_collector_total_pv_count: by plugin" 1 \
   "$(metric pv_collector_total_pv_count plugin_name=kubernetes.io/host-path,volume_mode=Filesystem)"
+for state in desired_state_of_world actual_state_of_world; do
+  expect_eq "volume_manager_total_volumes: the writer's claim in the $state" 1 \
+    "$(metric volume_manager_total_volumes plugin_name=kubernetes.io/host-path,state=$state)"
+done
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
 kubectl get --raw "/api/v1/nodes/$node/proxy/metrics" >"$WORK/node-metrics" ||
   fail "kubectl get --raw /api/v1/nodes/$node/proxy/metrics failed"

@@ -148,6 +148,19 @@ std::vector<MountedPodVolume> VolumeManager::MountedPodVolumes() const {
   return out;
 }
 
+std::map<std::pair<std::string, std::string>, int> VolumeManager::VolumeCounts() const {
+  std::map<std::pair<std::string, std::string>, int> out;
+  for (const auto& [uid, dp] : desired_.Pods()) {
+    for (const auto& [key, v] : dp.volumes) {
+      if (v.plugin) out[{std::string(v.plugin->Name()), "desired_state_of_world"}]++;
+    }
+  }
+  actual_.ForEachVolume([&](const std::string&, const ActualVolume& a) {
+    out[{a.plugin_name, "actual_state_of_world"}]++;
+  });
+  return out;
+}
+
 bool VolumeManager::PodVolumesTornDown(const std::string& uid) const {
   return !actual_.PodHasVolumes(uid) && !executor_->AnyPending(uid + "/");
 }

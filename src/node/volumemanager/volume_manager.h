@@ -137,6 +137,9 @@ class VolumeManager {
   std::map<std::string, PodVolume> PodVolumes(const std::string& uid) const;
   // Every volume set up for a pod the node runs. Thread-safe.
   std::vector<MountedPodVolume> MountedPodVolumes() const;
+  // How many pod volumes each plugin has in the desired state of the world and in the actual
+  // one: {{plugin, "desired_state_of_world" | "actual_state_of_world"}, count}.
+  std::map<std::pair<std::string, std::string>, int> VolumeCounts() const;
   // True when nothing of the pod's volumes is set up, recorded or in flight. Thread-safe.
   bool PodVolumesTornDown(const std::string& uid) const;
 
