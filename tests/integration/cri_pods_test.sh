@@ -267,8 +267,10 @@ expect_eq "kubectl exec -i: 3 MB through stdin" "$(md5sum <"$WORK/big" | cut -d'
 expect_eq "kubectl exec -i: 3 MB through cat, which writes while it reads" \
   "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
   "$(timeout 60 kubectl exec -i share -c writer -- cat <"$WORK/big" 2>&1 | md5sum | cut -d' ' -f1)"
+# kubectl's own stdin copy, still writing when the session ends, may log its failed write
+# ("broken pipe") on stderr: only the command's output and kubectl's end are checked.
 expect_eq "kubectl exec -i whose command ends before its stdin does" "y y y y y " \
-  "$(yes | timeout 30 kubectl exec -i share -c writer -- sh -c 'head -c 10' 2>&1 | tr '\n' ' ')"
+  "$(yes | timeout 30 kubectl exec -i share -c writer -- sh -c 'head -c 10' 2>/dev/null | tr '\n' ' ')"
 out=$(kubectl exec -i share -c writer -- no-such-command </dev/null 2>&1)
 expect_contains "kubectl exec -i of a missing command" "no-such-command" "$out"
 
