@@ -89,7 +89,8 @@ Status Api::Start() {
   std::apply([&](auto&... r) { ((result.ok() ? (result = r->Start(), 0) : 0), ...); }, registries_);
   KVOL_RETURN_IF_ERROR(result);
   if (!storage_objects_) {
-    storage_objects_ = std::make_shared<StorageObjects>(*this);
+    storage_objects_ =
+        std::make_shared<metrics::Collector>([this] { return StorageObjectFamilies(*this); });
     metrics::AddCollector(storage_objects_);
   }
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {

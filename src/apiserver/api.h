@@ -13,9 +13,11 @@
 #include "os/clock.h"
 #include "store/store.h"
 
-namespace kvol::apiserver {
+namespace kvol::metrics {
+class Collector;
+}  // namespace kvol::metrics
 
-class StorageObjects;
+namespace kvol::apiserver {
 
 class Api final : public Cluster {
  public:
@@ -60,7 +62,7 @@ class Api final : public Cluster {
   os::Clock& clock_;
   RegistryTuple registries_;
   // apiserver_storage_objects, served while the Api lives.
-  std::shared_ptr<StorageObjects> storage_objects_;
+  std::shared_ptr<metrics::Collector> storage_objects_;
 };
 
 }  // namespace kvol::apiserver

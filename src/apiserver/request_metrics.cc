@@ -51,14 +51,12 @@ void ObserveRequest(const RequestInfo& info, int code, std::chrono::duration<dou
   Requests().Add(labels).Increment();
 }
 
-std::vector<prometheus::MetricFamily> StorageObjects::Collect() const {
+std::vector<prometheus::MetricFamily> StorageObjectFamilies(Api& api) {
   prometheus::MetricFamily f{"apiserver_storage_objects",
                              "Number of stored objects at the time of last check split by kind.",
                              prometheus::MetricType::Gauge,
                              {}};
-  std::lock_guard lock(mu_);
-  if (api_ == nullptr) return {};
-  api_->ForEachResource([&](Resource& r) {
+  api.ForEachResource([&](Resource& r) {
     prometheus::ClientMetric m;
     const auto& k = r.info();
     std::string name(k.resource);
@@ -68,11 +66,6 @@ std::vector<prometheus::MetricFamily> StorageObjects::Collect() const {
     f.metric.push_back(std::move(m));
   });
   return {f};
-}
-
-void StorageObjects::Detach() {
-  std::lock_guard lock(mu_);
-  api_ = nullptr;
 }
 
 }  // namespace kvol::apiserver

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "apiserver/http_server.h"
 #include "apiserver/request_info.h"
@@ -54,17 +53,7 @@ class StatusRecorder final : public ResponseWriter {
   int status_ = 0;
 };
 
-// apiserver_storage_objects for `api`, from its watch caches, until Detach.
-class StorageObjects final : public prometheus::Collectable {
- public:
-  explicit StorageObjects(Api& api) : api_(&api) {}
-  std::vector<prometheus::MetricFamily> Collect() const override;
-  // The Api is going: nothing more is read from it.
-  void Detach();
-
- private:
-  mutable std::mutex mu_;
-  Api* api_;  // guarded by mu_
-};
+// apiserver_storage_objects for `api`, from its watch caches.
+std::vector<prometheus::MetricFamily> StorageObjectFamilies(Api& api);
 
 }  // namespace kvol::apiserver

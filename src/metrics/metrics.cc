@@ -104,6 +104,16 @@ prometheus::Registry& Registry() {
   return *r;
 }
 
+std::vector<prometheus::MetricFamily> Collector::Collect() const {
+  std::lock_guard lock(mu_);
+  return source_ ? source_() : std::vector<prometheus::MetricFamily>();
+}
+
+void Collector::Detach() {
+  std::lock_guard lock(mu_);
+  source_ = nullptr;
+}
+
 void AddCollector(const std::shared_ptr<prometheus::Collectable>& collector) {
   auto& c = TheCollectors();
   std::lock_guard lock(c.mu);

@@ -15,9 +15,12 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvol::metrics {
 
@@ -25,6 +28,21 @@ inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; cha
 
 // The process's registry of metric families.
 prometheus::Registry& Registry();
+
+// A collector that asks `source` at each scrape until Detach. Its owner detaches it before what
+// `source` reads goes (a controller's Stop): a scrape that still holds the collector then gets
+// nothing, and Detach waits for one under way.
+class Collector final : public prometheus::Collectable {
+ public:
+  using Source = std::function<std::vector<prometheus::MetricFamily>()>;
+  explicit Collector(Source source) : source_(std::move(source)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  void Detach();
+
+ private:
+  mutable std::mutex mu_;
+  Source source_;  // guarded by mu_
+};
 
 // Adds a collector, asked at each Expose while `collector` lives.
 void AddCollector(const std::shared_ptr<prometheus::Collectable>& collector);

@@ -122,5 +122,19 @@ TEST(Expose, TheRegistryCollectorsAndTheProcess) {
   EXPECT_EQ(got->families.count("test_fixed_objects"), 0u);
 }
 
+TEST(Collector, AsksItsSourceUntilDetached) {
+  int asked = 0;
+  Collector c([&] {
+    ++asked;
+    return Fixed().Collect();
+  });
+  auto got = testing::ParseText(ExposeOnly({&c}));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got->Value("test_fixed_objects"), 7);
+  c.Detach();
+  EXPECT_TRUE(c.Collect().empty());
+  EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace kvol::metrics

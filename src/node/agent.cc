@@ -302,11 +302,14 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   if (Status s = runtime_->Start(); !s.ok()) return s;
   if (Status s = volume_manager_->Start(); !s.ok()) return s;
   volume_health_->Start();
-  volume_stats_metrics_ = std::make_shared<VolumeStatsMetrics>(*volume_health_);
-  metrics::AddCollector(volume_stats_metrics_);
-  volume_manager_metrics_ =
-      std::make_shared<VolumeManagerMetrics>([this] { return volume_manager_->VolumeCounts(); });
-  metrics::AddCollector(volume_manager_metrics_);
+  volume_metrics_ = std::make_shared<metrics::Collector>([this] {
+    auto families = VolumeManagerFamilies(volume_manager_->VolumeCounts());
+    for (auto& f : VolumeStatsFamilies(volume_health_->LatestByClaim())) {
+      families.push_back(std::move(f));
+    }
+    return families;
+  });
+  metrics::AddCollector(volume_metrics_);
   return OkStatus();
 }
 
@@ -329,8 +332,7 @@ void Agent::Stop() {
   // and events. Containers keep running.
   if (plugin_watcher_) plugin_watcher_->Stop();
   if (runtime_) runtime_->Stop();
-  if (volume_stats_metrics_) volume_stats_metrics_->Detach();
-  if (volume_manager_metrics_) volume_manager_metrics_->Detach();
+  if (volume_metrics_) volume_metrics_->Detach();
   if (volume_health_) volume_health_->Stop();
   if (volume_manager_) volume_manager_->Stop();
   if (pods_) pods_->Stop();

@@ -153,8 +153,8 @@ class Agent {
   std::unique_ptr<VolumeStatusWriter> volume_status_;
   std::unique_ptr<volumemanager::VolumeManager> volume_manager_;
   std::unique_ptr<VolumeHealthMonitor> volume_health_;
-  std::shared_ptr<VolumeStatsMetrics> volume_stats_metrics_;  // kubelet_volume_stats_*
-  std::shared_ptr<VolumeManagerMetrics> volume_manager_metrics_;
+  // kubelet_volume_stats_* and volume_manager_total_volumes, while they run.
+  std::shared_ptr<metrics::Collector> volume_metrics_;
   std::unique_ptr<runtime::PodRuntime> runtime_;
 };
 

@@ -142,8 +142,8 @@ TEST_F(VolumeHealthTest, MeasuresTheRestAtTheirPathsAndReportsClaims) {
   ASSERT_EQ(claims.size(), 2u) << "the emptyDir is no claim";
   EXPECT_EQ(claims.at({"default", "claim-b"}).used_bytes, 20);
 
-  auto collector = std::make_shared<VolumeStatsMetrics>(m);
-  auto text = metrics::testing::ParseText(metrics::ExposeOnly({collector.get()}));
+  metrics::Collector collector([&] { return VolumeStatsFamilies(m.LatestByClaim()); });
+  auto text = metrics::testing::ParseText(metrics::ExposeOnly({&collector}));
   ASSERT_TRUE(text.ok()) << text.status().message();
   const std::map<std::string, std::string> a = {{"namespace", "default"},
                                                 {"persistentvolumeclaim", "claim-a"}};
@@ -157,15 +157,12 @@ TEST_F(VolumeHealthTest, MeasuresTheRestAtTheirPathsAndReportsClaims) {
   EXPECT_EQ(*text->Value("kubelet_volume_stats_available_bytes", b), 700);
   EXPECT_EQ(*text->Value("kubelet_volume_stats_inodes_used", b), 3);
   EXPECT_EQ(text->families.at("kubelet_volume_stats_used_bytes").type, "gauge");
-  collector->Detach();
-  EXPECT_TRUE(collector->Collect().empty());
 }
 
 TEST(VolumeManagerMetrics, TotalVolumesByPluginAndState) {
-  VolumeManagerMetrics m([] {
-    return std::map<std::pair<std::string, std::string>, int>{
-        {{"kubernetes.io/empty-dir", "desired_state_of_world"}, 3},
-        {{"kubernetes.io/empty-dir", "actual_state_of_world"}, 2}};
+  metrics::Collector m([] {
+    return VolumeManagerFamilies({{{"kubernetes.io/empty-dir", "desired_state_of_world"}, 3},
+                                  {{"kubernetes.io/empty-dir", "actual_state_of_world"}, 2}});
   });
   auto text = metrics::testing::ParseText(metrics::ExposeOnly({&m}));
   ASSERT_TRUE(text.ok()) << text.status().message();
@@ -174,8 +171,6 @@ TEST(VolumeManagerMetrics, TotalVolumesByPluginAndState) {
                                                     {"state", "desired_state_of_world"}}),
       3);
   EXPECT_EQ(*text->Value("volume_manager_total_volumes", {{"state", "actual_state_of_world"}}), 2);
-  m.Detach();
-  EXPECT_TRUE(m.Collect().empty());
 }
 
 TEST_F(VolumeHealthTest, GathersEachPeriodUntilStopped) {

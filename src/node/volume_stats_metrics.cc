@@ -1,17 +1,12 @@
-// kubelet_volume_stats_* from the volume health monitor's figures.
+// The node's volume metrics from the volume manager's counts and the monitor's figures.
 #include "node/volume_stats_metrics.h"
 
 #include <optional>
 
 namespace kvol::node {
 
-std::vector<prometheus::MetricFamily> VolumeStatsMetrics::Collect() const {
-  std::map<std::pair<std::string, std::string>, volume::VolumeStats> stats;
-  {
-    std::lock_guard lock(mu_);
-    if (monitor_ == nullptr) return {};
-    stats = monitor_->LatestByClaim();
-  }
+std::vector<prometheus::MetricFamily> VolumeStatsFamilies(
+    const std::map<std::pair<std::string, std::string>, volume::VolumeStats>& stats) {
   using Field = std::optional<int64_t> volume::VolumeStats::*;
   struct Gauge {
     const char* name;
@@ -59,13 +54,8 @@ std::vector<prometheus::MetricFamily> VolumeStatsMetrics::Collect() const {
   return out;
 }
 
-std::vector<prometheus::MetricFamily> VolumeManagerMetrics::Collect() const {
-  std::map<std::pair<std::string, std::string>, int> counts;
-  {
-    std::lock_guard lock(mu_);
-    if (!counts_) return {};
-    counts = counts_();
-  }
+std::vector<prometheus::MetricFamily> VolumeManagerFamilies(
+    const std::map<std::pair<std::string, std::string>, int>& counts) {
   prometheus::MetricFamily f{"volume_manager_total_volumes",
                              "Number of volumes in Volume Manager",
                              prometheus::MetricType::Gauge,
@@ -77,16 +67,6 @@ std::vector<prometheus::MetricFamily> VolumeManagerMetrics::Collect() const {
     f.metric.push_back(std::move(m));
   }
   return {f};
-}
-
-void VolumeManagerMetrics::Detach() {
-  std::lock_guard lock(mu_);
-  counts_ = nullptr;
-}
-
-void VolumeStatsMetrics::Detach() {
-  std::lock_guard lock(mu_);
-  monitor_ = nullptr;
 }
 
 }  // namespace kvol::node

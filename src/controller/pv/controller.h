@@ -334,7 +334,7 @@ class Controller {
   // Running.
   std::unique_ptr<client::WorkQueue> claim_queue_, volume_queue_;
   std::unique_ptr<client::InformerScope> informers_;
-  std::shared_ptr<PvCollector> collector_;  // pv_collector_*, while the caches run
+  std::shared_ptr<metrics::Collector> collector_;  // pv_collector_*, while the caches run
   client::Informer<api::PersistentVolume>* volume_informer_ = nullptr;
   client::Informer<api::PersistentVolumeClaim>* claim_informer_ = nullptr;
   std::vector<std::thread> threads_;

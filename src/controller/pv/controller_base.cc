@@ -565,9 +565,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("persistentvolume-controller: caches did not fill in time");
   }
-  collector_ = std::make_shared<PvCollector>([this] {
-    return std::make_pair(volume_informer_->List(), claim_informer_->List());
-  });
+  collector_ = std::make_shared<metrics::Collector>(
+      [this] { return CollectPvMetrics(volume_informer_->List(), claim_informer_->List()); });
   metrics::AddCollector(collector_);
   StartWorkers();
   threads_.emplace_back([this] {

@@ -1,4 +1,4 @@
-// The PV controller's collector.
+// The PV controller's metrics.
 #include "controller/pv/metrics.h"
 
 #include <map>
@@ -60,21 +60,6 @@ std::vector<prometheus::MetricFamily> CollectPvMetrics(const VolumeList& volumes
       Gauge("pv_collector_total_pv_count", "Gauge measuring total number of persistent volumes",
             total_pv),
   };
-}
-
-std::vector<prometheus::MetricFamily> PvCollector::Collect() const {
-  std::pair<VolumeList, ClaimList> objects;
-  {
-    std::lock_guard lock(mu_);
-    if (!list_) return {};
-    objects = list_();
-  }
-  return CollectPvMetrics(objects.first, objects.second);
-}
-
-void PvCollector::Detach() {
-  std::lock_guard lock(mu_);
-  list_ = nullptr;
 }
 
 }  // namespace kvol::controller::pv
