@@ -5,7 +5,9 @@
 
 namespace kvol::client {
 
-WorkQueue::WorkQueue(os::Clock& clock, WorkQueueOptions opts) : clock_(clock), opts_(opts) {}
+WorkQueue::WorkQueue(os::Clock& clock, WorkQueueOptions opts) : clock_(clock), opts_(opts) {
+  if (!opts_.name.empty()) metrics_ = std::make_unique<WorkQueueMetrics>(opts_.name);
+}
 
 WorkQueue::~WorkQueue() { ShutDown(); }
 
@@ -14,6 +16,10 @@ bool WorkQueue::AddLocked(const std::string& key) {
   KeyState& state = keys_.try_emplace(key).first->second;
   if (state.dirty) return false;  // already waiting: once is enough
   state.dirty = true;
+  if (metrics_) {
+    state.queued_at = clock_.Monotonic();
+    metrics_->Added();
+  }
   if (state.processing) return false;  // queued again on Done
   queue_.push_back(key);
   return WakeLocked();
@@ -66,6 +72,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
   {
     std::lock_guard lock(mu_);
     const int n = failures_[key]++;
+    if (metrics_) metrics_->Retried();
     failing_.store(failures_.size(), std::memory_order_relaxed);
     delay = opts_.base_delay;
     for (int i = 0; i < n && delay < opts_.max_delay; ++i) delay *= 2;
@@ -128,6 +135,10 @@ std::string WorkQueue::TakeLocked() {
   KeyState& state = keys_.find(key)->second;  // a queued key has its entry
   state.dirty = false;
   state.processing = true;
+  if (metrics_) {
+    state.started_at = clock_.Monotonic();
+    metrics_->Taken(state.started_at - state.queued_at);
+  }
   return key;
 }
 
@@ -168,6 +179,7 @@ bool WorkQueue::DoneLocked(const std::string& key) {
   auto it = keys_.find(key);
   if (it == keys_.end() || !it->second.processing) return false;
   it->second.processing = false;
+  if (metrics_) metrics_->Finished(clock_.Monotonic() - it->second.started_at);
   if (!it->second.dirty) {
     keys_.erase(it);
     return false;

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "base/string_map.h"
+#include "client/workqueue_metrics.h"
 #include "os/clock.h"
 
 namespace kvol::client {
@@ -34,6 +36,8 @@ struct WorkQueueOptions {
   // Backoff after the n-th consecutive failure: base_delay * 2^(n-1), at most max_delay.
   std::chrono::nanoseconds base_delay = std::chrono::milliseconds(5);
   std::chrono::nanoseconds max_delay = std::chrono::seconds(1000);
+  // When set, the queue's workqueue_* metrics are recorded under this name (workqueue_metrics.h).
+  std::string name;
 };
 
 class WorkQueue {
@@ -90,7 +94,10 @@ class WorkQueue {
   struct KeyState {
     bool dirty = false;       // queued, or to be queued when Done
     bool processing = false;  // handed out, not Done yet
+    os::MonoTime queued_at{};   // when it went dirty (kept only with metrics)
+    os::MonoTime started_at{};  // when it was handed out (kept only with metrics)
   };
+  std::unique_ptr<WorkQueueMetrics> metrics_;  // null without a name
   FlatStringMap<KeyState> keys_;
   std::deque<std::string> queue_;  // dirty and not processing, in order
   std::multimap<os::MonoTime, std::string> delayed_;

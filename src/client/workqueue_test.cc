@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "metrics/testing/text_format.h"
 #include "os/testing/fake_clock.h"
 
 namespace kvol::client {
@@ -26,6 +27,43 @@ TEST(WorkQueueTest, DeduplicatesWaitingKeys) {
   EXPECT_EQ(q.Get(), "a");
   EXPECT_EQ(q.Get(), "b");
   EXPECT_EQ(q.Get(0ms), std::nullopt);
+}
+
+TEST(WorkQueueTest, NamedQueuesRecordClientGosMetrics) {
+  os::testing::FakeClock clock;
+  WorkQueue q(clock, {.name = "workqueue-test"});
+  q.Add("a");
+  q.Add("a");  // already queued: not an add
+  q.Add("b");
+  clock.Advance(2ms);
+  EXPECT_EQ(q.Get(), "a");
+  clock.Advance(300ms);
+  q.Add("a");  // while a worker has it: an add, queued again at Done
+  q.Done("a");
+  q.AddRateLimited("c");
+
+  auto text = metrics::testing::ParseText(metrics::Expose());
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const std::map<std::string, std::string> name = {{"name", "workqueue-test"}};
+  auto value = [&](const char* family, std::map<std::string, std::string> labels) {
+    auto v = text->Value(family, labels);
+    return v.ok() ? *v : -1;
+  };
+  EXPECT_EQ(value("workqueue_adds_total", name), 3);
+  EXPECT_EQ(value("workqueue_depth", name), 2);  // b, and a again
+  EXPECT_EQ(value("workqueue_retries_total", name), 1);
+  EXPECT_EQ(value("workqueue_queue_duration_seconds_count", name), 1);
+  // 2ms in the queue: above the 1ms bucket, within 10ms.
+  auto bucket = [&](const char* family, const char* le) {
+    auto labels = name;
+    labels["le"] = le;
+    return value(family, labels);
+  };
+  EXPECT_EQ(bucket("workqueue_queue_duration_seconds_bucket", "0.001"), 0);
+  EXPECT_EQ(bucket("workqueue_queue_duration_seconds_bucket", "0.01"), 1);
+  EXPECT_EQ(bucket("workqueue_work_duration_seconds_bucket", "0.1"), 0);
+  EXPECT_EQ(bucket("workqueue_work_duration_seconds_bucket", "1"), 1);
+  EXPECT_EQ(q.Get(), "b");
 }
 
 TEST(WorkQueueTest, AKeyIsNotHandedOutTwiceAtOnce) {

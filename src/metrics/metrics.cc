@@ -114,6 +114,18 @@ void Collector::Detach() {
   source_ = nullptr;
 }
 
+prometheus::MetricFamily GaugeFamily(std::string name, std::string help,
+                                     const std::map<Labels, double>& values) {
+  prometheus::MetricFamily f{std::move(name), std::move(help), prometheus::MetricType::Gauge, {}};
+  for (const auto& [labels, value] : values) {
+    prometheus::ClientMetric m;
+    m.label = labels;
+    m.gauge.value = value;
+    f.metric.push_back(std::move(m));
+  }
+  return f;
+}
+
 void AddCollector(const std::shared_ptr<prometheus::Collectable>& collector) {
   auto& c = TheCollectors();
   std::lock_guard lock(c.mu);

@@ -16,6 +16,7 @@
 #include <prometheus/registry.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,12 @@ class Collector final : public prometheus::Collectable {
   mutable std::mutex mu_;
   Source source_;  // guarded by mu_
 };
+
+using Labels = std::vector<prometheus::ClientMetric::Label>;
+
+// A gauge family, for a collector: one series per entry of `values`.
+prometheus::MetricFamily GaugeFamily(std::string name, std::string help,
+                                     const std::map<Labels, double>& values);
 
 // Adds a collector, asked at each Expose while `collector` lives.
 void AddCollector(const std::shared_ptr<prometheus::Collectable>& collector);

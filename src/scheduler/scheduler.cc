@@ -264,7 +264,7 @@ Status Scheduler::MarkUnschedulable(const PodPtr& pod, const std::string& messag
 
 Status Scheduler::Start(std::chrono::milliseconds sync_timeout) {
   stopping_ = false;
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(*options_.clock, client::WorkQueueOptions{.name = "scheduler"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto& nodes = informers_->Handle<api::Node>(

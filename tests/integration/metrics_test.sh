@@ -75,6 +75,36 @@ done
   operation_name=volume_mount,status=success,migrated=false,volume_plugin=kubernetes.io/host-path \
   <<<"$(kubectl get --raw /metrics)" >/dev/null ||
   fail "storage_operation_duration_seconds has no volume_mount of the local-path claim: $(kubectl get --raw /metrics | grep storage_operation_duration_seconds_count)"
+expect_eq "storage_operation_duration_seconds: the claim's provisioning" 1 \
+  "$(metric storage_operation_duration_seconds_count operation_name=volume_provision,status=success,volume_plugin=kvol.io/local-path)"
+claims_added=$(metric workqueue_adds_total name=claims)
+[[ $claims_added =~ ^[0-9.e+]+$ ]] && [ "${claims_added%.*}" -ge 1 ] ||
+  fail "workqueue_adds_total of the PV controller's claims queue: $claims_added"
+for m in workqueue_queue_duration_seconds_count workqueue_work_duration_seconds_count; do
+  v=$(metric $m name=claims)
+  [[ $v =~ ^[0-9.e+]+$ ]] && [ "${v%.*}" -ge 1 ] || fail "$m of the claims queue: $v"
+done
+[[ $(metric workqueue_depth name=volumes) =~ ^[0-9.e+]+$ ]] || fail "no workqueue_depth for volumes"
+
+# A volume that cannot be mounted: an error, counted as Kubernetes counts it.
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: nodir}
+spec:
+  containers:
+  - {name: c, image: busybox, command: [sleep, "999999"], volumeMounts: [{name: h, mountPath: /h}]}
+  volumes: [{name: h, hostPath: {path: /nonexistent-kvol-metrics-test, type: Directory}}]
+YAML
+mount_failed() {
+  [[ $(metric volume_operation_total_errors operation_name=volume_mount,plugin_name=kubernetes.io/host-path) =~ ^[1-9] ]]
+}
+until_true 30 mount_failed ||
+  fail "volume_operation_total_errors has no failed volume_mount: $(kubectl get --raw /metrics | grep volume_operation_total_errors)"
+expect_eq "the failed mount's duration, with status fail-unknown" 0 \
+  "$("$LINT" storage_operation_duration_seconds_count operation_name=volume_mount,status=fail-unknown,volume_plugin=kubernetes.io/host-path <<<"$(kubectl get --raw /metrics)" >/dev/null; echo $?)"
+kubectl delete pod nodir --wait=false >/dev/null
+
 expect_eq "pv_collector_bound_pvc_count: the claim, bound" 1 \
   "$(metric pv_collector_bound_pvc_count namespace=default,storage_class=local-path)"
 expect_eq "pv_collector_bound_pv_count: its volume" 1 \

@@ -6,6 +6,8 @@
 #include "base/log.h"
 #include "base/thread.h"
 #include "client/worker.h"
+#include "controller/attachdetach/metrics.h"
+#include "metrics/storage_operations.h"
 
 namespace kvol::controller::attachdetach {
 namespace {
@@ -57,7 +59,10 @@ class Controller::Ops final : public Operations {
         [this, attacher, v, node, plugin, device]() -> Status {
           // Recorded before it starts: from now on the volume may be attached there.
           c_.actual_.MarkUncertain(v.unique_name, plugin, v.spec.Name(), node);
-          KVOL_ASSIGN_OR_RETURN(*device, attacher->Attach(v.spec, node));
+          metrics::OperationTimer timer(plugin, "volume_attach");
+          auto attached = attacher->Attach(v.spec, node);
+          timer.Done(attached.ok());
+          KVOL_ASSIGN_OR_RETURN(*device, std::move(attached));
           return OkStatus();
         },
         [this, v, node, plugin, device](Status s) {
@@ -94,7 +99,10 @@ class Controller::Ops final : public Operations {
         OperationKey(unique, node),
         [this, attacher, unique, volume_name, node, verify_safe]() -> Status {
           if (verify_safe) KVOL_RETURN_IF_ERROR(VerifySafeToDetach(unique, node));
-          return attacher->Detach(volume_name, node);
+          metrics::OperationTimer timer(std::string(attacher->PluginName()), "volume_detach");
+          Status s = attacher->Detach(volume_name, node);
+          timer.Done(s.ok());
+          return s;
         },
         [this, unique, node](Status s) {
           if (s.ok()) {
@@ -291,6 +299,15 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   reconciler_ = std::make_unique<Reconciler>(
       actual_, *ops_, *options_.clock, [this](const std::string& n) { return InfoOf(n); },
       options_.reconciler);
+  collector_ = std::make_shared<metrics::Collector>([this] {
+    PluginCounts desired;
+    {
+      std::lock_guard lock(mu_);
+      desired = desired_counts_;
+    }
+    return std::vector{TotalVolumes(desired, CountActual(actual_.Volumes()))};
+  });
+  metrics::AddCollector(collector_);
   thread_ = std::thread([this] {
     SetThreadName("attachdetach");
     Loop();
@@ -327,6 +344,10 @@ void Controller::ReconcileOnce() {
   sources.volume = [this](const std::string& name) { return volumes_->Get("", name); };
   sources.attacher_for = [this](const volume::Spec& spec) { return AttacherFor(spec); };
   const DesiredState desired = Populate(sources);
+  {
+    std::lock_guard lock(mu_);
+    desired_counts_ = CountDesired(desired);
+  }
   reconciler_->Reconcile(desired);
   for (const auto& node : actual_.TakeChangedNodes()) WriteNodeStatus(node);
 }
@@ -337,6 +358,7 @@ void Controller::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (collector_) collector_->Detach();
   if (thread_.joinable()) thread_.join();
   if (informers_) informers_->Stop();
   if (csi_) csi_->Cancel();  // operations waiting on attachments give up

@@ -31,6 +31,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "controller/attachdetach/actual_state.h"
+#include "controller/attachdetach/metrics.h"
 #include "controller/attachdetach/attacher.h"
 #include "controller/attachdetach/csi_attacher.h"
 #include "controller/attachdetach/plugin_attacher.h"
@@ -101,6 +102,8 @@ class Controller {
 
   std::mutex mu_;
   std::condition_variable cv_;
+  PluginCounts desired_counts_;  // of the last pass; guarded by mu_
+  std::shared_ptr<metrics::Collector> collector_;  // attachdetach_controller_total_volumes
   bool kicked_ = false;    // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   std::thread thread_;

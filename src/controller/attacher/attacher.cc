@@ -172,7 +172,8 @@ Status Controller::WriteError(const api::VolumeAttachment& va, bool attach, cons
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "csi-attacher"});
   attachments_ = std::make_unique<client::Informer<api::VolumeAttachment>>(
       client_.resource<api::VolumeAttachment>(), client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const auto& va) {

@@ -112,7 +112,7 @@ Status Controller::Expand(const api::PersistentVolumeClaim& claim, const api::Pe
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(*options_.clock, client::WorkQueueOptions{.name = "volume_expand"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const auto& c) {

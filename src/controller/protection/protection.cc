@@ -86,8 +86,10 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
-  volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  claim_queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "pvcprotection"});
+  volume_queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "pvprotection"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto claim_changed = [this](const auto& c) {

@@ -9,6 +9,7 @@
 #include "controller/util/csi_secrets.h"
 #include "controller/util/meta.h"
 #include "controller/util/volume_node.h"
+#include "metrics/storage_operations.h"
 #include "volume/binding/matching.h"
 
 namespace kvol::controller::provisioner {
@@ -114,8 +115,10 @@ Status Controller::Provision(const api::PersistentVolumeClaim& claim, const api:
   for (const auto& [key, value] : driver.topology) in.topology_keys.push_back(key);
   auto req = MakeCreateVolumeRequest(in);
   if (!req.ok()) return fail(req.status());
+  metrics::OperationTimer timer(metrics::CsiPluginName(cls.provisioner), "volume_provision");
   auto created =
       driver.client->Call(&pb::Controller::Stub::CreateVolume, *req, options_.call_timeout);
+  timer.Done(created.ok());
   if (!created.ok()) return fail(created.status());
   if (content_source && !created->volume().has_content_source()) {
     DeleteCreated(created->volume().volume_id(), *provisioner_secret, driver, claim);
@@ -235,8 +238,10 @@ Status Controller::SyncVolume(const api::PersistentVolume& volume) {
   pb::DeleteVolumeRequest req;
   req.set_volume_id(volume.spec.csi->volume_handle);
   for (const auto& [k, v] : *secrets) (*req.mutable_secrets())[k] = v;
+  metrics::OperationTimer timer(metrics::CsiPluginName(volume.spec.csi->driver), "volume_delete");
   auto deleted =
       driver->client->Call(&pb::Controller::Stub::DeleteVolume, req, options_.call_timeout);
+  timer.Done(deleted.ok());
   if (!deleted.ok()) {
     loop_.Event(about, "Warning", "VolumeFailedDelete", deleted.status().message());
     return deleted.status();

@@ -44,7 +44,8 @@ Status ProvisioningLoop::Start(LoopHandlers handlers, std::chrono::milliseconds 
   recorder_ = std::make_unique<client::EventRecorder>(
       client_.resource<api::Event>(),
       client::EventRecorderOptions{.component = options_.component}, *options_.clock);
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = options_.component + "-claims"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto on_claim = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {

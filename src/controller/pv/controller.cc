@@ -10,6 +10,7 @@
 #include "base/thread.h"
 #include "client/worker.h"
 #include "controller/util/meta.h"
+#include "metrics/storage_operations.h"
 
 namespace kvol::controller::pv {
 
@@ -193,7 +194,9 @@ Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
     return OkStatus();
   }
   volume::ProvisionRequest req{pv_name, &claim, &cls, node ? &*node : nullptr};
+  metrics::OperationTimer timer(std::string(provisioner.name()), "volume_provision");
   auto spec = provisioner.Provision(req);
+  timer.Done(spec.ok());
   if (!spec.ok()) {
     // Give the claim back to the scheduler, which may pick another node.
     if (node) {
@@ -620,7 +623,10 @@ Status Controller::DeleteVolume(const PersistentVolume& volume) {
     if (n.ok() && !provisioner->ServesNode(&*n)) return OkStatus();
   }
   auto cls = GetClass(VolumeClass(volume));
-  if (Status s = provisioner->Delete(volume, cls.get()); !s.ok()) {
+  metrics::OperationTimer timer(std::string(provisioner->name()), "volume_delete");
+  Status removed = provisioner->Delete(volume, cls.get());
+  timer.Done(removed.ok());
+  if (Status s = removed; !s.ok()) {
     // Failed, visibly; every later sync tries again.
     Status failed = UpdateVolumePhaseWithEvent(volume, api::kVolumeFailed, "Warning",
                                                "VolumeFailedDelete", s.message());

@@ -502,9 +502,11 @@ void Controller::ResyncLoop() {
 }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  client::WorkQueueOptions qo;
-  claim_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
-  volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock, qo);
+  // kube-controller-manager's names for the PV controller's queues.
+  claim_queue_ =
+      std::make_unique<client::WorkQueue>(*options_.clock, client::WorkQueueOptions{.name = "claims"});
+  volume_queue_ = std::make_unique<client::WorkQueue>(*options_.clock,
+                                                      client::WorkQueueOptions{.name = "volumes"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   volume_informer_ =

@@ -4,13 +4,15 @@
 #include <map>
 #include <string>
 
+#include "metrics/storage_operations.h"
+
 namespace kvol::controller::pv {
 namespace {
 
 // The volume plugin of a volume's source, as kube-controller-manager names it.
 std::string PluginOf(const api::PersistentVolume& v) {
   const auto& s = v.spec;
-  if (s.csi) return "kubernetes.io/csi:" + s.csi->driver;
+  if (s.csi) return metrics::CsiPluginName(s.csi->driver);
   if (s.host_path) return "kubernetes.io/host-path";
   if (s.local) return "kubernetes.io/local-volume";
   if (s.nfs) return "kubernetes.io/nfs";
@@ -18,25 +20,13 @@ std::string PluginOf(const api::PersistentVolume& v) {
   return "";
 }
 
-using Labels = std::vector<prometheus::ClientMetric::Label>;
-
-prometheus::MetricFamily Gauge(const char* name, const char* help,
-                               const std::map<Labels, int>& counts) {
-  prometheus::MetricFamily f{name, help, prometheus::MetricType::Gauge, {}};
-  for (const auto& [labels, n] : counts) {
-    prometheus::ClientMetric m;
-    m.label = labels;
-    m.gauge.value = n;
-    f.metric.push_back(std::move(m));
-  }
-  return f;
-}
+using metrics::Labels;
 
 }  // namespace
 
 std::vector<prometheus::MetricFamily> CollectPvMetrics(const VolumeList& volumes,
                                                        const ClaimList& claims) {
-  std::map<Labels, int> bound_pv, unbound_pv, bound_pvc, unbound_pvc, total_pv;
+  std::map<Labels, double> bound_pv, unbound_pv, bound_pvc, unbound_pvc, total_pv;
   for (const auto& v : volumes) {
     const Labels cls = {{"storage_class", v->spec.storage_class_name}};
     (v->status.phase == "Bound" ? bound_pv : unbound_pv)[cls]++;
@@ -49,16 +39,19 @@ std::vector<prometheus::MetricFamily> CollectPvMetrics(const VolumeList& volumes
     (c->status.phase == "Bound" ? bound_pvc : unbound_pvc)[l]++;
   }
   return {
-      Gauge("pv_collector_bound_pv_count",
-            "Gauge measuring number of persistent volume currently bound", bound_pv),
-      Gauge("pv_collector_unbound_pv_count",
-            "Gauge measuring number of persistent volume currently unbound", unbound_pv),
-      Gauge("pv_collector_bound_pvc_count",
-            "Gauge measuring number of persistent volume claim currently bound", bound_pvc),
-      Gauge("pv_collector_unbound_pvc_count",
-            "Gauge measuring number of persistent volume claim currently unbound", unbound_pvc),
-      Gauge("pv_collector_total_pv_count", "Gauge measuring total number of persistent volumes",
-            total_pv),
+      metrics::GaugeFamily("pv_collector_bound_pv_count",
+                           "Gauge measuring number of persistent volume currently bound", bound_pv),
+      metrics::GaugeFamily("pv_collector_unbound_pv_count",
+                           "Gauge measuring number of persistent volume currently unbound",
+                           unbound_pv),
+      metrics::GaugeFamily("pv_collector_bound_pvc_count",
+                           "Gauge measuring number of persistent volume claim currently bound",
+                           bound_pvc),
+      metrics::GaugeFamily("pv_collector_unbound_pvc_count",
+                           "Gauge measuring number of persistent volume claim currently unbound",
+                           unbound_pvc),
+      metrics::GaugeFamily("pv_collector_total_pv_count",
+                           "Gauge measuring total number of persistent volumes", total_pv),
   };
 }
 

@@ -10,6 +10,7 @@
 #include "controller/resizer/expand_request.h"
 #include "controller/util/csi_secrets.h"
 #include "controller/util/volume_node.h"
+#include "metrics/storage_operations.h"
 
 namespace kvol::controller::resizer {
 namespace {
@@ -107,7 +108,10 @@ Status Controller::Resize(const api::PersistentVolumeClaim& claim, const api::Pe
   Event(claim, "Normal", "Resizing", "External resizer is resizing volume " + pv.metadata.name);
   auto grown = [&]() -> StatusOr<Expanded> {
     KVOL_ASSIGN_OR_RETURN(auto secrets, CsiSecretsOf(client_, pv.spec.csi->controller_expand_secret_ref));
-    return expander_->Expand(driver, pv, requested.Value(), secrets);
+    metrics::OperationTimer timer(metrics::CsiPluginName(driver.name), "expand_volume");
+    auto expanded = expander_->Expand(driver, pv, requested.Value(), secrets);
+    timer.Done(expanded.ok());
+    return expanded;
   }();
   if (!grown.ok()) {
     Event(claim, "Warning", "VolumeResizeFailed",
@@ -146,7 +150,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
         *options_.clock);
     events_ = client::SinkTo(*recorder_);
   }
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "csi-resizer"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const std::shared_ptr<const api::PersistentVolumeClaim>& c) {

@@ -54,7 +54,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
         client::EventRecorderOptions{.component = "snapshot-controller"}, *options_.clock);
     events = client::SinkTo(*recorder_);
   }
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "snapshot-controller"});
   decisions_ = std::make_unique<SnapshotController>(
       client_, std::move(events), *options_.clock,
       [this](const std::string& key) { queue_->Add(std::string(kSnapshotPrefix) + key); });

@@ -361,7 +361,8 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
         *options_.clock);
     events_ = client::SinkTo(*recorder_);
   }
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(
+      *options_.clock, client::WorkQueueOptions{.name = "csi-snapshotter"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   auto changed = [this](const std::shared_ptr<const api::VolumeSnapshotContent>& c) {

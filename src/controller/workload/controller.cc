@@ -33,7 +33,8 @@ Controller::Controller(client::Client& client, client::EventSink deployment_even
 Controller::~Controller() { Stop(); }
 
 Status Controller::Start(std::chrono::milliseconds sync_timeout) {
-  queue_ = std::make_unique<client::WorkQueue>(*options_.clock);
+  queue_ = std::make_unique<client::WorkQueue>(*options_.clock,
+                                               client::WorkQueueOptions{.name = "workloads"});
   informers_ = std::make_unique<client::InformerScope>(
       client_, options_.informers, client::InformerOptions{.clock = options_.clock});
   pods_ = &informers_->Get<api::Pod>();

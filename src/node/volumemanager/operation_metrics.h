@@ -1,10 +1,7 @@
-// storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated}: how long each
-// of the node's volume operations took and whether it succeeded, as kubelet's
-// OperationCompleteHook records it. The operations are kubelet's: volume_attach,
-// verify_controller_attached_volume, volume_detach, mount_device (kvol stages a device apart
-// from the pod's mount), unmount_device, volume_mount, volume_unmount and volume_fs_resize;
-// status is "success" or "fail-unknown"; migrated is "false" (kvol migrates no in-tree
-// plugin to CSI).
+// The node's volume operations, timed as kubelet's OperationCompleteHook times them
+// (metrics/storage_operations.h): volume_attach, verify_controller_attached_volume,
+// volume_detach, mount_device (kvol stages a device apart from the pod's mount),
+// unmount_device, volume_mount, volume_unmount and volume_fs_resize.
 #pragma once
 
 #include <functional>
