@@ -26,6 +26,7 @@
 #include "node/runtime/cri/containerd.h"
 #include "node/runtime/cri/pause_image.h"
 #include "store/etcd_store.h"
+#include "store/instrumented_store.h"
 #include "store/sqlite_store.h"
 
 namespace kvol::cmd {
@@ -162,14 +163,14 @@ StatusOr<std::unique_ptr<store::Store>> OpenStore(const std::string& url, const 
     KVOL_ASSIGN_OR_RETURN(auto opened, store::OpenSqliteStore(so));
     log::Info("store: sqlite " + so.path + " at revision " +
               std::to_string(opened->CurrentRevision().value()));
-    return std::unique_ptr<store::Store>(std::move(opened));
+    return store::Instrumented(std::move(opened));
   }
   KVOL_ASSIGN_OR_RETURN(auto eo, store::ParseEtcdUrl(url));
   KVOL_ASSIGN_OR_RETURN(auto opened, store::OpenEtcdStore(eo));
   auto rev = opened->CurrentRevision();
   if (!rev.ok()) return rev.status().Annotate("cannot reach etcd at " + url);
   log::Info("store: etcd " + url + " at revision " + std::to_string(*rev));
-  return std::unique_ptr<store::Store>(std::move(opened));
+  return store::Instrumented(std::move(opened));
 }
 
 // The names the serving certificate is for: loopback, the machine's name, and the address

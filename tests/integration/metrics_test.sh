@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # /metrics, driven with the real kubectl: the exposition passes a strict Prometheus text reader
-# (metrics_lint), carries kube-apiserver's request and storage metrics with Kubernetes' names
-# and labels, the process's own, and kubelet's volume stats of a claim that grow as its pod
-# writes 10 MiB; a wrong or missing token gets 401.
+# (metrics_lint), carries kube-apiserver's request, storage and store metrics with Kubernetes'
+# names and labels, the process's own, kubelet's volume stats of a claim that grow as its pod
+# writes 10 MiB, the controllers' and the node's volume operations and work queues; a wrong or
+# missing token gets 401.
 # Usage: metrics_test.sh KVOL_BINARY TESTS_DIR METRICS_LINT
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -41,6 +42,8 @@ expect_eq "apiserver_storage_objects: the claim" 1 \
   "$(metric apiserver_storage_objects resource=persistentvolumeclaims)"
 expect_eq "apiserver_storage_objects: a group's resource" 2 \
   "$(metric apiserver_storage_objects resource=storageclasses.storage.k8s.io)"
+expect_eq "etcd_request_duration_seconds: the claim's create, in the embedded store" 1 \
+  "$(metric etcd_request_duration_seconds_count operation=create,type=persistentvolumeclaims)"
 rss=$(metric process_resident_memory_bytes)
 [[ $rss =~ ^[0-9.e+]+$ ]] && [ "${rss%.*}" != 0 ] || fail "process_resident_memory_bytes: $rss"
 grep -q '^# TYPE apiserver_request_duration_seconds histogram$' "$WORK/metrics" ||
