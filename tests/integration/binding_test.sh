@@ -95,7 +95,7 @@ kubectl wait pvc/from-nas --timeout=20s \
   >/dev/null || fail "the claim was not handed to its provisioner"
 out=$(describe_until "ExternalProvisioning" pvc from-nas)
 expect_contains "the external provisioner is named" \
-  'waiting for a volume to be created, either by external provisioner "example.com/nas" or manually created by system administrator' "$out"
+  "Waiting for a volume to be created either by the external provisioner 'example.com/nas' or manually by the system administrator." "$out"
 # A volume the "provisioner" makes, pre-bound to the claim, is taken at once.
 uid=$(kubectl get pvc from-nas -o jsonpath='{.metadata.uid}')
 cat <<YAML | kubectl create -f - >/dev/null

@@ -159,8 +159,10 @@ Status Controller::ProvisionClaim(const PersistentVolumeClaim& claim) {
 void Controller::WaitingForExternalProvisioner(const PersistentVolumeClaim& claim,
                                                std::string_view provisioner) {
   Event(claim, "Normal", "ExternalProvisioning",
-        "waiting for a volume to be created, either by external provisioner \"" +
-            std::string(provisioner) + "\" or manually created by system administrator");
+        "Waiting for a volume to be created either by the external provisioner '" +
+            std::string(provisioner) +
+            "' or manually by the system administrator. If volume creation is delayed, please "
+            "verify that the provisioner is running and correctly registered.");
 }
 
 Status Controller::ProvisionInProcess(const PersistentVolumeClaim& claim,
