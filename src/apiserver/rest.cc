@@ -17,6 +17,7 @@
 #include "base/strings.h"
 #include "manifest/manifest.h"
 #include "metrics/metrics.h"
+#include "ui/assets.h"
 
 namespace kvol::apiserver {
 
@@ -212,6 +213,10 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     SendJson(w, 200, api::DumpJson(VersionInfo()));
     return;
   }
+  if (path == "/ui" || path.rfind("/ui/", 0) == 0) {
+    ServeUi(req, w);
+    return;
+  }
   const std::string auth = req.Header("authorization");
   if (opts_.token.empty() || auth.rfind("Bearer ", 0) != 0 ||
       !SameSecret(std::string_view(auth).substr(7), opts_.token)) {
@@ -223,6 +228,24 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
   StatusRecorder recorder(w);
   HandleAuthenticated(req, recorder);
   ObserveRequest(RequestInfoOf(req), recorder.status(), std::chrono::steady_clock::now() - start);
+}
+
+void RestHandler::ServeUi(const HttpRequest& req, ResponseWriter& w) {
+  // The page's files hold no cluster data: they are served to anyone, as a login page is. What
+  // the page shows it reads from the API, with the token (kubectl proxy adds it).
+  if (req.method != "GET" && req.method != "HEAD") return SendError(w, MethodNotAllowed());
+  if (req.path == "/ui") {
+    w.Send(301, "text/plain; charset=utf-8", "", {{"Location", "/ui/"}});
+    return;
+  }
+  const ui::Asset* asset = ui::FindAsset(std::string_view(req.path).substr(4));
+  if (!asset) {
+    return SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});
+  }
+  w.Send(200, asset->content_type, asset->body,
+         {{"Cache-Control", "no-cache"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"Content-Security-Policy", std::string(ui::kContentSecurityPolicy)}});
 }
 
 void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w) {

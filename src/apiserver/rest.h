@@ -35,6 +35,8 @@ class RestHandler {
   void Shutdown();
 
  private:
+  // The live view's page (ui/assets.h) at /ui/.
+  void ServeUi(const HttpRequest& req, ResponseWriter& w);
   void HandleAuthenticated(const HttpRequest& req, ResponseWriter& w);
   // Discovery and OpenAPI documents; false when `parts` names none.
   bool ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
