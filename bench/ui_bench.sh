@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# ui_bench.sh KVOL_BINARY [N...]: the live view (/ui/) with N claims (10000 by default; several
+# N run one after the other), in headless Chromium through kubectl proxy, as a user opens it.
+# The claims are Pending on a class whose provisioner is absent, each with its
+# ExternalProvisioning event. For each N it prints:
+#   - first load: from the page's navigation to every list in and the first rows drawn
+#     (window.kvolUi.loadedMs), and the page's JavaScript heap then;
+#   - the server's CPU per second while 100 claims change per second (a label patched), with
+#     the page open and, for comparison, with no page open; and Chromium's, with the page open.
+# Run as root, with tests/tools/cdp built (build/tests/cdp).
+KVOL_BIN=$(realpath "$1")
+shift
+SIZES=("${@:-10000}")
+TESTS=$(realpath "$(dirname "$0")/../tests")
+CDP=$(realpath "$(dirname "$KVOL_BIN")/tests/cdp")
+source "$TESTS/integration/lib.sh"
+
+ticks_of() {  # CPU ticks (user + system) of the processes matching PATTERN
+  local t=0 pid
+  for pid in $(pgrep -f "$1"); do
+    t=$((t + $(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+
+claims_yaml() {  # FROM TO
+  local i
+  for i in $(seq "$1" "$2"); do
+    printf -- '---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c%06d}\nspec:\n  storageClassName: absent\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Mi}}\n' "$i"
+  done
+}
+
+# change SECONDS: patches a label of 100 claims each second, over one connection per second.
+change() {
+  local s i urls
+  for s in $(seq 1 "$1"); do
+    urls=()
+    for i in $(seq $(((s % 100) * 100 + 1)) $(((s % 100) * 100 + 100))); do
+      urls+=("$KVOL_URL/api/v1/namespaces/default/persistentvolumeclaims/$(printf c%06d "$i")")
+    done
+    kcurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+      -d "{\"metadata\":{\"labels\":{\"tick\":\"$s\"}}}" "${urls[@]}" &
+    sleep 1
+  done
+  wait
+}
+
+# cpu_while_changing PATTERN SECONDS: CPU seconds per second of PATTERN's processes meanwhile.
+cpu_while_changing() {
+  local hz t0 t1 w0 w1
+  hz=$(getconf CLK_TCK)
+  t0=$(ticks_of "$1")
+  w0=$(date +%s.%N)
+  change "$2"
+  t1=$(ticks_of "$1")
+  w1=$(date +%s.%N)
+  echo "scale=3; ($t1 - $t0) / $hz / ($w1 - $w0)" | bc
+}
+
+for n in "${SIZES[@]}"; do
+  kvol_start "ui$n"
+  server="^$KVOL_BIN server --data-dir $KVOL_DIR "
+  kubectl create -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: absent}
+provisioner: example.com/absent
+YAML
+  per=$(((n + 3) / 4))
+  for part in 0 1 2 3; do
+    from=$((part * per + 1)) to=$(((part + 1) * per))
+    [ "$to" -gt "$n" ] && to=$n
+    [ "$from" -le "$to" ] && claims_yaml "$from" "$to" | kubectl create -f - >/dev/null &
+  done
+  wait
+  all_waiting() {
+    [ "$(kubectl get events --field-selector reason=ExternalProvisioning --no-headers 2>/dev/null | wc -l)" -ge "$n" ]
+  }
+  until_true 600 all_waiting || echo "not every claim has its event yet"
+
+  base=$(cpu_while_changing "$server" 20)
+
+  kubectl proxy --port=0 >"$WORK/proxy$n.log" 2>&1 &
+  track $!
+  port_of() { sed -n 's/^Starting to serve on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/proxy$n.log"; }
+  has_port() { [ -n "$(port_of)" ]; }
+  until_true 20 has_port || { echo "kubectl proxy did not start"; exit 1; }
+  rm -rf "$WORK/chromium$n"
+  chromium --headless=new --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
+    --user-data-dir="$WORK/chromium$n" --remote-debugging-port=0 --window-size=1366,800 \
+    about:blank >/dev/null 2>&1 &
+  track $!
+  devtools_up() { [ -s "$WORK/chromium$n/DevToolsActivePort" ]; }
+  until_true 60 devtools_up || { echo "chromium did not start"; exit 1; }
+  dt=$(head -1 "$WORK/chromium$n/DevToolsActivePort")
+  "$CDP" "$dt" navigate "http://127.0.0.1:$(port_of)/ui/" >/dev/null
+  ready() { [ "$("$CDP" "$dt" eval 'String(!!(window.kvolUi && window.kvolUi.ready))')" = true ]; }
+  until_true 300 ready || { echo "the page did not load"; exit 1; }
+  load=$("$CDP" "$dt" eval 'String(Math.round(window.kvolUi.loadedMs))')
+  heap=$("$CDP" "$dt" eval 'String(Math.round(performance.memory.usedJSHeapSize / 1048576))')
+  shown=$("$CDP" "$dt" eval 'String(window.kvolUi.claims())')
+  hz=$(getconf CLK_TCK)
+  b0=$(ticks_of "chromium$n")
+  w0=$(date +%s.%N)
+  open=$(cpu_while_changing "$server" 20)
+  b1=$(ticks_of "chromium$n")
+  w1=$(date +%s.%N)
+  browser=$(echo "scale=3; ($b1 - $b0) / $hz / ($w1 - $w0)" | bc)
+  echo "$n claims: first load ${load} ms (${shown} claims, JS heap ${heap} MiB); 100 claims/s changing: server ${base} CPU s/s without the page, ${open} with it open; Chromium ${browser} CPU s/s"
+  kill -9 $(pgrep -f "chromium$n") 2>/dev/null
+  kill -9 "$KVOL_PID" 2>/dev/null
+  wait "$KVOL_PID" 2>/dev/null
+done
