@@ -4,7 +4,9 @@
 # DevTools protocol (cdp):
 #   1. a Pending WaitForFirstConsumer claim shows its waiting provisioner step and the event's
 #      text;
-#   2. once its pod is created, the same claim shows Bound, published and running;
+#   2. once its pod is created, the same claim shows Bound, published and running; a claim of
+#      the bundled CSI driver's class shows each step done: provisioned, attached, staged,
+#      published;
 #   3. a claim whose class names an absent provisioner shows the ExternalProvisioning wait;
 #   4. the claim's YAML link shows what `kubectl get -o yaml` prints;
 #   5. the nodes view shows the node and the claim's usage.
@@ -108,6 +110,35 @@ expect_contains "a local-path volume is not attached" "none|not attachable" "$(s
 expect_contains "the pods step" "done|user Running" "$(step wait pods)"
 expect_eq "no step of the running claim waits or failed" "done" "$(step wait row | cut -d'|' -f1)"
 shot 2-bound-and-running
+
+# ---- 2b. a CSI claim: provisioned, attached, staged and published ------------------------------
+cat <<'YAML' | kubectl create -f - >/dev/null
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: loop}
+spec:
+  storageClassName: loop
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 16Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: loop-user}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox, command: [sleep, "999999"], volumeMounts: [{name: v, mountPath: /v}]}
+  volumes: [{name: v, persistentVolumeClaim: {claimName: loop}}]
+YAML
+"$CDP" "$DEVTOOLS" navigate "${UI}?q=loop" >/dev/null
+until_true 60 page_ready || fail "the page did not load again"
+until_true 90 step_is loop containers 'done|1/1 running*' ||
+  fail "the CSI claim's pod is not shown running: $(step loop row)"
+expect_contains "the built-in CSI provisioner made it" "done|loop.csi.kvol.io" "$(step loop provisioner)"
+expect_contains "its VolumeAttachment is attached to the node" "done|$node" "$(step loop attachment)"
+expect_contains "its device is staged on the node" "done|$node" "$(step loop staged)"
+expect_contains "it is published to the pod" "done|loop-user" "$(step loop published)"
+shot 2b-csi-claim
 
 # ---- 3. a class whose provisioner is absent ------------------------------------------------------
 cat <<'YAML' | kubectl create -f - >/dev/null

@@ -16,10 +16,43 @@
   const kOverscan = 8;
   const kMaxEvents = 12;  // per object
 
+  // Objects by what they refer to (pods by claim, attachments by volume), kept up to date with
+  // each change rather than rebuilt: a change costs the same with 100 objects or 100,000.
+  class RefIndex {
+    constructor(refsOf) {
+      this.refsOf = refsOf;
+      this.byRef = new Map();  // ref -> Map key -> object
+      this.refs = new Map();   // key -> its refs
+    }
+    get(ref) {
+      const m = this.byRef.get(ref);
+      return m ? [...m.values()] : [];
+    }
+    update(items, changed) {
+      const keys = changed === null ? [...new Set([...this.refs.keys(), ...items.keys()])] : changed;
+      for (const key of keys) {
+        for (const ref of this.refs.get(key) || []) {
+          const m = this.byRef.get(ref);
+          if (m && m.delete(key) && !m.size) this.byRef.delete(ref);
+        }
+        this.refs.delete(key);
+        const o = items.get(key);
+        if (!o) continue;
+        const refs = this.refsOf(o);
+        this.refs.set(key, refs);
+        for (const ref of refs) {
+          if (!this.byRef.has(ref)) this.byRef.set(ref, new Map());
+          this.byRef.get(ref).set(key, o);
+        }
+      }
+    }
+  }
+
   // ---- The indexes the rows are computed from -------------------------------------------------
   const idx = {
     classes: new Map(), volumes: new Map(), nodes: new Map(), csiDrivers: new Map(),
-    csiNodes: new Map(), attachmentsByVolume: new Map(), podsByClaim: new Map(),
+    csiNodes: new Map(), attachmentsByVolume: new RefIndex((va) => [va.volume]),
+    podsByClaim: new RefIndex((p) => p.claims.map((c) => p.namespace + "/" + c)),
     eventsByUid: new Map(),
   };
   let claims = new Map();
@@ -29,19 +62,13 @@
   let dirtyOrder = true;  // claims came or went, or the filter changed
   let dirtyRows = true;
   let selected = "";      // the claim whose details are open
-  const claimsOfUid = new Map();  // uid of a claim, PV or pod -> keys of the claims it touches
+  const eventUids = new Map();  // event key -> the uid of the object it is about
 
   function addTo(map, key, value) {
     let a = map.get(key);
     if (!a) map.set(key, (a = []));
     a.push(value);
   }
-  function reindex(items, indexOf) {
-    const m = new Map();
-    for (const o of items.values()) for (const k of indexOf(o)) addTo(m, k, o);
-    return m;
-  }
-
   const collections = {};
   const kPoll = 2000;  // for the kinds listed again rather than watched (store.js)
   function collection(name, path, slim, after, poll = 0) {
@@ -61,11 +88,11 @@
   collection("classes", "/apis/storage.k8s.io/v1/storageclasses", Slim.storageClass, () => {
     idx.classes = collections.classes.items;
   }, kPoll);
-  collection("attachments", "/apis/storage.k8s.io/v1/volumeattachments", Slim.attachment, () => {
-    idx.attachmentsByVolume = reindex(collections.attachments.items, (va) => [va.volume]);
+  collection("attachments", "/apis/storage.k8s.io/v1/volumeattachments", Slim.attachment, (changed) => {
+    idx.attachmentsByVolume.update(collections.attachments.items, changed);
   });
-  collection("pods", "/api/v1/pods", Slim.pod, () => {
-    idx.podsByClaim = reindex(collections.pods.items, (p) => p.claims.map((c) => p.namespace + "/" + c));
+  collection("pods", "/api/v1/pods", Slim.pod, (changed) => {
+    idx.podsByClaim.update(collections.pods.items, changed);
   });
   collection("nodes", "/api/v1/nodes", Slim.node, () => {
     idx.nodes = collections.nodes.items;
@@ -81,31 +108,30 @@
     const items = collections.events.items;
     if (changed === null) {
       idx.eventsByUid = new Map();
-      for (const e of items.values()) addTo(idx.eventsByUid, e.uid, e);
+      eventUids.clear();
+      for (const [key, e] of items) {
+        addTo(idx.eventsByUid, e.uid, e);
+        eventUids.set(key, e.uid);
+      }
       for (const a of idx.eventsByUid.values()) a.sort((x, y) => x.at - y.at);
       return;
     }
     for (const key of changed) {
       const e = items.get(key);
-      // An event updated (its count grew) or gone: drop the old copy wherever it is.
+      // An event updated (its count grew) or gone: drop the old copy first.
       const name = key.slice(key.indexOf("/") + 1);
+      const uid = e ? e.uid : eventUids.get(key);
+      const kept = (idx.eventsByUid.get(uid) || []).filter((x) => x.name !== name);
       if (e) {
-        const a = idx.eventsByUid.get(e.uid) || [];
-        const kept = a.filter((x) => x.name !== name);
+        eventUids.set(key, e.uid);
         kept.push(e);
         kept.sort((x, y) => x.at - y.at);
         if (kept.length > kMaxEvents) kept.splice(0, kept.length - kMaxEvents);
-        idx.eventsByUid.set(e.uid, kept);
       } else {
-        for (const [uid, a] of idx.eventsByUid) {
-          const i = a.findIndex((x) => x.name === name);
-          if (i >= 0) {
-            a.splice(i, 1);
-            if (!a.length) idx.eventsByUid.delete(uid);
-            break;
-          }
-        }
+        eventUids.delete(key);
       }
+      if (kept.length) idx.eventsByUid.set(uid, kept);
+      else idx.eventsByUid.delete(uid);
     }
   });
 
@@ -263,7 +289,7 @@
     const cls = model.steps[0].state === "done" ? model.steps[0].label : "";
     if (cls) links.appendChild(yamlLink("class", `/apis/storage.k8s.io/v1/storageclasses/${cls}`));
     if (model.pv) links.appendChild(yamlLink("volume", `/api/v1/persistentvolumes/${model.pv.name}`));
-    for (const va of (model.pv && idx.attachmentsByVolume.get(model.pv.name)) || []) {
+    for (const va of model.pv ? idx.attachmentsByVolume.get(model.pv.name) : []) {
       links.appendChild(yamlLink("attachment", `/apis/storage.k8s.io/v1/volumeattachments/${va.name}`));
     }
     for (const p of model.pods) links.appendChild(yamlLink("pod " + p.name, `/api/v1/namespaces/${p.namespace}/pods/${p.name}`));

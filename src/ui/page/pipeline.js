@@ -90,8 +90,8 @@ const Pipeline = (() => {
 
   // The pods that use the claim, those still running first.
   function podsOf(c, idx) {
-    const pods = idx.podsByClaim.get(c.namespace + "/" + c.name) || [];
-    return pods.slice().sort((a, b) =>
+    const pods = idx.podsByClaim.get(c.namespace + "/" + c.name);
+    return pods.sort((a, b) =>
       (a.deleting - b.deleting) || (a.node ? 0 : 1) - (b.node ? 0 : 1) || a.created - b.created);
   }
 
@@ -102,7 +102,7 @@ const Pipeline = (() => {
       return step("attachment", "failed", pod.node, { why: multi.message, since: pod.scheduledAt });
     }
     if (pv.kind !== "csi") return step("attachment", "none", "not attachable");
-    const vas = idx.attachmentsByVolume.get(pv.name) || [];
+    const vas = idx.attachmentsByVolume.get(pv.name);
     const va = vas.find((v) => pod && v.node === pod.node) || vas[0];
     if (!va) {
       const drv = idx.csiDrivers.get(pv.driver);
