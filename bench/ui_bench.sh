@@ -32,17 +32,18 @@ claims_yaml() {  # FROM TO
 
 # change SECONDS: patches a label of 100 claims each second, over one connection per second.
 change() {
-  local s i urls
+  local s i urls patches=()
   for s in $(seq 1 "$1"); do
     urls=()
-    for i in $(seq $(((s % 100) * 100 + 1)) $(((s % 100) * 100 + 100))); do
-      urls+=("$KVOL_URL/api/v1/namespaces/default/persistentvolumeclaims/$(printf c%06d "$i")")
+    for i in $(seq 0 99); do
+      urls+=("$KVOL_URL/api/v1/namespaces/default/persistentvolumeclaims/$(printf c%06d $(((s * 100 + i) % N + 1)))")
     done
-    kcurl -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
-      -d "{\"metadata\":{\"labels\":{\"tick\":\"$s\"}}}" "${urls[@]}" &
+    kcurl -X PATCH -H 'Content-Type: application/merge-patch+json' \
+      -d "{\"metadata\":{\"labels\":{\"tick\":\"$s\"}}}" "${urls[@]}" >/dev/null &
+    patches+=($!)
     sleep 1
   done
-  wait
+  wait "${patches[@]}"
 }
 
 # cpu_while_changing PATTERN SECONDS: CPU seconds per second of PATTERN's processes meanwhile.
@@ -58,6 +59,7 @@ cpu_while_changing() {
 }
 
 for n in "${SIZES[@]}"; do
+  N=$n
   kvol_start "ui$n"
   server="^$KVOL_BIN server --data-dir $KVOL_DIR "
   kubectl create -f - >/dev/null <<'YAML'
@@ -67,12 +69,15 @@ metadata: {name: absent}
 provisioner: example.com/absent
 YAML
   per=$(((n + 3) / 4))
+  creators=()
   for part in 0 1 2 3; do
     from=$((part * per + 1)) to=$(((part + 1) * per))
     [ "$to" -gt "$n" ] && to=$n
-    [ "$from" -le "$to" ] && claims_yaml "$from" "$to" | kubectl create -f - >/dev/null &
+    [ "$from" -le "$to" ] || continue
+    claims_yaml "$from" "$to" | kubectl create -f - >/dev/null &
+    creators+=($!)
   done
-  wait
+  wait "${creators[@]}"
   all_waiting() {
     [ "$(kubectl get events --field-selector reason=ExternalProvisioning --no-headers 2>/dev/null | wc -l)" -ge "$n" ]
   }
@@ -81,7 +86,8 @@ YAML
   base=$(cpu_while_changing "$server" 20)
 
   kubectl proxy --port=0 >"$WORK/proxy$n.log" 2>&1 &
-  track $!
+  proxy=$!
+  track $proxy
   port_of() { sed -n 's/^Starting to serve on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/proxy$n.log"; }
   has_port() { [ -n "$(port_of)" ]; }
   until_true 20 has_port || { echo "kubectl proxy did not start"; exit 1; }
@@ -89,7 +95,8 @@ YAML
   chromium --headless=new --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
     --user-data-dir="$WORK/chromium$n" --remote-debugging-port=0 --window-size=1366,800 \
     about:blank >/dev/null 2>&1 &
-  track $!
+  browser_pid=$!
+  track $browser_pid
   devtools_up() { [ -s "$WORK/chromium$n/DevToolsActivePort" ]; }
   until_true 60 devtools_up || { echo "chromium did not start"; exit 1; }
   dt=$(head -1 "$WORK/chromium$n/DevToolsActivePort")
@@ -100,14 +107,13 @@ YAML
   heap=$("$CDP" "$dt" eval 'String(Math.round(performance.memory.usedJSHeapSize / 1048576))')
   shown=$("$CDP" "$dt" eval 'String(window.kvolUi.claims())')
   hz=$(getconf CLK_TCK)
-  b0=$(ticks_of "chromium$n")
+  b0=$(ticks_of "user-data-dir=$WORK/chromium$n")
   w0=$(date +%s.%N)
   open=$(cpu_while_changing "$server" 20)
-  b1=$(ticks_of "chromium$n")
+  b1=$(ticks_of "user-data-dir=$WORK/chromium$n")
   w1=$(date +%s.%N)
   browser=$(echo "scale=3; ($b1 - $b0) / $hz / ($w1 - $w0)" | bc)
   echo "$n claims: first load ${load} ms (${shown} claims, JS heap ${heap} MiB); 100 claims/s changing: server ${base} CPU s/s without the page, ${open} with it open; Chromium ${browser} CPU s/s"
-  kill -9 $(pgrep -f "chromium$n") 2>/dev/null
-  kill -9 "$KVOL_PID" 2>/dev/null
-  wait "$KVOL_PID" 2>/dev/null
+  pkill -KILL -f -- "--user-data-dir=$WORK/chromium$n"
+  { kill -9 "$KVOL_PID" "$proxy"; wait "$browser_pid" "$KVOL_PID" "$proxy"; } 2>/dev/null
 done
