@@ -4,29 +4,26 @@
 #include <vector>
 
 namespace kvol::apiserver {
-namespace {
-
-std::vector<std::string> PathParts(const std::string& path) {
+std::vector<std::string> PathParts(std::string_view path) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (start < path.size()) {
     size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.emplace_back(path.substr(start, slash - start));
     start = slash + 1;
   }
   return parts;
 }
 
-bool Truthy(const std::string& v) { return v == "1" || v == "true" || v == "True"; }
+bool QueryTrue(const std::string& value) {
+  return value == "1" || value == "true" || value == "True";
+}
 
-}  // namespace
-
-RequestInfo RequestInfoOf(const HttpRequest& req) {
+RequestInfo RequestInfoOf(const HttpRequest& req, const std::vector<std::string>& parts) {
   RequestInfo info;
   info.verb = req.method;
   info.dry_run = req.HasQuery("dryRun");
-  const std::vector<std::string> parts = PathParts(req.path);
   size_t i = 0;
   if (parts.size() >= 3 && parts[0] == "api") {
     info.version = parts[1];
@@ -61,7 +58,7 @@ RequestInfo RequestInfoOf(const HttpRequest& req) {
   } else {
     info.scope = in_namespace ? "namespace" : "cluster";
   }
-  const bool watch = Truthy(req.Query("watch"));
+  const bool watch = QueryTrue(req.Query("watch"));
   if (req.method == "GET" || req.method == "HEAD") {
     info.verb = watch ? "WATCH" : name.empty() ? "LIST" : "GET";
   } else if (req.method == "DELETE" && name.empty()) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "apiserver/http_server.h"
 
@@ -23,6 +25,13 @@ struct RequestInfo {
   bool dry_run = false;
 };
 
-RequestInfo RequestInfoOf(const HttpRequest& req);
+// The segments of a URL path, empty ones dropped: "/api/v1/pods" -> {"api", "v1", "pods"}.
+std::vector<std::string> PathParts(std::string_view path);
+
+// Whether a boolean query parameter (watch, allowWatchBookmarks) is set, as Kubernetes reads it.
+bool QueryTrue(const std::string& value);
+
+// The request's info; `parts` is PathParts(req.path).
+RequestInfo RequestInfoOf(const HttpRequest& req, const std::vector<std::string>& parts);
 
 }  // namespace kvol::apiserver

@@ -54,7 +54,7 @@ TEST(RequestInfo, ReadsTheUrlAsKubernetesDoes) {
       req.query[query.substr(0, eq)] = query.substr(eq + 1);
     }
     if (!c.content_type.empty()) req.headers["content-type"] = c.content_type;
-    const RequestInfo info = RequestInfoOf(req);
+    const RequestInfo info = RequestInfoOf(req, PathParts(req.path));
     const std::string what = c.method + " " + c.target;
     EXPECT_EQ(info.resource_request, c.resource_request) << what;
     EXPECT_EQ(info.verb, c.verb) << what;

@@ -42,21 +42,6 @@ void SendJson(ResponseWriter& w, int code, const std::string& body,
   w.Send(code, kJson, body, headers);
 }
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (j > i) out.emplace_back(path.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool Truthy(const std::string& v) { return v == "1" || v == "true" || v == "True"; }
-
 bool WantsTable(const HttpRequest& req) {
   std::string accept = req.Header("accept");
   return accept.find("as=Table") != std::string::npos;
@@ -76,7 +61,7 @@ ListOptions ListOptionsOf(const HttpRequest& req) {
   int64_t v = 0;
   if (ParseInt64(req.Query("limit"), &v) && v > 0) o.limit = v;
   o.continue_token = req.Query("continue");
-  o.allow_bookmarks = Truthy(req.Query("allowWatchBookmarks"));
+  o.allow_bookmarks = QueryTrue(req.Query("allowWatchBookmarks"));
   if (ParseInt64(req.Query("timeoutSeconds"), &v) && v > 0) o.timeout_seconds = v;
   return o;
 }
@@ -226,8 +211,10 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
   w.Authenticated();
   const auto start = std::chrono::steady_clock::now();
   StatusRecorder recorder(w);
-  HandleAuthenticated(req, recorder);
-  ObserveRequest(RequestInfoOf(req), recorder.status(), std::chrono::steady_clock::now() - start);
+  const std::vector<std::string> parts = PathParts(path);
+  HandleAuthenticated(req, recorder, parts);
+  ObserveRequest(RequestInfoOf(req, parts), recorder.status(),
+                 std::chrono::steady_clock::now() - start);
 }
 
 void RestHandler::ServeUi(const HttpRequest& req, ResponseWriter& w) {
@@ -248,7 +235,8 @@ void RestHandler::ServeUi(const HttpRequest& req, ResponseWriter& w) {
           {"Content-Security-Policy", std::string(ui::kContentSecurityPolicy)}});
 }
 
-void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w) {
+void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w,
+                                      const std::vector<std::string>& parts) {
   const std::string& path = req.path;
   if (path == "/metrics") {
     if (req.method != "GET") return SendError(w, MethodNotAllowed());
@@ -256,7 +244,6 @@ void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w)
     return;
   }
   if (path == api::kUpdateTogetherPath) return UpdateTogether(req, w);
-  const std::vector<std::string> parts = Split(path);
   if (req.method == "GET" && ServeDiscovery(req, w, parts)) return;
   HandlePath(req, w, parts);
 }
@@ -400,7 +387,7 @@ void RestHandler::HandleResource(const HttpRequest& req, ResponseWriter& w, Reso
   if (name.empty()) {
     if (req.method == "GET") {
       ListOptions lo = ListOptionsOf(req);
-      if (Truthy(req.Query("watch"))) return Watch(req, w, res, ns, lo, table);
+      if (QueryTrue(req.Query("watch"))) return Watch(req, w, res, ns, lo, table);
       auto l = res.ListStored(ns, lo);
       if (!l.ok()) return SendError(w, l.error());
       if (table) {

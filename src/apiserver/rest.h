@@ -37,7 +37,9 @@ class RestHandler {
  private:
   // The live view's page (ui/assets.h) at /ui/.
   void ServeUi(const HttpRequest& req, ResponseWriter& w);
-  void HandleAuthenticated(const HttpRequest& req, ResponseWriter& w);
+  // `parts`: the path's segments (PathParts).
+  void HandleAuthenticated(const HttpRequest& req, ResponseWriter& w,
+                           const std::vector<std::string>& parts);
   // Discovery and OpenAPI documents; false when `parts` names none.
   bool ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
                       const std::vector<std::string>& parts);
