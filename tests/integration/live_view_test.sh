@@ -8,7 +8,9 @@
 #      the bundled CSI driver's class shows each step done: provisioned, attached, staged,
 #      published;
 #   3. a claim whose class names an absent provisioner shows the ExternalProvisioning wait;
-#   4. the claim's YAML link shows what `kubectl get -o yaml` prints;
+#   4. a click on the claim's row opens its details, which link to the YAML of its claim, class,
+#      volume, pod and node; the claim's link shows what `kubectl get -o yaml` prints, as does
+#      the pod's;
 #   5. the nodes view shows the node and the claim's usage.
 # Screenshots of each are saved under artifacts/live_view/ in the directory the test runs in.
 # Usage: live_view_test.sh KVOL_BINARY TESTS_DIR CDP
@@ -166,7 +168,22 @@ expect_eq "the filter leaves one row" 1 "$(js 'String(window.kvolUi.shown())')"
 shot 3-external-provisioning
 
 # ---- 4. YAML, as kubectl prints it ---------------------------------------------------------------
-"$CDP" "$DEVTOOLS" navigate "${UI}#yaml/api/v1/namespaces/default/persistentvolumeclaims/wait" >/dev/null
+"$CDP" "$DEVTOOLS" navigate "${UI}?q=wait" >/dev/null
+until_true 60 page_ready || fail "the page did not load again"
+has_row() { [ "$(js "String(!!document.querySelector('[data-claim=\"default/wait\"]'))")" = true ]; }
+until_true 10 has_row || fail "no row for the claim"
+js "document.querySelector('[data-claim=\"default/wait\"]').click()" >/dev/null
+links() { js "[...document.querySelectorAll('#detail a.yaml-link')].map(a => a.getAttribute('href')).join(' ')"; }
+detail_open() { [[ $(links) == *"#yaml/api/v1/persistentvolumes/$pv"* ]]; }
+until_true 10 detail_open || fail "the claim's details do not link to its volume's YAML: $(links)"
+for want in "#yaml/api/v1/namespaces/default/persistentvolumeclaims/wait" \
+  "#yaml/api/v1/namespaces/default/pods/user" "#yaml/api/v1/nodes/$node" \
+  "#yaml/apis/storage.k8s.io/v1/storageclasses/local-path"; do
+  expect_contains "the claim's details link to $want" "$want" "$(links)"
+done
+shot 4-claim-details
+# The claim's own link: the first.
+js "document.querySelector('#detail a.yaml-link').click()" >/dev/null
 # yaml_ready PATH: the YAML view shows PATH's object.
 yaml_ready() {
   [ "$(js "(() => { const y = document.getElementById('yaml');
@@ -185,7 +202,7 @@ yaml_text >"$WORK/page-pod.yaml"
 kubectl get pod user -o yaml >"$WORK/kubectl-pod.yaml"
 diff -u "$WORK/kubectl-pod.yaml" "$WORK/page-pod.yaml" >"$WORK/yaml-pod.diff" ||
   fail "the page's YAML of the pod differs from kubectl get -o yaml: $(cat "$WORK/yaml-pod.diff")"
-shot 4-yaml
+shot 4-yaml-of-the-pod
 
 # ---- 5. the node, with the claim's usage ----------------------------------------------------------
 "$CDP" "$DEVTOOLS" navigate "${UI}#nodes" >/dev/null

@@ -318,16 +318,18 @@
     evs.sort((a, b) => a.at - b.at);
     if (evs.length) {
       box.appendChild(el("h3", "", "Events"));
-      const t = el("table", "events");
+      const list = el("ul", "events");
       for (const e of evs.slice(-20)) {
-        const tr = el("tr", e.type === "Warning" ? "warning" : "");
-        tr.appendChild(el("td", "", duration(now - e.at) + " ago"));
-        tr.appendChild(el("td", "", e.kind));
-        tr.appendChild(el("td", "", e.reason));
-        tr.appendChild(el("td", "", e.message));
-        t.appendChild(tr);
+        const li = el("li", e.type === "Warning" ? "warning" : "");
+        const head = el("div", "event-head");
+        head.appendChild(el("b", "", e.reason));
+        head.appendChild(el("span", "", ` · ${e.kind} · ${duration(now - e.at)} ago` +
+          (e.count > 1 ? ` (×${e.count})` : "")));
+        li.appendChild(head);
+        li.appendChild(el("div", "event-message", e.message));
+        list.appendChild(li);
       }
-      box.appendChild(t);
+      box.appendChild(list);
     }
   }
 
