@@ -323,6 +323,7 @@ int RunServer(const ServerOptions& opts) {
     log::Info("agent: not run here (--no-agent)");
   }
   log::Info("kvol is ready. To use it: export KUBECONFIG=" + dir + "/kubeconfig; kubectl get pv");
+  log::Info("the live view: kubectl proxy, then http://127.0.0.1:8001/ui/");
 
   WaitForSignal();
   if (agent) nodes.Register(agent->agent->node_name(), nullptr);
