@@ -9,16 +9,6 @@ N=${2:-100}
 TESTS=$(realpath "$(dirname "$0")/../tests")
 source "$TESTS/integration/lib.sh"
 
-# CPU seconds (user + system) of the processes whose command line matches PATTERN, with their
-# reaped children.
-cpu_of() {
-  local ticks=0 pid
-  for pid in $(pgrep -f "$1"); do
-    ticks=$((ticks + $(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$ticks"
-}
-
 pods_yaml() {
   local i
   for i in $(seq 1 "$N"); do
@@ -57,15 +47,15 @@ run() {
   kubectl create configmap settings --from-literal=level=debug >/dev/null
   local hz server0 runtime0 t0 t1
   hz=$(getconf CLK_TCK)
-  server0=$(cpu_of "^$KVOL_BIN server --data-dir $KVOL_DIR ")
-  runtime0=$(cpu_of "containerd.* $KVOL_DIR/")
+  server0=$(cpu_ticks "^$KVOL_BIN server --data-dir $KVOL_DIR ")
+  runtime0=$(cpu_ticks "containerd.* $KVOL_DIR/")
   t0=$(date +%s%N)
   pods_yaml | kubectl create -f - >/dev/null
   until_true 600 running || { echo "$name: not all $N pods Running"; kubectl get pods | grep -v Running | head; exit 1; }
   t1=$(date +%s%N)
   local server runtime
-  server=$(( $(cpu_of "^$KVOL_BIN server --data-dir $KVOL_DIR ") - server0 ))
-  runtime=$(( $(cpu_of "containerd.* $KVOL_DIR/") - runtime0 ))
+  server=$(( $(cpu_ticks "^$KVOL_BIN server --data-dir $KVOL_DIR ") - server0 ))
+  runtime=$(( $(cpu_ticks "containerd.* $KVOL_DIR/") - runtime0 ))
   awk -v n="$name" -v w="$(( (t1 - t0) / 1000000 ))" -v s="$server" -v r="$runtime" -v hz="$hz" \
     'BEGIN { printf "%s: %.2f s to all Running, server CPU %.2f s, containerd and shims CPU %.2f s\n", n, w / 1000, s / hz, r / hz }'
   kubectl delete pods --all --wait=false >/dev/null

@@ -15,14 +15,6 @@ TESTS=$(realpath "$(dirname "$0")/../tests")
 CDP=$(realpath "$(dirname "$KVOL_BIN")/tests/cdp")
 source "$TESTS/integration/lib.sh"
 
-ticks_of() {  # CPU ticks (user + system) of the processes matching PATTERN
-  local t=0 pid
-  for pid in $(pgrep -f "$1"); do
-    t=$((t + $(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$t"
-}
-
 claims_yaml() {  # FROM TO
   local i
   for i in $(seq "$1" "$2"); do
@@ -50,10 +42,10 @@ change() {
 cpu_while_changing() {
   local hz t0 t1 w0 w1
   hz=$(getconf CLK_TCK)
-  t0=$(ticks_of "$1")
+  t0=$(cpu_ticks "$1")
   w0=$(date +%s.%N)
   change "$2"
-  t1=$(ticks_of "$1")
+  t1=$(cpu_ticks "$1")
   w1=$(date +%s.%N)
   echo "scale=3; ($t1 - $t0) / $hz / ($w1 - $w0)" | bc
 }
@@ -85,35 +77,23 @@ YAML
 
   base=$(cpu_while_changing "$server" 20)
 
-  kubectl proxy --port=0 >"$WORK/proxy$n.log" 2>&1 &
-  proxy=$!
-  track $proxy
-  port_of() { sed -n 's/^Starting to serve on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/proxy$n.log"; }
-  has_port() { [ -n "$(port_of)" ]; }
-  until_true 20 has_port || { echo "kubectl proxy did not start"; exit 1; }
-  rm -rf "$WORK/chromium$n"
-  chromium --headless=new --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
-    --user-data-dir="$WORK/chromium$n" --remote-debugging-port=0 --window-size=1366,800 \
-    about:blank >/dev/null 2>&1 &
-  browser_pid=$!
-  track $browser_pid
-  devtools_up() { [ -s "$WORK/chromium$n/DevToolsActivePort" ]; }
-  until_true 60 devtools_up || { echo "chromium did not start"; exit 1; }
-  dt=$(head -1 "$WORK/chromium$n/DevToolsActivePort")
-  "$CDP" "$dt" navigate "http://127.0.0.1:$(port_of)/ui/" >/dev/null
+  proxy_start || exit 1
+  browser_start "$WORK/chromium$n" about:blank || exit 1
+  dt=$DEVTOOLS
+  "$CDP" "$dt" navigate "$PROXY_URL/ui/" >/dev/null
   ready() { [ "$("$CDP" "$dt" eval 'String(!!(window.kvolUi && window.kvolUi.ready))')" = true ]; }
   until_true 300 ready || { echo "the page did not load"; exit 1; }
   load=$("$CDP" "$dt" eval 'String(Math.round(window.kvolUi.loadedMs))')
   heap=$("$CDP" "$dt" eval 'String(Math.round(performance.memory.usedJSHeapSize / 1048576))')
   shown=$("$CDP" "$dt" eval 'String(window.kvolUi.claims())')
   hz=$(getconf CLK_TCK)
-  b0=$(ticks_of "user-data-dir=$WORK/chromium$n")
+  b0=$(cpu_ticks "user-data-dir=$WORK/chromium$n")
   w0=$(date +%s.%N)
   open=$(cpu_while_changing "$server" 20)
-  b1=$(ticks_of "user-data-dir=$WORK/chromium$n")
+  b1=$(cpu_ticks "user-data-dir=$WORK/chromium$n")
   w1=$(date +%s.%N)
   browser=$(echo "scale=3; ($b1 - $b0) / $hz / ($w1 - $w0)" | bc)
   echo "$n claims: first load ${load} ms (${shown} claims, JS heap ${heap} MiB); 100 claims/s changing: server ${base} CPU s/s without the page, ${open} with it open; Chromium ${browser} CPU s/s"
   pkill -KILL -f -- "--user-data-dir=$WORK/chromium$n"
-  { kill -9 "$KVOL_PID" "$proxy"; wait "$browser_pid" "$KVOL_PID" "$proxy"; } 2>/dev/null
+  { kill -9 "$KVOL_PID" "$PROXY_PID"; wait "$BROWSER_PID" "$KVOL_PID" "$PROXY_PID"; } 2>/dev/null
 done

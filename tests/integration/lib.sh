@@ -266,6 +266,47 @@ until_true() {
   done
 }
 
+# cpu_ticks PATTERN: the CPU ticks (user + system, with their reaped children's) of the processes
+# whose command line matches PATTERN; getconf CLK_TCK of them make a second.
+cpu_ticks() {
+  local ticks=0 pid
+  for pid in $(pgrep -f -- "$1"); do
+    ticks=$((ticks + $(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$ticks"
+}
+
+# proxy_start: `kubectl proxy` on a free port, logging to $WORK/proxy.N.log; sets PROXY_PID and
+# PROXY_URL (http://127.0.0.1:PORT). False when it does not serve within 20 s.
+proxy_start() {
+  local log=$WORK/proxy.$RANDOM.log
+  kubectl proxy --port=0 >"$log" 2>&1 &
+  PROXY_PID=$!
+  track "$PROXY_PID"
+  proxy_port() { sed -n 's/^Starting to serve on 127.0.0.1:\([0-9]*\).*/\1/p' "$log"; }
+  proxy_serves() { [ -n "$(proxy_port)" ]; }
+  until_true 20 proxy_serves || { echo "kubectl proxy did not start: $(cat "$log")"; return 1; }
+  PROXY_URL=http://127.0.0.1:$(proxy_port)
+}
+
+# browser_start PROFILE_DIR URL: headless Chromium loading URL, its profile in PROFILE_DIR, its
+# DevTools protocol (tests/tools/cdp) on a free port; sets BROWSER_PID and DEVTOOLS (that port).
+# False when it does not start within 60 s.
+browser_start() {
+  local browser
+  browser=$(command -v chromium || command -v chromium-browser) ||
+    { echo "chromium is not installed (scripts/setup --container-runtime containerd installs it)"; return 1; }
+  rm -rf "$1"
+  "$browser" --headless=new --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
+    --disable-extensions --user-data-dir="$1" --remote-debugging-port=0 --window-size=1366,800 \
+    "$2" >"$1.log" 2>&1 &
+  BROWSER_PID=$!
+  track "$BROWSER_PID"
+  devtools_up() { [ -s "$1/DevToolsActivePort" ]; }
+  until_true 60 devtools_up "$1" || { echo "chromium did not start: $(tail -5 "$1.log")"; return 1; }
+  DEVTOOLS=$(head -1 "$1/DevToolsActivePort")
+}
+
 # log_until TEXT: the server's log once it contains TEXT, or as it is after 10 s.
 log_until() {
   local i

@@ -19,8 +19,6 @@ TESTS=$(realpath "$2")
 CDP=$(realpath "$3")
 source "$TESTS/integration/lib.sh"
 
-BROWSER=$(command -v chromium || command -v chromium-browser) ||
-  { echo "FAIL: chromium is not installed (scripts/setup --container-runtime containerd installs it)"; exit 1; }
 ARTIFACTS=$PWD/artifacts/live_view
 rm -rf "$ARTIFACTS" && mkdir -p "$ARTIFACTS"
 
@@ -38,21 +36,11 @@ expect_eq "the API without a token" 401 \
   "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KVOL_DIR/pki/ca.crt" "$KVOL_URL/api/v1/persistentvolumeclaims")"
 
 # ---- kubectl proxy, and the browser on it ------------------------------------------------------
-kubectl proxy --port=0 >"$WORK/proxy.log" 2>&1 &
-track $!
-proxy_port() { sed -n 's/^Starting to serve on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/proxy.log"; }
-proxy_has_port() { [ -n "$(proxy_port)" ]; }
-until_true 20 proxy_has_port || { fail "kubectl proxy did not start: $(cat "$WORK/proxy.log")"; finish; }
-UI=http://127.0.0.1:$(proxy_port)/ui/
+proxy_start || { fail "kubectl proxy did not start"; finish; }
+UI=$PROXY_URL/ui/
 expect_contains "the page through kubectl proxy" '<script src="app.js">' "$(curl -s "$UI")"
 
-"$BROWSER" --headless=new --no-sandbox --disable-gpu --no-first-run --disable-dev-shm-usage \
-  --disable-extensions --user-data-dir="$WORK/chromium" --remote-debugging-port=0 \
-  --window-size=1366,800 "${UI}?q=wait" >"$WORK/chromium.log" 2>&1 &
-track $!
-have_devtools() { [ -s "$WORK/chromium/DevToolsActivePort" ]; }
-until_true 60 have_devtools || { fail "chromium did not start: $(tail -5 "$WORK/chromium.log")"; finish; }
-DEVTOOLS=$(head -1 "$WORK/chromium/DevToolsActivePort")
+browser_start "$WORK/chromium" "${UI}?q=wait" || { fail "the browser did not start"; finish; }
 js() { "$CDP" "$DEVTOOLS" eval "$1"; }
 shot() { "$CDP" "$DEVTOOLS" screenshot "$ARTIFACTS/$1.png" && echo "screenshot: $ARTIFACTS/$1.png"; }
 page_ready() { [ "$(js 'String(!!(window.kvolUi && window.kvolUi.ready))')" = true ]; }
