@@ -1014,9 +1014,30 @@ struct NamespaceSpec {
   KVOL_FIELDS(NamespaceSpec) { v("finalizers", s.finalizers); }
 };
 
+// Why a namespace being deleted is still there (NamespaceContentRemaining, ...), as the
+// namespace controller reports it.
+struct NamespaceCondition {
+  std::string type;
+  std::string status;  // True, False, Unknown
+  std::optional<Time> last_transition_time;
+  std::string reason;
+  std::string message;
+  KVOL_FIELDS(NamespaceCondition) {
+    v("type", s.type, Emit::kAlways);
+    v("status", s.status, Emit::kAlways);
+    v("lastTransitionTime", s.last_transition_time);
+    v("reason", s.reason);
+    v("message", s.message);
+  }
+};
+
 struct NamespaceStatus {
   std::string phase;  // Active, Terminating
-  KVOL_FIELDS(NamespaceStatus) { v("phase", s.phase); }
+  std::vector<NamespaceCondition> conditions;
+  KVOL_FIELDS(NamespaceStatus) {
+    v("phase", s.phase);
+    v("conditions", s.conditions);
+  }
 };
 
 struct Namespace {

@@ -27,6 +27,15 @@ inline constexpr std::string_view kPVProtectionFinalizer = "kubernetes.io/pv-pro
 // controller has deleted the storage, whether the volume or its claim was deleted first.
 inline constexpr std::string_view kPVControllerFinalizer = "kubernetes.io/pv-controller";
 
+// The namespace controller's finalizer in a Namespace's spec.finalizers: it removes it (through
+// the finalize subresource) once everything in the namespace is gone.
+inline constexpr std::string_view kNamespaceFinalizer = "kubernetes";
+// The garbage collector's finalizers (DeleteOptions.propagationPolicy Orphan and Foreground).
+inline constexpr std::string_view kOrphanFinalizer = "orphan";
+inline constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
+inline constexpr std::string_view kNamespaceActive = "Active";
+inline constexpr std::string_view kNamespaceTerminating = "Terminating";
+
 // StorageClass.
 inline constexpr std::string_view kDefaultClassAnnotation =
     "storageclass.kubernetes.io/is-default-class";

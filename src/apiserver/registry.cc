@@ -315,6 +315,7 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
   } else {
     PrepareForUpdate(next, old, parts == Parts::kStatus, now);
   }
+  if (parts == Parts::kMain || parts == Parts::kMainAndStatus) PrepareForMainUpdate(next, old);
   api::SetDefaults(next);
   AfterUpdate(next, old, now);
   api::FieldErrors errs =
@@ -326,7 +327,7 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
 
   // The last finalizer removed from an object being deleted (and not waiting out a grace
   // period): it goes now.
-  if (next.metadata.deletion_timestamp && next.metadata.finalizers.empty() &&
+  if (next.metadata.deletion_timestamp && !HeldForDeletion(next) &&
       next.metadata.deletion_grace_period_seconds.value_or(0) == 0) {
     if (opts.dry_run) return Answered(Written{Own(std::move(next)), current});
     auto rev = store_.Delete(key, kv->mod_revision);
@@ -519,34 +520,51 @@ ApiOr<typename Registry<T>::Written> Registry<T>::DeleteImpl(std::string_view ns
                           *opts.precondition_resource_version +
                           ", ResourceVersion in object meta: " + std::to_string(kv->mod_revision));
     }
+    if (auto refused = AdmitDelete(*old)) return *std::move(refused);
     // The object stays, marked as being deleted, while its grace period runs (until whoever
-    // finishes it deletes it again with none; a second delete may only shorten the wait) or
-    // while finalizers hold it.
+    // finishes it deletes it again with none; a second delete may only shorten the wait),
+    // while finalizers hold it, or, for a kind deleted in two steps, until a second delete.
     const auto& meta = old->metadata;
     const std::optional<int64_t> grace = GracefulDeletion(*old, opts);
     const int64_t marked =
         meta.deletion_timestamp ? meta.deletion_grace_period_seconds.value_or(0) : -1;
     std::optional<int64_t> mark;  // the grace period to mark it with
     bool keep = false;            // already marked as it should be
+    // Orphan and Foreground propagation: the garbage collector's finalizer holds the object
+    // until it has dealt with its dependents.
+    const std::string_view collect = CollectorFinalizer(opts);
+    const bool add_collect = !collect.empty() && !HasFinalizer(meta, collect);
     if (grace) {
       if (marked < 0 || (marked > 0 && *grace < marked)) {
         mark = *grace;
       } else {
         keep = true;
       }
-    } else if (!meta.finalizers.empty()) {
+    } else if (HeldForDeletion(*old) || add_collect ||
+               (DeletesInTwoSteps(*old) && !meta.deletion_timestamp)) {
       if (marked != 0) {
         mark = 0;
       } else {
         keep = true;
       }
     }
-    if (keep) return Written{Own(std::move(*old)), current};
-    if (mark) {
+    if (keep && !add_collect) return Written{Own(std::move(*old)), current};
+    if (mark || add_collect) {
       T next = *old;
-      const api::Time now = Now();
-      next.metadata.deletion_timestamp = api::Time::FromUnixSeconds(now.unix_seconds() + *mark);
-      next.metadata.deletion_grace_period_seconds = *mark;
+      if (mark) {
+        const api::Time now = Now();
+        next.metadata.deletion_timestamp = api::Time::FromUnixSeconds(now.unix_seconds() + *mark);
+        next.metadata.deletion_grace_period_seconds = *mark;
+        MarkDeleting(next);
+      }
+      if (add_collect) {
+        // The two policies exclude each other: the one asked for last wins.
+        auto& f = next.metadata.finalizers;
+        std::erase_if(f, [](const std::string& x) {
+          return x == api::kOrphanFinalizer || x == api::kForegroundFinalizer;
+        });
+        f.emplace_back(collect);
+      }
       std::string json = Encode(next);
       StoredObject stored{store::MakeValue(std::move(json)), 0};
       if (opts.dry_run) return Written{Own(std::move(next)), std::move(stored)};

@@ -6,6 +6,7 @@
 
 #include "api/protobuf.h"
 #include "apiserver/binding.h"
+#include "apiserver/namespace_finalize.h"
 #include "apiserver/discovery.h"
 #include "apiserver/node_client.h"
 #include "apiserver/openapi.h"
@@ -153,6 +154,9 @@ ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
   if (!req.body.empty()) {
     auto j = api::ParseJson(req.body);
     if (!j.ok() || !j->is_object()) return BadRequest("the body must be a DeleteOptions object");
+    if (j->contains("orphanDependents") && (*j)["orphanDependents"].is_boolean()) {
+      o.propagation_policy = (*j)["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+    }
     if (j->contains("propagationPolicy") && (*j)["propagationPolicy"].is_string()) {
       o.propagation_policy = (*j)["propagationPolicy"];
     }
@@ -170,8 +174,7 @@ ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
       }
     }
   }
-  // Kubernetes' garbage collector acts on these; kvol has no owner-reference collection yet, so
-  // every policy deletes the object itself and leaves any dependents alone.
+  // The garbage collector acts on Orphan and Foreground (the finalizers the delete adds).
   const auto& p = o.propagation_policy;
   if (!p.empty() && p != "Foreground" && p != "Background" && p != "Orphan") {
     static const api::KindInfo kDeleteOptions{"meta.k8s.io", "v1", "DeleteOptions", "", "", {}};
@@ -358,6 +361,20 @@ void RestHandler::HandlePath(const HttpRequest& req, ResponseWriter& w,
   if (sub == "exec" && pods && !name.empty() && !ns.empty()) {
     if (req.method != "GET" && req.method != "POST") return SendError(w, MethodNotAllowed());
     return PodExec(req, w, ns, name);
+  }
+  if (sub == "finalize" && &res->info() == &api::KindInfoOf<api::Namespace>() &&
+      !name.empty()) {
+    if (req.method != "PUT") return SendError(w, MethodNotAllowed());
+    auto body = ParseBody(req);
+    if (!body.ok()) return SendError(w, body.error());
+    api::FieldErrors errs;
+    auto finalized = api::DecodeStruct<api::Namespace>(*body, &errs);
+    if (!errs.empty()) {
+      return SendError(w, BadRequest("Namespace: " + api::AggregateMessage(errs)));
+    }
+    auto written = FinalizeNamespace(api_.registry<api::Namespace>(), name, finalized);
+    if (!written.ok()) return SendError(w, written.error());
+    return SendJson(w, 200, api::EncodeJsonText(*written));
   }
   if (!sub.empty() && !(sub == "status" && res->has_status()) && !binding) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});

@@ -13,7 +13,27 @@ void PrepareForCreate(api::PersistentVolume& pv, const api::Time& now) {
 
 void PrepareForCreate(api::Namespace& ns, const api::Time&) {
   ns.status = {};
-  if (ns.spec.finalizers.empty()) ns.spec.finalizers = {"kubernetes"};
+  if (ns.spec.finalizers.empty()) ns.spec.finalizers = {std::string(api::kNamespaceFinalizer)};
+}
+
+void PrepareForMainUpdate(api::Namespace& ns, const api::Namespace& old) {
+  ns.spec.finalizers = old.spec.finalizers;
+}
+
+void MarkDeleting(api::Namespace& ns) { ns.status.phase = api::kNamespaceTerminating; }
+
+std::optional<ApiError> AdmitDelete(const api::Namespace& ns) {
+  const std::string& name = ns.metadata.name;
+  if (name == "default" || name == "kube-system" || name == "kube-public" ||
+      name == "kube-node-lease") {
+    return Forbidden("namespaces \"" + name + "\" is forbidden: this namespace may not be deleted");
+  }
+  if (ns.metadata.deletion_timestamp && !ns.spec.finalizers.empty()) {
+    return Conflict(api::KindInfoOf<api::Namespace>(), name,
+                    "The system is ensuring all content is removed from this namespace.  Upon "
+                    "completion, this namespace will automatically be purged by the system.");
+  }
+  return std::nullopt;
 }
 
 // A node may be created with its status (kubelets register that way).

@@ -3,6 +3,7 @@
 // resource and the status subresource may each change on update.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,12 @@ void PrepareForCreate(api::Node& node, const api::Time& now);
 template <class T>
 void PrepareForUpdate(T& obj, const T& old, bool status, const api::Time& now);
 
+// What an update of the main resource may not change beyond PrepareForUpdate's rules: a
+// Namespace's spec.finalizers change only through its finalize subresource.
+template <class T>
+void PrepareForMainUpdate(T&, const T&) {}
+void PrepareForMainUpdate(api::Namespace& ns, const api::Namespace& old);
+
 // Things the API server decides on its own on some updates (PV phase transition time).
 void AfterUpdate(api::PersistentVolume& pv, const api::PersistentVolume& old, const api::Time& now);
 template <class T>
@@ -58,6 +65,50 @@ std::optional<int64_t> GracefulDeletion(const T&, const api::DeleteOptions&) {
   return std::nullopt;
 }
 std::optional<int64_t> GracefulDeletion(const api::Pod& pod, const api::DeleteOptions& opts);
+
+// Whether what is left keeps an object marked for deletion in the store: its finalizers, and
+// a Namespace's spec.finalizers.
+template <class T>
+bool HeldForDeletion(const T& obj) {
+  return !obj.metadata.finalizers.empty();
+}
+inline bool HeldForDeletion(const api::Namespace& ns) {
+  return !ns.metadata.finalizers.empty() || !ns.spec.finalizers.empty();
+}
+
+// Deletion in two steps, for a Namespace: the first delete only marks it (deletionTimestamp,
+// phase Terminating) for the namespace controller to empty; a later one, once the controller
+// has taken "kubernetes" out of spec.finalizers (the finalize subresource), removes it, while
+// before that it is refused (Conflict) as Kubernetes refuses it.
+template <class T>
+bool DeletesInTwoSteps(const T&) {
+  return false;
+}
+inline bool DeletesInTwoSteps(const api::Namespace&) { return true; }
+// What marking an object for deletion changes besides its deletionTimestamp.
+template <class T>
+void MarkDeleting(T&) {}
+void MarkDeleting(api::Namespace& ns);
+
+// The garbage collector's finalizer a delete asks for: "orphan" for propagationPolicy Orphan,
+// "foregroundDeletion" for Foreground, none for Background (the default).
+inline std::string_view CollectorFinalizer(const api::DeleteOptions& opts) {
+  if (opts.propagation_policy == "Orphan") return api::kOrphanFinalizer;
+  if (opts.propagation_policy == "Foreground") return api::kForegroundFinalizer;
+  return {};
+}
+inline bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
+}
+
+// Validating admission on delete: an error refuses it. The namespaces the system needs
+// (default, kube-system, kube-public, kube-node-lease) may not be deleted; a namespace the
+// namespace controller is still emptying may not be deleted again.
+template <class T>
+std::optional<ApiError> AdmitDelete(const T&) {
+  return std::nullopt;
+}
+std::optional<ApiError> AdmitDelete(const api::Namespace& ns);
 
 // What the server needs from elsewhere to admit objects.
 class Cluster {

@@ -185,6 +185,12 @@ class Client {
   // Conflict if the pod has a node already or is being deleted.
   virtual std::optional<ApiError> BindPod(const api::Binding& binding) = 0;
 
+  // Sets a Namespace's spec.finalizers (PUT namespaces/NAME/finalize), as the namespace
+  // controller does once it has emptied a namespace being deleted: the one way they change.
+  // A non-empty metadata.resourceVersion must match (Conflict otherwise). Returns the
+  // namespace as stored, or as it was last if finalizing it removed it.
+  virtual ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) = 0;
+
   // Updates of objects of any kinds made together (api/object_update.h), each answered in
   // order as Resource<T>::UpdateShared would answer it alone. The in-process client writes
   // them in one commit of the store. Elsewhere they are made in rounds, an update once the one

@@ -37,6 +37,7 @@ class HttpClient final : public Client {
 
   const HttpConfig& config() const;
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
+  ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) override;
 
  private:
   explicit HttpClient(std::unique_ptr<HttpTransport> transport);

@@ -565,6 +565,15 @@ std::optional<ApiError> HttpClient::BindPod(const api::Binding& binding) {
   return std::nullopt;
 }
 
+ApiOr<api::Namespace> HttpClient::FinalizeNamespace(const api::Namespace& ns) {
+  api::Namespace typed = ns;
+  typed.api_version = "v1";
+  typed.kind = "Namespace";
+  const std::string target = "/api/v1/namespaces/" + QueryEscape(ns.metadata.name) + "/finalize";
+  return ObjectOf<api::Namespace>(
+      transport_->Do("PUT", target, "application/json", api::EncodeJsonText(typed)));
+}
+
 StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(HttpConfig config) {
   auto t = HttpTransport::Create(std::move(config));
   if (!t.ok()) return t.status();

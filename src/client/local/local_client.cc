@@ -2,6 +2,7 @@
 #include "client/local/local_client.h"
 
 #include "apiserver/binding.h"
+#include "apiserver/namespace_finalize.h"
 #include "apiserver/errors.h"
 
 namespace kvol::client {
@@ -178,6 +179,10 @@ std::optional<ApiError> LocalClient::BindPod(const api::Binding& binding) {
                                   api::Time::FromTimePoint(api_.clock().Now()));
   if (!bound.ok()) return bound.error();
   return std::nullopt;
+}
+
+ApiOr<api::Namespace> LocalClient::FinalizeNamespace(const api::Namespace& ns) {
+  return apiserver::FinalizeNamespace(api_.registry<api::Namespace>(), ns.metadata.name, ns);
 }
 
 std::vector<ApiOr<api::AnySharedObject>> LocalClient::UpdateTogether(

@@ -16,6 +16,7 @@ class LocalClient final : public Client {
  public:
   explicit LocalClient(apiserver::Api& api);
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
+  ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) override;
   // In one commit of the store (Api::UpdateTogether).
   std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
       std::vector<api::ObjectUpdate> updates) override;

@@ -137,9 +137,10 @@ class FakeResource final : public Resource<T> {
     auto it = objects_.find(key);
     if (it == objects_.end()) return NotFound(name);
     T last = it->second;
-    if (!last.metadata.finalizers.empty()) {
+    if (Held(last) || (std::is_same_v<T, api::Namespace> && !last.metadata.deletion_timestamp)) {
       if (!last.metadata.deletion_timestamp) {
         last.metadata.deletion_timestamp = api::Time::FromUnixSeconds(1);
+        if constexpr (std::is_same_v<T, api::Namespace>) last.status.phase = "Terminating";
         last.metadata.resource_version = state_.NextVersion();
         it->second = last;
       }
@@ -215,7 +216,7 @@ class FakeResource final : public Resource<T> {
     }
     stored.metadata.uid = it->second.metadata.uid;
     stored.metadata.resource_version = state_.NextVersion();
-    if (stored.metadata.deletion_timestamp && stored.metadata.finalizers.empty()) {
+    if (stored.metadata.deletion_timestamp && !Held(stored)) {
       objects_.erase(it);
       return stored;
     }
@@ -225,6 +226,14 @@ class FakeResource final : public Resource<T> {
       written(stored);
     }
     return stored;
+  }
+
+  // Finalizers keep an object marked for deletion; a Namespace's spec.finalizers too.
+  static bool Held(const T& obj) {
+    if constexpr (std::is_same_v<T, api::Namespace>) {
+      if (!obj.spec.finalizers.empty()) return true;
+    }
+    return !obj.metadata.finalizers.empty();
   }
 
   FakeState& state_;
@@ -255,6 +264,20 @@ class FakeClient final : public Client {
     pod.metadata.resource_version.clear();
     pods.Seed(pod);
     return std::nullopt;
+  }
+  // Sets the stored namespace's spec.finalizers; removes it if it is being deleted and
+  // nothing holds it any more.
+  ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) override {
+    if (auto e = state_.Call("update", "namespaces/finalize", ns.metadata.name)) return *e;
+    auto& r = fake<api::Namespace>();
+    auto current = r.Get("", ns.metadata.name);
+    if (!current.ok()) return current;
+    api::Namespace next = *current;
+    next.spec.finalizers = ns.spec.finalizers;
+    if (!ns.metadata.resource_version.empty()) {
+      next.metadata.resource_version = ns.metadata.resource_version;
+    }
+    return r.UpdateBoth(next);
   }
   template <class T>
   FakeResource<T>& fake() {
