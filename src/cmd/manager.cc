@@ -54,61 +54,88 @@ void Manager::Lead() {
       informers = own.get();
     }
     // A controller that does not start is logged and the term goes without controllers; those
-    // started already stop as they go out of scope (each one's destructor stops it).
-    auto started = [](std::string_view name, Status s) {
-      if (!s.ok()) log::Error(std::string(name) + " did not start: " + s.message());
-      return s.ok();
+    // started already stop as they go out of scope (each one's destructor stops it), newest
+    // first.
+    struct Started {
+      std::vector<std::shared_ptr<void>> running;
+      std::vector<std::string> names;
+      ~Started() {
+        while (!running.empty()) running.pop_back();
+      }
+    } started;
+    auto start = [&started](std::string name, auto controller) {
+      Status s = controller->Start();
+      if (!s.ok()) {
+        log::Error(name + " did not start: " + s.message());
+        return false;
+      }
+      started.running.push_back(std::shared_ptr<void>(std::move(controller)));
+      started.names.push_back(std::move(name));
+      return true;
     };
     controller::pv::ControllerOptions po;
     po.workers = options_.workers;
     po.plugins = options_.plugins;
     po.informers = informers;
-    auto ctrl = std::make_unique<controller::pv::Controller>(client_, SinkTo(pv_events_), po);
-    if (!started("persistentvolume-controller", ctrl->Start())) return;
-    auto prot = std::make_unique<controller::protection::Controller>(
-        client_, controller::protection::Options{.informers = informers});
-    if (!started("protection controllers", prot->Start())) return;
+    if (!start("persistentvolume-controller",
+               std::make_unique<controller::pv::Controller>(client_, SinkTo(pv_events_), po))) {
+      return;
+    }
+    if (!start("pvc-protection, pv-protection",
+               std::make_unique<controller::protection::Controller>(
+                   client_, controller::protection::Options{.informers = informers}))) {
+      return;
+    }
+    if (!start("namespace-controller",
+               std::make_unique<controller::namespace_::Controller>(
+                   client_, controller::namespace_::Options{.informers = informers}))) {
+      return;
+    }
+    if (!start("serviceaccount-controller",
+               std::make_unique<controller::serviceaccount::Controller>(
+                   client_, controller::serviceaccount::Options{.informers = informers}))) {
+      return;
+    }
     controller::expand::Options eo;
     eo.plugins = options_.plugins;
     eo.informers = informers;
-    auto exp =
-        std::make_unique<controller::expand::Controller>(client_, SinkTo(expand_events_), eo);
-    if (!started("expand controller", exp->Start())) return;
+    if (!start("volume_expand", std::make_unique<controller::expand::Controller>(
+                                    client_, SinkTo(expand_events_), eo))) {
+      return;
+    }
     controller::attachdetach::Options ado;
     ado.informers = informers;
     ado.plugins = options_.plugins;
     ado.reconciler = options_.attach_detach;
-    auto ad = std::make_unique<controller::attachdetach::Controller>(
-        client_, SinkTo(attachdetach_events_), ado);
-    if (!started("attachdetach-controller", ad->Start())) return;
-    auto work = std::make_unique<controller::workload::Controller>(
-        client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
-        controller::workload::Options{.informers = informers});
-    if (!started("workload controllers", work->Start())) return;
-    auto snap = std::make_unique<controller::snapshot::Controller>(
-        client_, controller::snapshot::Options{.events = SinkTo(snapshot_events_),
-                                               .informers = informers});
-    if (!started("snapshot-controller", snap->Start())) return;
-    std::unique_ptr<scheduler::Scheduler> sched;
-    if (options_.scheduler) {
-      sched = std::make_unique<scheduler::Scheduler>(client_, SinkTo(scheduler_events_),
-                                                     scheduler::Options{.informers = informers});
-      if (!started("scheduler", sched->Start())) return;
+    if (!start("attachdetach-controller", std::make_unique<controller::attachdetach::Controller>(
+                                              client_, SinkTo(attachdetach_events_), ado))) {
+      return;
     }
+    if (!start("deployment, statefulset",
+               std::make_unique<controller::workload::Controller>(
+                   client_, SinkTo(replicaset_events_), SinkTo(statefulset_events_),
+                   controller::workload::Options{.informers = informers}))) {
+      return;
+    }
+    if (!start("snapshot-controller",
+               std::make_unique<controller::snapshot::Controller>(
+                   client_, controller::snapshot::Options{.events = SinkTo(snapshot_events_),
+                                                          .informers = informers}))) {
+      return;
+    }
+    if (options_.scheduler &&
+        !start("default-scheduler",
+               std::make_unique<scheduler::Scheduler>(
+                   client_, SinkTo(scheduler_events_),
+                   scheduler::Options{.informers = informers}))) {
+      return;
+    }
+    std::string names;
+    for (const auto& n : started.names) names += (names.empty() ? "" : ", ") + n;
     std::lock_guard lock(mu_);
     own_informers_ = std::move(own);
-    pv_ = std::move(ctrl);
-    protection_ = std::move(prot);
-    expand_ = std::move(exp);
-    attach_detach_ = std::move(ad);
-    scheduler_ = std::move(sched);
-    workload_ = std::move(work);
-    snapshot_ = std::move(snap);
-    log::Info(
-        std::string("controllers: persistentvolume-controller, pvc-protection, pv-protection, "
-                    "volume_expand, attachdetach-controller, deployment, statefulset, "
-                    "snapshot-controller") +
-        (scheduler_ ? ", default-scheduler" : "") + " running");
+    running_ = std::move(started.running);
+    log::Info("controllers: " + names + " running");
   });
 }
 
@@ -120,34 +147,15 @@ void Manager::Follow() {
   }
   if (starter.joinable()) starter.join();
   std::unique_ptr<client::SharedInformers> informers;  // outlives the controllers
-  std::unique_ptr<controller::pv::Controller> pv;
-  std::unique_ptr<controller::protection::Controller> prot;
-  std::unique_ptr<controller::expand::Controller> exp;
-  std::unique_ptr<controller::attachdetach::Controller> ad;
-  std::unique_ptr<scheduler::Scheduler> sched;
-  std::unique_ptr<controller::workload::Controller> work;
-  std::unique_ptr<controller::snapshot::Controller> snap;
+  std::vector<std::shared_ptr<void>> running;
   {
     std::lock_guard lock(mu_);
     informers = std::move(own_informers_);
-    pv = std::move(pv_);
-    prot = std::move(protection_);
-    exp = std::move(expand_);
-    ad = std::move(attach_detach_);
-    sched = std::move(scheduler_);
-    work = std::move(workload_);
-    snap = std::move(snapshot_);
+    running = std::move(running_);
   }
-  if (snap) snap->Stop();
-  if (sched) sched->Stop();
-  if (work) work->Stop();
-  if (ad) ad->Stop();
-  if (exp) exp->Stop();
-  if (prot) prot->Stop();
-  if (pv) {
-    pv->Stop();
-    log::Info("controllers: stopped (another server leads)");
-  }
+  const bool was_running = !running.empty();
+  while (!running.empty()) running.pop_back();  // newest first
+  if (was_running) log::Info("controllers: stopped (another server leads)");
   if (informers) informers->Stop();
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/client.h"
 #include "client/event_recorder.h"
@@ -15,6 +16,8 @@
 #include "cmd/commands.h"
 #include "controller/attachdetach/controller.h"
 #include "controller/expand/expand.h"
+#include "controller/namespace/namespace_controller.h"
+#include "controller/serviceaccount/serviceaccount_controller.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
 #include "controller/snapshot/snapshot_controller_base.h"
@@ -68,13 +71,8 @@ class Manager {
   std::mutex mu_;
   // This term's informers when options_.informers is null; declared first: destroyed last.
   std::unique_ptr<client::SharedInformers> own_informers_;
-  std::unique_ptr<controller::pv::Controller> pv_;
-  std::unique_ptr<controller::protection::Controller> protection_;
-  std::unique_ptr<controller::expand::Controller> expand_;
-  std::unique_ptr<controller::attachdetach::Controller> attach_detach_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  std::unique_ptr<controller::workload::Controller> workload_;
-  std::unique_ptr<controller::snapshot::Controller> snapshot_;
+  // This term's controllers, in the order they started; each stops as it is destroyed.
+  std::vector<std::shared_ptr<void>> running_;
   std::thread starter_;
 };
 
