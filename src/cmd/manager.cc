@@ -96,6 +96,11 @@ void Manager::Lead() {
                    client_, controller::serviceaccount::Options{.informers = informers}))) {
       return;
     }
+    if (!start("garbagecollector",
+               std::make_unique<controller::garbagecollector::Collector>(
+                   client_, controller::garbagecollector::Options{.informers = informers}))) {
+      return;
+    }
     controller::expand::Options eo;
     eo.plugins = options_.plugins;
     eo.informers = informers;

@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "controller/attachdetach/controller.h"
 #include "controller/expand/expand.h"
+#include "controller/garbagecollector/garbage_collector.h"
 #include "controller/namespace/namespace_controller.h"
 #include "controller/serviceaccount/serviceaccount_controller.h"
 #include "controller/protection/protection.h"

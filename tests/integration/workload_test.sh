@@ -2,7 +2,8 @@
 # Deployments and StatefulSets in a real kvol server with its node agent, driven with kubectl
 # and the seed manifests: the delayed-binding Deployment's pod is created, placed on the
 # volume's node, its claim Bound and its local volume mounted; replicas and template changes
-# create and replace pods; the seed StatefulSet gets `<name>-<ordinal>` pods with claims
+# create and replace pods; `kubectl delete --cascade=orphan` keeps a Deployment's pods and
+# `--cascade=foreground` deletes them before it; the seed StatefulSet gets `<name>-<ordinal>` pods with claims
 # `data-web-<ordinal>` provisioned as `pvc-<uid>` volumes, one pod after the other (each once the
 # one before is Ready), kept when the set goes.
 # Usage: workload_test.sh KVOL_BINARY TESTS_DIR
@@ -58,6 +59,49 @@ kubectl get pods -l "pod-template-hash=$HASH" -o name | grep -q . && fail "no po
 # Deleting the Deployment deletes its pods.
 kubectl delete deploy nginx-deploy >/dev/null
 until_true 10 pod_count_is 0 || fail "the Deployment's pods go with it: $(deploy_pods)"
+
+# ---- kubectl delete --cascade: orphan keeps the pods; foreground deletes them first ----------
+app_pods() { kubectl get pods -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
+app_count_is() { [ "$(app_pods "$1" | grep -c .)" -eq "$2" ]; }
+# deployment NAME: two pods that sleep and stop at once when asked.
+deployment() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{name: c, image: busybox, command: [sleep, "1000"]}]
+YAML
+}
+deployment keep
+until_true 10 app_count_is keep 2 || fail "the keep Deployment makes two pods: $(app_pods keep)"
+kubectl delete deploy keep --cascade=orphan >/dev/null
+gone_deploy() { ! kubectl get deploy "$1" >/dev/null 2>&1; }
+until_true 10 gone_deploy keep || fail "an orphaning delete removes the Deployment"
+no_owner() { [ -z "$(kubectl get pods -l app=keep -o jsonpath='{.items[*].metadata.ownerReferences}')" ]; }
+until_true 10 no_owner || fail "the orphans lose their owner reference: $(kubectl get pods -l app=keep -o yaml)"
+app_count_is keep 2 || fail "--cascade=orphan keeps the pods: $(app_pods keep)"
+kubectl delete pods -l app=keep --wait=false >/dev/null
+
+deployment fg
+until_true 10 app_count_is fg 2 || fail "the fg Deployment makes two pods: $(app_pods fg)"
+HELD=$(app_pods fg | head -1)
+kubectl patch pod "$HELD" --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
+kubectl delete deploy fg --cascade=foreground --wait=false >/dev/null
+expect_eq "a foreground delete holds the Deployment with foregroundDeletion" "foregroundDeletion" \
+  "$(kubectl get deploy fg -o jsonpath='{.metadata.finalizers[*]}')"
+only_held() { [ "$(app_pods fg)" = "$HELD" ]; }
+until_true 20 only_held || fail "the pods are deleted first: $(app_pods fg)"
+kubectl get deploy fg >/dev/null 2>&1 || fail "the Deployment waits for its pod the finalizer holds"
+kubectl patch pod "$HELD" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+until_true 20 gone_deploy fg || fail "the Deployment goes once its pods are gone"
+app_count_is fg 0 || fail "no pod of fg is left: $(app_pods fg)"
 
 # ---- the seed's StatefulSet with volumeClaimTemplates -----------------------------------------
 kubectl apply -f "$SEEDS/nfs-storageclass.yml" >/dev/null

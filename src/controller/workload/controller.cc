@@ -99,16 +99,6 @@ std::vector<PodPtr> Controller::PodsOf(const std::string& owner_key) const {
   return pods_->ByIndex(kOwnerIndex, owner_key);
 }
 
-Status Controller::DeleteOrphans(const std::string& owner_key, const std::string& uid) {
-  for (const auto& p : PodsOf(owner_key)) {
-    const api::OwnerReference* ref = ControllerOf(*p);
-    if (!ref || ref->uid == uid || p->metadata.deletion_timestamp) continue;
-    auto deleted = client_.resource<api::Pod>().Delete(p->metadata.namespace_, p->metadata.name);
-    if (!deleted.ok() && !api::IsNotFound(deleted.error())) return ApiStatus(deleted.error());
-  }
-  return OkStatus();
-}
-
 template <class T>
 StatusOr<Controller::Made> Controller::Apply(const T& owner, const Plan& plan,
                                              const client::EventSink& events) {
@@ -184,8 +174,8 @@ Status Controller::Sync(const std::string& key) {
                     name = key.substr(b + 1);
   if (kind == "Deployment") {
     auto d = deployments_->Get(ns, name);
-    if (!d) return DeleteOrphans(key, "");
-    KVOL_RETURN_IF_ERROR(DeleteOrphans(key, d->metadata.uid));
+    // Gone or going: the garbage collector deletes (or orphans) its pods.
+    if (!d || d->metadata.deletion_timestamp) return OkStatus();
     std::vector<PodPtr> owned;
     for (const auto& p : PodsOf(key)) {
       if (ControllerOf(*p)->uid == d->metadata.uid) owned.push_back(p);
@@ -202,8 +192,7 @@ Status Controller::Sync(const std::string& key) {
   }
   if (kind == "StatefulSet") {
     auto s = statefulsets_->Get(ns, name);
-    if (!s) return DeleteOrphans(key, "");
-    KVOL_RETURN_IF_ERROR(DeleteOrphans(key, s->metadata.uid));
+    if (!s || s->metadata.deletion_timestamp) return OkStatus();
     std::vector<PodPtr> owned;
     for (const auto& p : PodsOf(key)) {
       if (ControllerOf(*p)->uid == s->metadata.uid) owned.push_back(p);

@@ -1,9 +1,9 @@
 // The workload controllers: apps/v1 Deployments and StatefulSets turned into pods (and a
 // StatefulSet's claims), following plan.h's decisions. Level-triggered: any change to a
 // workload or to a pod it owns brings the workload back to its worker, which compares what
-// exists with what should and writes the difference. Pods whose controlling workload is gone
-// are deleted (the part of Kubernetes' garbage collector these kinds need); a StatefulSet's
-// claims are kept.
+// exists with what should and writes the difference. A workload being deleted is left alone:
+// the garbage collector deletes its pods (or orphans them), as in Kubernetes; a StatefulSet's
+// claims, which it does not own, are kept.
 #pragma once
 
 #include <map>
@@ -48,7 +48,6 @@ class Controller {
 
  private:
   std::vector<PodPtr> PodsOf(const std::string& owner_key) const;
-  Status DeleteOrphans(const std::string& owner_key, const std::string& uid);
   // What Apply made and removed, for `owner_key`'s next passes: see expectations_.
   struct Made {
     std::vector<std::string> created, deleted;
