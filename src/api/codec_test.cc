@@ -577,9 +577,13 @@ TEST(CodecTest, KindTable) {
   ASSERT_NE(snapshot, nullptr);
   EXPECT_EQ(snapshot->ShortName(), "vs");
   EXPECT_TRUE(snapshot->namespaced);
+  const KindInfo* rc = FindKind("v1", "ReplicationController");
+  ASSERT_NE(rc, nullptr);
+  EXPECT_EQ(rc->resource, "replicationcontrollers");
+  EXPECT_EQ(rc->ShortName(), "rc");
   int kinds = 0;
   ForEachKind([&](auto) { ++kinds; });
-  EXPECT_EQ(kinds, 28);
+  EXPECT_EQ(kinds, 29);
 }
 
 }  // namespace

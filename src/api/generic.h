@@ -1,6 +1,6 @@
 // Kinds kvol stores and serves without modelling their contents: workloads (apps/v1
-// Deployment, StatefulSet, DaemonSet, ReplicaSet; batch/v1 Job), Services and ServiceAccounts,
-// and RBAC objects. Their metadata is typed and validated; spec and status are kept as JSON, with
+// Deployment, StatefulSet, DaemonSet, ReplicaSet; batch/v1 Job; core/v1 ReplicationController),
+// Services and ServiceAccounts, and RBAC objects. Their metadata is typed and validated; spec and status are kept as JSON, with
 // the pod template (and a StatefulSet's claim templates) of workloads validated as pods.
 #pragma once
 
@@ -33,6 +33,7 @@ struct ReplicaSetTag {};
 struct JobTag {};
 struct ServiceTag {};
 struct ServiceAccountTag {};
+struct ReplicationControllerTag {};
 struct ClusterRoleTag {};
 struct ClusterRoleBindingTag {};
 struct RoleTag {};
@@ -45,6 +46,8 @@ using ReplicaSet = GenericObject<ReplicaSetTag>;
 using Job = GenericObject<JobTag>;
 using Service = GenericObject<ServiceTag>;
 using ServiceAccount = GenericObject<ServiceAccountTag>;
+// core/v1 ReplicationController: stored, listed and watched; no controller runs it.
+using ReplicationController = GenericObject<ReplicationControllerTag>;
 using ClusterRole = GenericObject<ClusterRoleTag>;
 using ClusterRoleBinding = GenericObject<ClusterRoleBindingTag>;
 using Role = GenericObject<RoleTag>;

@@ -65,6 +65,8 @@ KVOL_KIND_INFO(Service, "", "v1", "Service", "services", "service", {"svc"}, tru
                {"spec.clusterIP", "spec.type"}, true)
 KVOL_KIND_INFO(ServiceAccount, "", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount",
                {"sa"}, true, {})
+KVOL_KIND_INFO(ReplicationController, "", "v1", "ReplicationController", "replicationcontrollers",
+               "replicationcontroller", {"rc"}, true, {}, true)
 KVOL_KIND_INFO(ClusterRole, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles",
                "clusterrole", {}, false, {})
 KVOL_KIND_INFO(ClusterRoleBinding, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",

@@ -36,7 +36,7 @@ struct KindInfo {
 using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVolumeClaim,
                             ConfigMap, Secret, Event, StorageClass, VolumeAttachment, CSIDriver,
                             CSINode, CSIStorageCapacity, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
-                            Service, ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
+                            Service, ServiceAccount, ReplicationController, ClusterRole, ClusterRoleBinding, Role,
                             RoleBinding, VolumeSnapshotClass, VolumeSnapshot,
                             VolumeSnapshotContent>;
 
@@ -90,6 +90,8 @@ template <>
 inline constexpr bool kGenericStatus<Job> = true;
 template <>
 inline constexpr bool kGenericStatus<Service> = true;
+template <>
+inline constexpr bool kGenericStatus<ReplicationController> = true;
 
 // The outcome of checking one manifest document.
 struct DocumentReport {

@@ -35,6 +35,7 @@
   X(api::Job)                   \
   X(api::Service)               \
   X(api::ServiceAccount)        \
+  X(api::ReplicationController) \
   X(api::ClusterRole)           \
   X(api::ClusterRoleBinding)    \
   X(api::Role)                  \

@@ -5,7 +5,7 @@
 # Terminating, refuses new content, deletes its pods, claims and config maps (a claim waits for
 # its pod, a bound local volume is released and a provisioned one deleted by their reclaim
 # policies), says in its conditions what a finalizer still holds, refuses a second delete, and
-# goes last.
+# goes last. ReplicationControllers are listed and watched.
 # Usage: namespace_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -126,5 +126,23 @@ kubectl create ns t1 >/dev/null || fail "t1 can be created again"
 expect_eq "a new t1 is Active" "Active" "$(kubectl get ns t1 -o jsonpath='{.status.phase}')"
 kubectl delete ns t1 --timeout=30s >/dev/null || fail "an empty namespace is deleted, kubectl waiting for it"
 gone ns t1 || fail "the empty namespace is gone when kubectl returns"
+
+# ---- replicationcontrollers: listed and watched (Kubernetes' e2e framework lists them) -----------
+expect_contains "kubectl get rc in kube-system" "No resources found in kube-system namespace." \
+  "$(k -n kube-system get replicationcontrollers)"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: rc1}
+spec:
+  replicas: 1
+  selector: {app: rc1}
+  template:
+    metadata: {labels: {app: rc1}}
+    spec: {containers: [{name: c, image: busybox}]}
+YAML
+expect_contains "kubectl get rc" "rc1" "$(k get rc)"
+expect_contains "a watch of replicationcontrollers" '"type":"ADDED","object":{"apiVersion":"v1","kind":"ReplicationController"' \
+  "$(kcurl "$KVOL_URL/api/v1/namespaces/default/replicationcontrollers?watch=1&timeoutSeconds=1")"
 
 finish
