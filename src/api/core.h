@@ -345,6 +345,8 @@ struct CSIPersistentVolumeSource {
 
 // A pod volume: a name and exactly one source. Sources kvol does not model (gitRepo, iscsi,
 // rbd, cephfs, ephemeral, image, ...) stay in unknown_fields and still count as a source.
+struct EphemeralVolumeSource;  // below, with the claim template it holds
+
 struct Volume {
   std::string name;
   std::optional<HostPathVolumeSource> host_path;
@@ -357,6 +359,9 @@ struct Volume {
   std::optional<ConfigMapVolumeSource> config_map;
   std::optional<ProjectedVolumeSource> projected;
   Boxed<CSIVolumeSource> csi;
+  // A generic ephemeral volume: a claim made for the pod from a template (`<pod>-<volume>`),
+  // owned by it and deleted with it.
+  Boxed<EphemeralVolumeSource> ephemeral;
   KVOL_FIELDS(Volume) {
     v("name", s.name, Emit::kAlways);
     v("hostPath", s.host_path);
@@ -369,6 +374,7 @@ struct Volume {
     v("configMap", s.config_map);
     v("projected", s.projected);
     v("csi", s.csi);
+    v("ephemeral", s.ephemeral);
   }
 };
 
@@ -890,6 +896,11 @@ struct PersistentVolumeClaimTemplate {
     v("metadata", s.metadata);
     v("spec", s.spec);
   }
+};
+
+struct EphemeralVolumeSource {
+  std::optional<PersistentVolumeClaimTemplate> volume_claim_template;
+  KVOL_FIELDS(EphemeralVolumeSource) { v("volumeClaimTemplate", s.volume_claim_template); }
 };
 
 // What a scheduler POSTs to pods/NAME/binding to put a pod on a node (core/v1 Binding). It is

@@ -47,6 +47,9 @@ void SetDefaults(Volume& v) {
   if (v.host_path && !v.host_path->type) v.host_path->type = "";
   if (v.secret) DefaultMode(v.secret->default_mode);
   if (v.config_map) DefaultMode(v.config_map->default_mode);
+  if (v.ephemeral && v.ephemeral->volume_claim_template) {
+    SetDefaults(v.ephemeral->volume_claim_template->spec);
+  }
   if (v.downward_api) {
     DefaultMode(v.downward_api->default_mode);
     SetDefaults(v.downward_api->items);

@@ -77,7 +77,7 @@ void ValidateVolumeDevices(FieldErrors& errs, const Container& c, const VolumeMa
     if (d.name.empty()) errs.push_back(Required(p.Child("name")));
     if (names.count(d.name)) errs.push_back(Invalid(p.Child("name"), d.name, "must be unique"));
     if (vol != volumes.end() && !vol->second->persistent_volume_claim &&
-        !vol->second->unknown_fields.contains("ephemeral")) {
+        !vol->second->ephemeral) {
       errs.push_back(Invalid(p.Child("name"), d.name,
                              "can only use volume source type of PersistentVolumeClaim or "
                              "Ephemeral for block mode"));

@@ -364,6 +364,25 @@ const std::vector<Row>& Rows() {
        R"({"spec": {"volumes": [{"name": "data", "persistentVolumeClaim": {}}]}})",
        {"spec.volumes[0].persistentVolumeClaim.claimName: Required value",
         "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"pod ephemeral volume without a template", "Pod",
+       R"({"spec": {"volumes": [{"name": "data", "ephemeral": {}}]}})",
+       {"spec.volumes[0].ephemeral.volumeClaimTemplate: Required value",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"pod ephemeral volume template checked as a claim", "Pod",
+       R"({"spec": {"volumes": [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+           "metadata": {"labels": {"-bad": "x"}},
+           "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {}}}}}}]}})",
+       {"spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.labels: Invalid value: \"-bad\": "
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+        "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+        "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Required value",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"data\""}},
+      {"pod ephemeral volume", "Pod",
+       R"({"spec": {"volumes": [{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+           "spec": {"accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}}}}}}]}})",
+       {}},
       {"pod downwardAPI field path", "Pod",
        R"({"spec": {"volumes": [{"name": "data", "downwardAPI": {"items": [
            {"path": "h", "fieldRef": {"fieldPath": "spec.hostname"}}]}}]}})",

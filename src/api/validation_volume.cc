@@ -302,6 +302,17 @@ FieldErrors ValidateVolumeSource(const Volume& v, const Path& path) {
     if (v.persistent_volume_claim->claim_name.empty()) {
       errs.push_back(Required(path.Child("persistentVolumeClaim").Child("claimName")));
     }
+  } else if (src == "ephemeral") {
+    Path p = path.Child("ephemeral").Child("volumeClaimTemplate");
+    if (!v.ephemeral->volume_claim_template) {
+      errs.push_back(Required(p));
+    } else {
+      const auto& t = *v.ephemeral->volume_claim_template;
+      Append(errs, ValidateLabels(t.metadata.labels, p.Child("metadata").Child("labels")));
+      Append(errs, ValidateAnnotations(t.metadata.annotations,
+                                       p.Child("metadata").Child("annotations")));
+      Append(errs, ValidatePersistentVolumeClaimSpec(t.spec, p.Child("spec")));
+    }
   } else if (src == "downwardAPI") {
     Path p = path.Child("downwardAPI");
     ValidateFileMode(errs, v.downward_api->default_mode, p.Child("defaultMode"));

@@ -1,6 +1,8 @@
 // Volume source bookkeeping shared by defaulting, validation and the volume plugins.
 #include "api/volume_sources.h"
 
+#include <algorithm>
+
 namespace kvol::api {
 namespace {
 
@@ -62,12 +64,34 @@ std::vector<std::string_view> PresentSources(const Volume& v) {
       present = v.projected.has_value();
     } else if (k == "csi") {
       present = v.csi.has_value();
+    } else if (k == "ephemeral") {
+      present = v.ephemeral.has_value();
     } else {
       present = HasUnknown(v.unknown_fields, k);
     }
     if (present) out.push_back(k);
   }
   return out;
+}
+
+std::optional<std::string> ClaimNameOf(const Pod& pod, const Volume& v) {
+  if (v.persistent_volume_claim) return v.persistent_volume_claim->claim_name;
+  if (v.ephemeral) return pod.metadata.name + "-" + v.name;
+  return std::nullopt;
+}
+
+std::optional<std::string> EphemeralClaimNotForPod(const Pod& pod,
+                                                   const PersistentVolumeClaim& claim) {
+  bool owned = claim.metadata.namespace_ == pod.metadata.namespace_;
+  if (owned) {
+    owned = std::any_of(claim.metadata.owner_references.begin(),
+                        claim.metadata.owner_references.end(), [&](const OwnerReference& r) {
+                          return r.controller.value_or(false) && r.uid == pod.metadata.uid;
+                        });
+  }
+  if (owned) return std::nullopt;
+  return "PVC " + claim.metadata.namespace_ + "/" + claim.metadata.name + " was not created for pod " +
+         pod.metadata.namespace_ + "/" + pod.metadata.name + " (pod is not owner)";
 }
 
 std::vector<std::string_view> PresentSources(const PersistentVolumeSpec& spec) {

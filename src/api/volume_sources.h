@@ -2,6 +2,8 @@
 // fields (iscsi, rbd, cephfs, ...), in the order Kubernetes checks them.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,14 @@ const std::vector<std::string_view>& PersistentVolumeSourceKeys();
 // The source keys present on a volume / PV spec, in validation order.
 std::vector<std::string_view> PresentSources(const Volume& v);
 std::vector<std::string_view> PresentSources(const PersistentVolumeSpec& spec);
+
+// The claim a pod volume uses: its persistentVolumeClaim's claimName, or for a generic
+// ephemeral volume the claim made for it, "<pod>-<volume>"; nothing for other sources.
+std::optional<std::string> ClaimNameOf(const Pod& pod, const Volume& v);
+// Why a pod may not use `claim` as the claim of one of its ephemeral volumes (another pod's, or
+// one made by hand, under the same name), in Kubernetes' words; nothing when the pod controls it.
+std::optional<std::string> EphemeralClaimNotForPod(const Pod& pod,
+                                                   const PersistentVolumeClaim& claim);
 
 // Whether two PV specs have the same volume source (the part that is immutable).
 bool SamePersistentVolumeSource(const PersistentVolumeSpec& a, const PersistentVolumeSpec& b);

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
+#include "api/volume_sources.h"
+
 namespace kvol::client {
 
 std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod) {
   std::vector<std::string> out;
   for (const auto& v : pod.spec.volumes) {
-    if (v.persistent_volume_claim) {
-      out.push_back(pod.metadata.namespace_ + "/" + v.persistent_volume_claim->claim_name);
-    }
+    if (auto claim = api::ClaimNameOf(pod, v)) out.push_back(pod.metadata.namespace_ + "/" + *claim);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

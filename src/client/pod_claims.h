@@ -14,7 +14,8 @@ namespace kvol::client {
 
 using PodPtr = std::shared_ptr<const api::Pod>;
 
-// "namespace/claim" for every persistentVolumeClaim volume of a pod.
+// "namespace/claim" for every claim a pod uses: its persistentVolumeClaim volumes, and the
+// claims made for its generic ephemeral volumes.
 std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod);
 
 // Succeeded or Failed: its containers are gone for good, so its volumes are not in use.

@@ -20,7 +20,8 @@ Manager::Manager(client::Client& client, ManagerOptions options)
       scheduler_events_(client.resource<api::Event>(), {.component = "default-scheduler"}),
       replicaset_events_(client.resource<api::Event>(), {.component = "replicaset-controller"}),
       statefulset_events_(client.resource<api::Event>(), {.component = "statefulset-controller"}),
-      snapshot_events_(client.resource<api::Event>(), {.component = "snapshot-controller"}) {}
+      snapshot_events_(client.resource<api::Event>(), {.component = "snapshot-controller"}),
+      ephemeral_events_(client.resource<api::Event>(), {.component = "ephemeral_volume"}) {}
 
 Manager::~Manager() { Stop(); }
 
@@ -101,6 +102,12 @@ void Manager::Lead() {
                    client_, controller::garbagecollector::Options{.informers = informers}))) {
       return;
     }
+    if (!start("ephemeral-volume-controller",
+               std::make_unique<controller::ephemeral::Controller>(
+                   client_, controller::ephemeral::Options{.events = SinkTo(ephemeral_events_),
+                                                           .informers = informers}))) {
+      return;
+    }
     controller::expand::Options eo;
     eo.plugins = options_.plugins;
     eo.informers = informers;
@@ -175,6 +182,7 @@ void Manager::Stop() {
   replicaset_events_.Flush(std::chrono::seconds(2));
   statefulset_events_.Flush(std::chrono::seconds(2));
   snapshot_events_.Flush(std::chrono::seconds(2));
+  ephemeral_events_.Flush(std::chrono::seconds(2));
 }
 
 }  // namespace kvol::cmd

@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "controller/attachdetach/controller.h"
 #include "controller/expand/expand.h"
+#include "controller/ephemeral/ephemeral_controller.h"
 #include "controller/garbagecollector/garbage_collector.h"
 #include "controller/namespace/namespace_controller.h"
 #include "controller/serviceaccount/serviceaccount_controller.h"
@@ -67,6 +68,7 @@ class Manager {
   client::EventRecorder replicaset_events_;
   client::EventRecorder statefulset_events_;
   client::EventRecorder snapshot_events_;
+  client::EventRecorder ephemeral_events_;
   std::unique_ptr<client::LeaderElector> elector_;
 
   std::mutex mu_;

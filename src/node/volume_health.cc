@@ -1,5 +1,6 @@
 #include "node/volume_health.h"
 
+#include "api/volume_sources.h"
 #include "base/log.h"
 #include "base/thread.h"
 
@@ -50,7 +51,7 @@ namespace {
 // The claim a pod's volume comes from, or "".
 std::string ClaimOf(const api::Pod& pod, const std::string& volume) {
   for (const auto& v : pod.spec.volumes) {
-    if (v.name == volume && v.persistent_volume_claim) return v.persistent_volume_claim->claim_name;
+    if (v.name == volume) return api::ClaimNameOf(pod, v).value_or("");
   }
   return "";
 }

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "api/node_selector.h"
+#include "api/volume_sources.h"
 #include "api/well_known.h"
-#include "client/pod_claims.h"
 #include "scheduler/volume_limits.h"
 
 namespace kvol::scheduler {
@@ -163,15 +164,25 @@ bool Tolerates(const api::Toleration& t, const api::Taint& taint) {
 PodClaims ClassifyClaims(const api::Pod& pod, const Cache& cache) {
   PodClaims out;
   bool immediate = false;
-  for (const auto& key : client::ClaimKeysOfPod(pod)) {
-    ClaimPtr claim = cache.Claim(key);
-    const std::string name = key.substr(key.find('/') + 1);
+  std::set<std::string> seen;  // a claim two volumes name counts once
+  for (const auto& v : pod.spec.volumes) {
+    const auto name = api::ClaimNameOf(pod, v);
+    if (!name || !seen.insert(*name).second) continue;
+    ClaimPtr claim = cache.Claim(pod.metadata.namespace_ + "/" + *name);
     if (!claim) {
-      out.unresolvable = "persistentvolumeclaim \"" + name + "\" not found";
+      out.unresolvable = v.ephemeral ? "waiting for ephemeral volume controller to create the "
+                                       "persistentvolumeclaim \"" + *name + "\""
+                                     : "persistentvolumeclaim \"" + *name + "\" not found";
       return out;
     }
+    if (v.ephemeral) {
+      if (auto refused = api::EphemeralClaimNotForPod(pod, *claim)) {
+        out.unresolvable = *refused;
+        return out;
+      }
+    }
     if (claim->metadata.deletion_timestamp) {
-      out.unresolvable = "persistentvolumeclaim \"" + name + "\" is being deleted";
+      out.unresolvable = "persistentvolumeclaim \"" + *name + "\" is being deleted";
       return out;
     }
     if (!claim->spec.volume_name.empty()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/volume_sources.h"
 #include "controller/attachdetach/attacher.h"
 
 namespace kvol::controller::attachdetach {
@@ -13,17 +14,19 @@ std::optional<volume::Spec> Resolve(const api::Pod& pod, const api::Volume& v,
                                     const PopulateSources& sources) {
   volume::Spec spec;
   spec.volume = v;
-  if (!v.persistent_volume_claim) return spec;
-  auto claim = sources.claim(pod.metadata.namespace_, v.persistent_volume_claim->claim_name);
+  const auto claim_name = api::ClaimNameOf(pod, v);
+  if (!claim_name) return spec;
+  auto claim = sources.claim(pod.metadata.namespace_, *claim_name);
   if (!claim || claim->status.phase != "Bound" || claim->spec.volume_name.empty()) {
     return std::nullopt;
   }
+  if (v.ephemeral && api::EphemeralClaimNotForPod(pod, *claim)) return std::nullopt;
   auto pv = sources.volume(claim->spec.volume_name);
   if (!pv || !pv->spec.claim_ref || pv->spec.claim_ref->uid != claim->metadata.uid) {
     return std::nullopt;
   }
   spec.pv = *pv;
-  spec.read_only = v.persistent_volume_claim->read_only;
+  spec.read_only = v.persistent_volume_claim && v.persistent_volume_claim->read_only;
   return spec;
 }
 

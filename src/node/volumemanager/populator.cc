@@ -2,6 +2,7 @@
 #include "node/volumemanager/populator.h"
 
 #include "api/pod_status.h"
+#include "api/volume_sources.h"
 #include "api/well_known.h"
 #include "volume/util/payload.h"
 
@@ -68,13 +69,18 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
     volume::Spec spec;
     spec.volume = v;
     std::optional<DesiredVolume::FsResize> fs_resize;
-    if (v.persistent_volume_claim) {
-      const std::string& claim_name = v.persistent_volume_claim->claim_name;
-      const std::string prefix = "error processing PVC " + ns + "/" + claim_name + ": ";
-      auto claim = lookups.claim(ns, claim_name);
+    if (auto claim_name = api::ClaimNameOf(*pod, v)) {
+      const std::string prefix = "error processing PVC " + ns + "/" + *claim_name + ": ";
+      auto claim = lookups.claim(ns, *claim_name);
       if (!claim) {
-        out.unresolved[v.name] = prefix + "persistentvolumeclaim \"" + claim_name + "\" not found";
+        out.unresolved[v.name] = prefix + "persistentvolumeclaim \"" + *claim_name + "\" not found";
         continue;
+      }
+      if (v.ephemeral) {
+        if (auto refused = api::EphemeralClaimNotForPod(*pod, *claim)) {
+          out.unresolved[v.name] = prefix + *refused;
+          continue;
+        }
       }
       if (claim->status.phase != "Bound" || claim->spec.volume_name.empty()) {
         out.unresolved[v.name] = prefix + "PVC is not bound";
@@ -92,7 +98,7 @@ DesiredPod Populate(std::shared_ptr<const api::Pod> pod, const Lookups& lookups,
         continue;
       }
       spec.pv = *pv;
-      spec.read_only = v.persistent_volume_claim->read_only;
+      spec.read_only = v.persistent_volume_claim && v.persistent_volume_claim->read_only;
       fs_resize = FsResizeOf(*claim, *pv);
     }
     auto plugin = plugins.FindBySpec(spec);
