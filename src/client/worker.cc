@@ -1,6 +1,7 @@
 #include "client/worker.h"
 
 #include "base/log.h"
+#include "base/thread.h"
 
 namespace kvol::client {
 
@@ -51,6 +52,25 @@ void RunBatchWorker(
     }
     queue.Done(keys);
   }
+}
+
+void Workers::Start(WorkQueue& queue, int n, std::string thread_name,
+                    std::function<Status(const std::string&)> sync, std::string who) {
+  queue_ = &queue;
+  for (int i = 0; i < n; ++i) {
+    threads_.emplace_back([&queue, thread_name, sync, who] {
+      SetThreadName(thread_name);
+      RunWorker(queue, sync, who);
+    });
+  }
+}
+
+void Workers::Stop() {
+  if (queue_) queue_->ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
 }
 
 }  // namespace kvol::client

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "api/api_error.h"
@@ -28,5 +29,30 @@ void RunBatchWorker(
     client::WorkQueue& queue, size_t max,
     const std::function<std::vector<Status>(const std::vector<std::string>&)>& sync,
     std::string_view who);
+
+// A controller's worker threads, each running RunWorker on one queue.
+//
+//   workers_.Start(*queue_, options_.workers, "namespace", [this](auto& key) { return Sync(key); },
+//                  "namespace-controller");
+//   ...
+//   workers_.Stop();  // shuts the queue down and joins the threads
+class Workers {
+ public:
+  Workers() = default;
+  ~Workers() { Stop(); }
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
+
+  // Starts `n` threads named `thread_name` running RunWorker(queue, sync, who). `queue` must
+  // outlive Stop.
+  void Start(WorkQueue& queue, int n, std::string thread_name,
+             std::function<Status(const std::string&)> sync, std::string who);
+  // Shuts the queue down and waits for the threads; nothing if not started. Idempotent.
+  void Stop();
+
+ private:
+  WorkQueue* queue_ = nullptr;
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace kvol::client

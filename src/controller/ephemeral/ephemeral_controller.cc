@@ -1,7 +1,6 @@
 #include "controller/ephemeral/ephemeral_controller.h"
 
 #include "api/volume_sources.h"
-#include "base/thread.h"
 #include "client/worker.h"
 
 namespace kvol::controller::ephemeral {
@@ -112,22 +111,13 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     auto pod = pods_->Get(ns, name);
     return pod ? SyncPod(*pod) : OkStatus();
   };
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync] {
-      SetThreadName("ephemeral");
-      client::RunWorker(*queue_, sync, "ephemeral-volume-controller");
-    });
-  }
+  workers_.Start(*queue_, options_.workers, "ephemeral", sync, "ephemeral-volume-controller");
   return OkStatus();
 }
 
 void Controller::Stop() {
   if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  workers_.Stop();
 }
 
 }  // namespace kvol::controller::ephemeral

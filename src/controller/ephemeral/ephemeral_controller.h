@@ -8,13 +8,13 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/core.h"
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "client/worker.h"
 #include "client/workqueue.h"
 #include "os/clock.h"
 
@@ -54,7 +54,7 @@ class Controller {
   std::unique_ptr<client::InformerScope> informers_;
   client::Informer<api::Pod>* pods_ = nullptr;
   client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
-  std::vector<std::thread> threads_;
+  client::Workers workers_;
 };
 
 }  // namespace kvol::controller::ephemeral

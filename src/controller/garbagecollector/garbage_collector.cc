@@ -4,7 +4,6 @@
 
 #include "api/scheme.h"
 #include "api/well_known.h"
-#include "base/thread.h"
 #include "client/worker.h"
 
 namespace kvol::controller::garbagecollector {
@@ -232,23 +231,15 @@ Status Collector::Start(std::chrono::milliseconds sync_timeout) {
       return UnavailableError("garbage collector: caches did not fill in time");
     }
   }
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this] {
-      SetThreadName("gc");
-      client::RunWorker(
-          *queue_, [this](const std::string& key) { return Sync(key); }, "garbage-collector");
-    });
-  }
+  workers_.Start(
+      *queue_, options_.workers, "gc", [this](const std::string& key) { return Sync(key); },
+      "garbage-collector");
   return OkStatus();
 }
 
 void Collector::Stop() {
   if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  workers_.Stop();
   informers_.reset();
 }
 

@@ -15,13 +15,13 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/api_error.h"
 #include "api/meta.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "client/worker.h"
 #include "client/workqueue.h"
 #include "controller/garbagecollector/dependents.h"
 #include "os/clock.h"
@@ -101,7 +101,7 @@ class Collector {
   Dependents dependents_;
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::InformerScope> informers_;
-  std::vector<std::thread> threads_;
+  client::Workers workers_;
 };
 
 template <class T>

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "api/well_known.h"
-#include "base/thread.h"
 #include "client/worker.h"
 #include "controller/namespace/content.h"
 
@@ -95,22 +94,13 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     if (result->requeue) queue_->AddAfter(name, *result->requeue);
     return OkStatus();
   };
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this, sync] {
-      SetThreadName("namespace");
-      client::RunWorker(*queue_, sync, "namespace-controller");
-    });
-  }
+  workers_.Start(*queue_, options_.workers, "namespace", sync, "namespace-controller");
   return OkStatus();
 }
 
 void Controller::Stop() {
   if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  workers_.Stop();
 }
 
 }  // namespace kvol::controller::namespace_

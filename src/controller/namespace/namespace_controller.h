@@ -9,12 +9,12 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/core.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "client/worker.h"
 #include "client/workqueue.h"
 #include "os/clock.h"
 
@@ -57,7 +57,7 @@ class Controller {
   const Options options_;
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::InformerScope> informers_;
-  std::vector<std::thread> threads_;
+  client::Workers workers_;
 };
 
 }  // namespace kvol::controller::namespace_

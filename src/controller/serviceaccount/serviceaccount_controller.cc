@@ -1,7 +1,6 @@
 #include "controller/serviceaccount/serviceaccount_controller.h"
 
 #include "api/well_known.h"
-#include "base/thread.h"
 #include "client/worker.h"
 
 namespace kvol::controller::serviceaccount {
@@ -52,23 +51,15 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
     Stop();
     return UnavailableError("serviceaccount controller: caches did not fill in time");
   }
-  for (int i = 0; i < options_.workers; ++i) {
-    threads_.emplace_back([this] {
-      SetThreadName("serviceaccount");
-      client::RunWorker(
-          *queue_, [this](const std::string& ns) { return Sync(ns); }, "serviceaccount-controller");
-    });
-  }
+  workers_.Start(
+      *queue_, options_.workers, "serviceaccount",
+      [this](const std::string& ns) { return Sync(ns); }, "serviceaccount-controller");
   return OkStatus();
 }
 
 void Controller::Stop() {
   if (informers_) informers_->Stop();
-  if (queue_) queue_->ShutDown();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  workers_.Stop();
 }
 
 }  // namespace kvol::controller::serviceaccount

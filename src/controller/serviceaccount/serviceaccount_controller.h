@@ -5,13 +5,13 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/core.h"
 #include "api/generic.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "client/worker.h"
 #include "client/workqueue.h"
 #include "os/clock.h"
 
@@ -46,7 +46,7 @@ class Controller {
   std::unique_ptr<client::WorkQueue> queue_;
   std::unique_ptr<client::InformerScope> informers_;
   client::Informer<api::ServiceAccount>* accounts_ = nullptr;
-  std::vector<std::thread> threads_;
+  client::Workers workers_;
 };
 
 }  // namespace kvol::controller::serviceaccount
