@@ -2,10 +2,12 @@
 // object references that tie storage objects together.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/codec.h"
@@ -62,6 +64,14 @@ struct ObjectMeta {
     v("finalizers", s.finalizers);
   }
 };
+
+inline bool HasFinalizer(const ObjectMeta& m, std::string_view f) {
+  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
+}
+// Adds `f` once.
+inline void AddFinalizer(ObjectMeta& m, std::string_view f) {
+  if (!HasFinalizer(m, f)) m.finalizers.emplace_back(f);
+}
 
 // metav1.ListMeta, for List kinds.
 struct ListMeta {

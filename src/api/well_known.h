@@ -2,6 +2,7 @@
 // server's admission and the controllers.
 #pragma once
 
+#include <array>
 #include <string_view>
 
 namespace kvol::api {
@@ -34,6 +35,9 @@ inline constexpr std::string_view kNamespaceFinalizer = "kubernetes";
 inline constexpr std::string_view kOrphanFinalizer = "orphan";
 inline constexpr std::string_view kForegroundFinalizer = "foregroundDeletion";
 inline constexpr std::string_view kNamespaceActive = "Active";
+// The namespaces the API server creates at start and refuses to delete.
+inline constexpr std::array<std::string_view, 4> kSystemNamespaces = {
+    "default", "kube-system", "kube-public", "kube-node-lease"};
 inline constexpr std::string_view kNamespaceTerminating = "Terminating";
 
 // StorageClass.

@@ -1,6 +1,7 @@
 // The set of registries and cluster-wide admission lookups.
 #include "apiserver/api.h"
 
+#include "api/well_known.h"
 #include "apiserver/errors.h"
 #include "apiserver/request_metrics.h"
 
@@ -93,7 +94,7 @@ Status Api::Start() {
         std::make_shared<metrics::Collector>([this] { return StorageObjectFamilies(*this); });
     metrics::AddCollector(storage_objects_);
   }
-  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+  for (std::string_view name : api::kSystemNamespaces) {
     api::Namespace ns;
     ns.metadata.name = name;
     auto created = registry<api::Namespace>().Create(ns, "");

@@ -24,8 +24,8 @@ void MarkDeleting(api::Namespace& ns) { ns.status.phase = api::kNamespaceTermina
 
 std::optional<ApiError> AdmitDelete(const api::Namespace& ns) {
   const std::string& name = ns.metadata.name;
-  if (name == "default" || name == "kube-system" || name == "kube-public" ||
-      name == "kube-node-lease") {
+  if (std::find(api::kSystemNamespaces.begin(), api::kSystemNamespaces.end(), name) !=
+      api::kSystemNamespaces.end()) {
     return Forbidden("namespaces \"" + name + "\" is forbidden: this namespace may not be deleted");
   }
   if (ns.metadata.deletion_timestamp && !ns.spec.finalizers.empty()) {
@@ -60,13 +60,7 @@ void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old)
   meta.generation = old.generation;
 }
 
-namespace {
-void AddFinalizer(api::ObjectMeta& m, std::string_view f) {
-  if (std::find(m.finalizers.begin(), m.finalizers.end(), f) == m.finalizers.end()) {
-    m.finalizers.emplace_back(f);
-  }
-}
-}  // namespace
+using api::AddFinalizer;
 
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
   // dataSource and dataSourceRef kept in step, as Kubernetes' claim strategy does: either one

@@ -97,9 +97,7 @@ inline std::string_view CollectorFinalizer(const api::DeleteOptions& opts) {
   if (opts.propagation_policy == "Foreground") return api::kForegroundFinalizer;
   return {};
 }
-inline bool HasFinalizer(const api::ObjectMeta& m, std::string_view f) {
-  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
-}
+using api::HasFinalizer;
 
 // Validating admission on delete: an error refuses it. The namespaces the system needs
 // (default, kube-system, kube-public, kube-node-lease) may not be deleted; a namespace the

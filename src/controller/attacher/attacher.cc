@@ -16,13 +16,7 @@ namespace kvol::controller::attacher {
 using client::ApiStatus;
 namespace pb = ::csi::v1;
 
-namespace {
-
-bool HasFinalizer(const api::ObjectMeta& m, const std::string& f) {
-  return std::find(m.finalizers.begin(), m.finalizers.end(), f) != m.finalizers.end();
-}
-
-}  // namespace
+using api::HasFinalizer;
 
 Controller::Controller(client::Client& client, Options options)
     : client_(client), options_(std::move(options)) {}

@@ -11,9 +11,7 @@
 
 namespace kvol::controller {
 
-inline bool HasFinalizer(const api::ObjectMeta& m, std::string_view name) {
-  return std::find(m.finalizers.begin(), m.finalizers.end(), name) != m.finalizers.end();
-}
+using api::HasFinalizer;
 
 inline bool HasAnnotation(const api::ObjectMeta& m, std::string_view key) {
   return m.annotations.count(std::string(key)) > 0;
