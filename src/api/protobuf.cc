@@ -49,7 +49,7 @@ constexpr Type S = Type::kString, B = Type::kBytes, I32 = Type::kInt32, I64 = Ty
 constexpr uint8_t R = kRepeated, MAP = kMap, OPT = kOptional;
 
 // Field numbers from k8s.io/apimachinery (meta/v1, runtime) and k8s.io/api (core/v1, apps/v1,
-// batch/v1, rbac/v1) generated.proto.
+// batch/v1, rbac/v1, authentication/v1) generated.proto.
 const Schema& Messages() {
   static const Schema schema = {
       // --- meta/v1 ---
@@ -59,7 +59,10 @@ const Schema& Messages() {
         {8, "creationTimestamp", TIME}, {9, "deletionTimestamp", TIME, OPT},
         {10, "deletionGracePeriodSeconds", I64, OPT}, {11, "labels", S, MAP},
         {12, "annotations", S, MAP}, {13, "ownerReferences", M, R, "OwnerReference"},
-        {14, "finalizers", S, R}, {17, "managedFields", M, R, "ManagedFieldsEntry"}}},
+        {14, "finalizers", S, R},
+        // clusterName: sent, empty, by clients before 1.25; dropped when empty, as plain
+        // fields are.
+        {15, "clusterName", S}, {17, "managedFields", M, R, "ManagedFieldsEntry"}}},
       {"OwnerReference",
        {{1, "kind", S}, {3, "name", S}, {4, "uid", S}, {5, "apiVersion", S},
         {6, "controller", BOOL, OPT}, {7, "blockOwnerDeletion", BOOL, OPT}}},
@@ -191,6 +194,26 @@ const Schema& Messages() {
       {"ClusterRoleBinding",
        {{1, "metadata", M, 0, "ObjectMeta"}, {2, "subjects", M, R, "Subject"},
         {3, "roleRef", M, 0, "RoleRef"}}},
+      // --- authentication/v1 (UserInfo's extra is written by servers only) ---
+      {"TokenRequest",
+       {{1, "metadata", M, 0, "ObjectMeta"}, {2, "spec", M, 0, "TokenRequestSpec"},
+        {3, "status", M, 0, "TokenRequestStatus"}}},
+      {"TokenRequestSpec",
+       {{1, "audiences", S, R}, {3, "boundObjectRef", M, OPT, "BoundObjectReference"},
+        {4, "expirationSeconds", I64, OPT}}},
+      {"BoundObjectReference", {{1, "kind", S}, {2, "apiVersion", S}, {3, "name", S}, {4, "uid", S}}},
+      {"TokenRequestStatus", {{1, "token", S}, {2, "expirationTimestamp", TIME}}},
+      {"TokenReview",
+       {{1, "metadata", M, 0, "ObjectMeta"}, {2, "spec", M, 0, "TokenReviewSpec"},
+        {3, "status", M, 0, "TokenReviewStatus"}}},
+      {"TokenReviewSpec", {{1, "token", S}, {2, "audiences", S, R}}},
+      {"TokenReviewStatus",
+       {{1, "authenticated", BOOL}, {2, "user", M, 0, "UserInfo"}, {3, "error", S},
+        {4, "audiences", S, R}}},
+      {"UserInfo", {{1, "username", S}, {2, "uid", S}, {3, "groups", S, R}}},
+      {"SelfSubjectReview",
+       {{1, "metadata", M, 0, "ObjectMeta"}, {2, "status", M, 0, "SelfSubjectReviewStatus"}}},
+      {"SelfSubjectReviewStatus", {{1, "userInfo", M, 0, "UserInfo"}}},
   };
   return schema;
 }
@@ -209,6 +232,9 @@ bool Supported(std::string_view api_version, std::string_view kind) {
       {"rbac.authorization.k8s.io/v1", "RoleBinding"},
       {"rbac.authorization.k8s.io/v1", "ClusterRole"},
       {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
+      {"authentication.k8s.io/v1", "TokenRequest"},
+      {"authentication.k8s.io/v1", "TokenReview"},
+      {"authentication.k8s.io/v1", "SelfSubjectReview"},
   };
   for (const auto& [v, k] : kinds) {
     if (v == api_version && k == kind) return true;

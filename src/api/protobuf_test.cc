@@ -77,6 +77,23 @@ TEST(ProtobufTest, IntOrStringTimeAndQuantity) {
             Json::parse(R"({"limits":{"memory":"64Mi"}})"));
 }
 
+TEST(ProtobufTest, TokenRequestAndSelfSubjectReviewAsKubectlSendsThem) {
+  // kubectl create token robot --duration 10m --bound-object-kind Pod --bound-object-name p
+  std::string bound = Bytes(1, "Pod") + Bytes(2, "v1") + Bytes(3, "p") + Bytes(4, "");
+  std::string spec = Bytes(1, "vault") + Bytes(3, bound) + Number(4, 600);
+  auto j = DecodeProtobufObject(Body("authentication.k8s.io/v1", "TokenRequest",
+                                     Meta("") + Bytes(2, spec) + Bytes(3, Bytes(2, ""))));
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)["spec"], Json::parse(R"({"audiences":["vault"],"expirationSeconds":600,
+    "boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"p"}})"));
+  // kubectl auth whoami; metadata as a client before 1.25 writes it, with an empty clusterName.
+  j = DecodeProtobufObject(Body("authentication.k8s.io/v1", "SelfSubjectReview",
+                                Bytes(1, Bytes(1, "") + Bytes(15, "")) + Bytes(2, Bytes(1, ""))));
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)["kind"], "SelfSubjectReview");
+  EXPECT_EQ((*j)["metadata"], Json::object());
+}
+
 TEST(ProtobufTest, RefusesWhatItCannotRead) {
   auto j = DecodeProtobufObject("{\"kind\":\"ConfigMap\"}");
   ASSERT_FALSE(j.ok());

@@ -4,6 +4,7 @@
 #include "api/well_known.h"
 #include "apiserver/errors.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/service_account_token.h"
 
 namespace kvol::apiserver {
 
@@ -15,6 +16,10 @@ Api::Api(store::Store& store, os::Clock& clock) : store_(store), clock_(clock) {
          ...);
       },
       registries_);
+}
+
+void Api::SetServiceAccountTokens(std::unique_ptr<ServiceAccountTokens> tokens) {
+  tokens_ = std::move(tokens);
 }
 
 Api::~Api() {

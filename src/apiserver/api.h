@@ -19,6 +19,8 @@ class Collector;
 
 namespace kvol::apiserver {
 
+class ServiceAccountTokens;
+
 class Api final : public Cluster {
  public:
   Api(store::Store& store, os::Clock& clock);
@@ -46,6 +48,10 @@ class Api final : public Cluster {
   void ForEachResource(const std::function<void(Resource&)>& f);
 
   store::Store& store() { return store_; }
+  // The issuer and checker of service account tokens (serviceaccounts/NAME/token); nullptr
+  // until one is set, and then no token is issued.
+  void SetServiceAccountTokens(std::unique_ptr<ServiceAccountTokens> tokens);
+  ServiceAccountTokens* service_account_tokens() { return tokens_.get(); }
   os::Clock& clock() { return clock_; }
 
   // Cluster
@@ -63,6 +69,7 @@ class Api final : public Cluster {
   RegistryTuple registries_;
   // apiserver_storage_objects, served while the Api lives.
   std::shared_ptr<metrics::Collector> storage_objects_;
+  std::unique_ptr<ServiceAccountTokens> tokens_;
 };
 
 }  // namespace kvol::apiserver

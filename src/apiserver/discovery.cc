@@ -17,6 +17,14 @@ bool HasStatusSubresource() {
   return kStatusSubresource<T>;
 }
 
+constexpr const char* kAuthenticationGroup = "authentication.k8s.io";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 Json Verbs() {
   return Json::array({"create", "delete", "deletecollection", "get", "list", "patch", "update",
                       "watch"});
@@ -37,6 +45,7 @@ Json ApiGroupList() {
     const auto& k = api::KindInfoOf<typename decltype(t)::type>();
     if (!k.group.empty()) gvs.emplace(k.group, k.version);
   });
+  gvs.emplace(kAuthenticationGroup, "v1");
   Json groups = Json::array();
   for (const auto& [g, v] : gvs) {
     Json gv = {{"groupVersion", g + "/" + v}, {"version", v}};
@@ -79,6 +88,15 @@ std::optional<Json> ApiResourceList(std::string_view group, std::string_view ver
                            {"kind", k.kind},
                            {"verbs", Json::array({"get", "patch", "update"})}});
     }
+    if constexpr (std::is_same_v<T, api::ServiceAccount>) {
+      resources.push_back({{"name", "serviceaccounts/token"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", kAuthenticationGroup},
+                           {"version", "v1"},
+                           {"kind", "TokenRequest"},
+                           {"verbs", Json::array({"create"})}});
+    }
     if constexpr (std::is_same_v<T, api::Pod>) {
       resources.push_back({{"name", "pods/binding"},
                            {"singularName", ""},
@@ -87,6 +105,17 @@ std::optional<Json> ApiResourceList(std::string_view group, std::string_view ver
                            {"verbs", Json::array({"create"})}});
     }
   });
+  if (group == kAuthenticationGroup && version == "v1") {
+    // Made, not stored: a POST answers with the review.
+    for (auto [name, kind] : {std::pair{"selfsubjectreviews", "SelfSubjectReview"},
+                              std::pair{"tokenreviews", "TokenReview"}}) {
+      resources.push_back({{"name", name},
+                           {"singularName", Lower(kind)},
+                           {"namespaced", false},
+                           {"kind", kind},
+                           {"verbs", Json::array({"create"})}});
+    }
+  }
   if (resources.empty()) return std::nullopt;
   std::string gv = group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
   return Json{{"kind", "APIResourceList"},

@@ -40,6 +40,7 @@ RequestInfo RequestInfoOf(const HttpRequest& req, const std::vector<std::string>
   bool in_namespace = false;
   if (parts[i] == "namespaces" && parts.size() >= i + 3) {
     in_namespace = true;
+    info.namespace_ = parts[i + 1];
     i += 2;
   }
   info.resource = parts[i];
@@ -52,7 +53,9 @@ RequestInfo RequestInfoOf(const HttpRequest& req, const std::vector<std::string>
     name = parts[i - 1];
     info.subresource = parts[i];
     in_namespace = false;
+    info.namespace_.clear();
   }
+  info.name = name;
   if (!name.empty()) {
     info.scope = "resource";
   } else {

@@ -19,6 +19,8 @@ struct RequestInfo {
   std::string version;
   std::string resource;
   std::string subresource;
+  std::string namespace_;  // of a namespaced request
+  std::string name;        // of a request for one object
   // "resource" (one named object), "namespace" (a collection in a namespace), "cluster" (a
   // cluster-wide collection, or a cluster-scoped object's collection); "" for others.
   std::string scope;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/protobuf.h"
+#include "apiserver/authentication.h"
 #include "apiserver/binding.h"
 #include "apiserver/namespace_finalize.h"
 #include "apiserver/discovery.h"
@@ -205,9 +206,8 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
     ServeUi(req, w);
     return;
   }
-  const std::string auth = req.Header("authorization");
-  if (opts_.token.empty() || auth.rfind("Bearer ", 0) != 0 ||
-      !SameSecret(std::string_view(auth).substr(7), opts_.token)) {
+  auto who = AuthenticateRequest(req, opts_.token, api_.service_account_tokens());
+  if (!who) {
     SendError(w, Unauthorized());
     return;
   }
@@ -215,7 +215,11 @@ void RestHandler::Handle(const HttpRequest& req, ResponseWriter& w) {
   const auto start = std::chrono::steady_clock::now();
   StatusRecorder recorder(w);
   const std::vector<std::string> parts = PathParts(path);
-  HandleAuthenticated(req, recorder, parts);
+  if (auto denied = Authorize(*who, req, parts)) {
+    SendError(recorder, *denied);
+  } else {
+    HandleAuthenticated(req, recorder, parts, *who);
+  }
   ObserveRequest(RequestInfoOf(req, parts), recorder.status(),
                  std::chrono::steady_clock::now() - start);
 }
@@ -239,8 +243,17 @@ void RestHandler::ServeUi(const HttpRequest& req, ResponseWriter& w) {
 }
 
 void RestHandler::HandleAuthenticated(const HttpRequest& req, ResponseWriter& w,
-                                      const std::vector<std::string>& parts) {
+                                      const std::vector<std::string>& parts,
+                                      const Authenticated& who) {
   const std::string& path = req.path;
+  if (IsReviewPath(parts)) {
+    if (req.method != "POST") return SendError(w, MethodNotAllowed());
+    auto body = ParseBody(req);
+    if (!body.ok()) return SendError(w, body.error());
+    auto answer = Review(opts_.token, api_.service_account_tokens(), who, parts, *body);
+    if (!answer.ok()) return SendError(w, answer.error());
+    return SendJson(w, 201, *answer);
+  }
   if (path == "/metrics") {
     if (req.method != "GET") return SendError(w, MethodNotAllowed());
     w.Send(200, metrics::kContentType, metrics::Expose());
@@ -375,6 +388,15 @@ void RestHandler::HandlePath(const HttpRequest& req, ResponseWriter& w,
     auto written = FinalizeNamespace(api_.registry<api::Namespace>(), name, finalized);
     if (!written.ok()) return SendError(w, written.error());
     return SendJson(w, 200, api::EncodeJsonText(*written));
+  }
+  if (sub == "token" && &res->info() == &api::KindInfoOf<api::ServiceAccount>() &&
+      !name.empty() && !ns.empty()) {
+    if (req.method != "POST") return SendError(w, MethodNotAllowed());
+    auto body = ParseBody(req);
+    if (!body.ok()) return SendError(w, body.error());
+    auto answer = CreateToken(api_.service_account_tokens(), ns, name, *body);
+    if (!answer.ok()) return SendError(w, answer.error());
+    return SendJson(w, 201, *answer);
   }
   if (!sub.empty() && !(sub == "status" && res->has_status()) && !binding) {
     SendError(w, ApiError{404, "NotFound", "the server could not find the requested resource"});

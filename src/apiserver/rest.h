@@ -10,6 +10,7 @@
 #include "apiserver/api.h"
 #include "apiserver/http_server.h"
 #include "apiserver/node_connection.h"
+#include "apiserver/service_account_token.h"
 
 namespace kvol::apiserver {
 
@@ -39,7 +40,7 @@ class RestHandler {
   void ServeUi(const HttpRequest& req, ResponseWriter& w);
   // `parts`: the path's segments (PathParts).
   void HandleAuthenticated(const HttpRequest& req, ResponseWriter& w,
-                           const std::vector<std::string>& parts);
+                           const std::vector<std::string>& parts, const Authenticated& who);
   // Discovery and OpenAPI documents; false when `parts` names none.
   bool ServeDiscovery(const HttpRequest& req, ResponseWriter& w,
                       const std::vector<std::string>& parts);

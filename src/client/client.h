@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "api/api_error.h"
+#include "api/authentication.h"
 #include "api/object_update.h"
 #include "api/request_options.h"
 #include "api/scheme.h"
@@ -190,6 +191,12 @@ class Client {
   // A non-empty metadata.resourceVersion must match (Conflict otherwise). Returns the
   // namespace as stored, or as it was last if finalizing it removed it.
   virtual ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) = 0;
+
+  // Asks for a token of the service account ns/name (POST serviceaccounts/NAME/token), as
+  // kubelet does for a pod's projected token and `kubectl create token` for a user. The answer
+  // carries the token and when it expires.
+  virtual ApiOr<api::authentication::TokenRequest> CreateToken(std::string_view ns, std::string_view name,
+                                               const api::authentication::TokenRequest& request) = 0;
 
   // Updates of objects of any kinds made together (api/object_update.h), each answered in
   // order as Resource<T>::UpdateShared would answer it alone. The in-process client writes

@@ -38,6 +38,8 @@ class HttpClient final : public Client {
   const HttpConfig& config() const;
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
   ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) override;
+  ApiOr<api::authentication::TokenRequest> CreateToken(std::string_view ns, std::string_view name,
+                                       const api::authentication::TokenRequest& request) override;
 
  private:
   explicit HttpClient(std::unique_ptr<HttpTransport> transport);

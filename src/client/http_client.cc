@@ -35,6 +35,16 @@ ApiError FromResponse(const HttpResponse& r) {
                                   r.status);
 }
 
+// The kind an answer should be: a served kind's, or a subresource's.
+template <class T>
+std::string KindName() {
+  if constexpr (std::is_same_v<T, api::authentication::TokenRequest>) {
+    return "TokenRequest";
+  } else {
+    return std::string(api::KindInfoOf<T>().kind);
+  }
+}
+
 template <class T>
 ApiOr<T> DecodeObject(const Json& j) {
   api::FieldErrors errs;
@@ -42,7 +52,7 @@ ApiOr<T> DecodeObject(const Json& j) {
   if (!errs.empty()) {
     return ApiError{500,
                     "InternalError",
-                    "the server's " + std::string(api::KindInfoOf<T>().kind) +
+                    "the server's " + KindName<T>() +
                         " does not decode: " + api::AggregateMessage(errs),
                     {},
                     {},
@@ -572,6 +582,17 @@ ApiOr<api::Namespace> HttpClient::FinalizeNamespace(const api::Namespace& ns) {
   const std::string target = "/api/v1/namespaces/" + QueryEscape(ns.metadata.name) + "/finalize";
   return ObjectOf<api::Namespace>(
       transport_->Do("PUT", target, "application/json", api::EncodeJsonText(typed)));
+}
+
+ApiOr<api::authentication::TokenRequest> HttpClient::CreateToken(std::string_view ns, std::string_view name,
+                                                 const api::authentication::TokenRequest& request) {
+  api::authentication::TokenRequest typed = request;
+  typed.api_version = api::authentication::kAuthenticationApiVersion;
+  typed.kind = "TokenRequest";
+  const std::string target = "/api/v1/namespaces/" + QueryEscape(ns) + "/serviceaccounts/" +
+                             QueryEscape(name) + "/token";
+  return ObjectOf<api::authentication::TokenRequest>(
+      transport_->Do("POST", target, "application/json", api::EncodeJsonText(typed)));
 }
 
 StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(HttpConfig config) {

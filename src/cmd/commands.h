@@ -85,6 +85,11 @@ struct ServerOptions {
 };
 
 struct AgentCommandOptions {
+  // Service account tokens: their issuer, the key that signs them (default
+  // DATA_DIR/pki/sa.key, made at first start), and the longest one issued (0: no limit).
+  std::string service_account_issuer;
+  std::string service_account_signing_key_file;
+  std::chrono::seconds service_account_max_token_expiration{0};
   std::string kubeconfig;  // or:
   std::string server;      // https://HOST:PORT
   std::string token;

@@ -190,6 +190,27 @@ CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManage
   c->add_option("--data-dir", cm.data_dir,
                 "Default home of the local-path and shared volume directories.")
       ->capture_default_str();
+  s->add_option("--service-account-issuer", server.service_account_issuer,
+                "The \"iss\" of service account tokens, and the API's audience (default: "
+                "https://kubernetes.default.svc.cluster.local).");
+  s->add_option("--service-account-signing-key-file", server.service_account_signing_key_file,
+                "The EC P-256 private key (PEM) that signs service account tokens; servers "
+                "sharing a store must share it (default: DATA_DIR/pki/sa.key, made at first "
+                "start).");
+  s->add_option_function<std::string>(
+       "--service-account-max-token-expiration",
+       [&server](const std::string& text) {
+         auto d = ParseGoDuration(text);
+         if (!d || d->count() < 1000) {
+           throw CLI::ValidationError("--service-account-max-token-expiration",
+                                      "\"" + text + "\" is not a duration of 1s or more (24h, 1h)");
+         }
+         server.service_account_max_token_expiration =
+             std::chrono::duration_cast<std::chrono::seconds>(*d);
+       },
+       "The longest service account token issued: longer requests get tokens this long "
+       "(default: no limit).")
+      ->type_name("DURATION");
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
   c->add_option("--flex-volume-plugin-dir", cm.flex_volume_plugin_dir,
                 "Where FlexVolume drivers are installed, as <vendor~driver>/<driver>, for their "

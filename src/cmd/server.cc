@@ -16,6 +16,7 @@
 #include "apiserver/api.h"
 #include "apiserver/http_server.h"
 #include "apiserver/rest.h"
+#include "apiserver/service_account_token.h"
 #include "apiserver/tls.h"
 #include "base/log.h"
 #include "client/local/local_client.h"
@@ -24,6 +25,7 @@
 #include "cmd/manager.h"
 #include "cmd/node_connection.h"
 #include "node/runtime/cri/containerd.h"
+#include "os/files.h"
 #include "node/runtime/cri/pause_image.h"
 #include "store/etcd_store.h"
 #include "store/instrumented_store.h"
@@ -259,6 +261,32 @@ int RunServer(const ServerOptions& opts) {
       .host = host, .port = port, .cert_pem = tls->server_cert_pem, .key_pem = tls->server_key_pem};
   apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req,
                                      apiserver::ResponseWriter& w) { rest.Handle(req, w); });
+// The issuer of service account tokens, signing with the key at
+// --service-account-signing-key-file (DATA_DIR/pki/sa.key by default, made when missing).
+Status StartServiceAccountTokens(apiserver::Api& api, const ServerOptions& opts,
+                                 const std::string& dir) {
+  const std::string key_file = opts.service_account_signing_key_file.empty()
+                                   ? dir + "/pki/sa.key"
+                                   : opts.service_account_signing_key_file;
+  auto pem = opts.service_account_signing_key_file.empty()
+                 ? apiserver::EnsureSigningKey(key_file)
+                 : [&]() -> StatusOr<std::string> {
+                     std::string text;
+                     KVOL_RETURN_IF_ERROR(os::ReadFile(key_file, &text));
+                     return text;
+                   }();
+  if (!pem.ok()) return pem.status().Annotate("the service account signing key " + key_file);
+  auto signer = apiserver::JwtSigner::FromPem(*pem);
+  if (!signer.ok()) return signer.status().Annotate(key_file);
+  apiserver::ServiceAccountTokenOptions to;
+  if (!opts.service_account_issuer.empty()) to.issuer = opts.service_account_issuer;
+  to.max_expiration = opts.service_account_max_token_expiration;
+  api.SetServiceAccountTokens(
+      std::make_unique<apiserver::ServiceAccountTokens>(api, *std::move(signer), std::move(to)));
+  log::Info("service account tokens: signed with " + key_file);
+  return OkStatus();
+}
+
   if (Status s = http.Start(); !s.ok()) return Fail(s);
   const std::string url = ClientUrl(host, http.port());
   if (Status s = apiserver::WriteKubeconfig(dir, url, tls->ca_cert_pem, *token); !s.ok()) {
@@ -288,6 +316,7 @@ int RunServer(const ServerOptions& opts) {
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     if (opts.container_runtime == "containerd") {
+  if (Status s = StartServiceAccountTokens(api, opts, dir); !s.ok()) return Fail(s);
       // Sandboxes run kvol's own pause image unless told otherwise: no registry is needed.
       const std::string pause =
           opts.pause_image.empty() ? std::string(node::cri::kPauseImage) : opts.pause_image;

@@ -4,6 +4,7 @@
 #include "apiserver/binding.h"
 #include "apiserver/namespace_finalize.h"
 #include "apiserver/errors.h"
+#include "apiserver/service_account_token.h"
 
 namespace kvol::client {
 namespace {
@@ -183,6 +184,13 @@ std::optional<ApiError> LocalClient::BindPod(const api::Binding& binding) {
 
 ApiOr<api::Namespace> LocalClient::FinalizeNamespace(const api::Namespace& ns) {
   return apiserver::FinalizeNamespace(api_.registry<api::Namespace>(), ns.metadata.name, ns);
+}
+
+ApiOr<api::authentication::TokenRequest> LocalClient::CreateToken(std::string_view ns, std::string_view name,
+                                                  const api::authentication::TokenRequest& request) {
+  auto* tokens = api_.service_account_tokens();
+  if (!tokens) return apiserver::Unavailable("this server issues no service account tokens");
+  return tokens->Request(ns, name, request);
 }
 
 std::vector<ApiOr<api::AnySharedObject>> LocalClient::UpdateTogether(

@@ -17,6 +17,8 @@ class LocalClient final : public Client {
   explicit LocalClient(apiserver::Api& api);
   std::optional<ApiError> BindPod(const api::Binding& binding) override;
   ApiOr<api::Namespace> FinalizeNamespace(const api::Namespace& ns) override;
+  ApiOr<api::authentication::TokenRequest> CreateToken(std::string_view ns, std::string_view name,
+                                       const api::authentication::TokenRequest& request) override;
   // In one commit of the store (Api::UpdateTogether).
   std::vector<ApiOr<api::AnySharedObject>> UpdateTogether(
       std::vector<api::ObjectUpdate> updates) override;

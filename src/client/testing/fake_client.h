@@ -279,6 +279,23 @@ class FakeClient final : public Client {
     }
     return r.UpdateBoth(next);
   }
+  // Answers with the token `token_issuer` makes; without one, "token-N" (N counting requests
+  // from 1) expiring expirationSeconds from now.
+  ApiOr<api::authentication::TokenRequest> CreateToken(std::string_view ns, std::string_view name,
+                                       const api::authentication::TokenRequest& request) override {
+    const std::string key = std::string(ns) + "/" + std::string(name);
+    if (auto e = state_.Call("create", "serviceaccounts/token", key)) return *e;
+    if (token_issuer) return token_issuer(ns, name, request);
+    api::authentication::TokenRequest out = request;
+    out.status.token = "token-" + std::to_string(++tokens_issued_);
+    out.status.expiration_timestamp = api::Time::FromTimePoint(
+        std::chrono::system_clock::now() +
+        std::chrono::seconds(request.spec.expiration_seconds.value_or(3600)));
+    return out;
+  }
+  std::function<ApiOr<api::authentication::TokenRequest>(std::string_view, std::string_view,
+                                         const api::authentication::TokenRequest&)>
+      token_issuer;
   template <class T>
   FakeResource<T>& fake() {
     return static_cast<FakeResource<T>&>(resource<T>());
@@ -318,6 +335,7 @@ class FakeClient final : public Client {
 
  private:
   FakeState state_;
+  int tokens_issued_ = 0;
 };
 
 }  // namespace kvol::client::testing
