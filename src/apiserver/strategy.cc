@@ -62,6 +62,10 @@ void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old)
 
 using api::AddFinalizer;
 
+void AdmitCreate(api::Pod& pod, Cluster&) {
+  if (pod.spec.service_account_name.empty()) pod.spec.service_account_name = "default";
+}
+
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
   // dataSource and dataSourceRef kept in step, as Kubernetes' claim strategy does: either one
   // alone fills the other (a dataSourceRef to another namespace has no dataSource).

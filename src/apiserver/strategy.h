@@ -127,6 +127,8 @@ template <class T>
 void AdmitCreate(T&, Cluster&) {}
 void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
 void AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
+// The ServiceAccount admission plugin's default: a pod names no account runs as `default`.
+void AdmitCreate(api::Pod& pod, Cluster& cluster);
 
 // Validating admission on update (not of status), after validation: an error refuses it.
 template <class T>

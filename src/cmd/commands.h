@@ -40,6 +40,9 @@ struct NodeAgentOptions {
   std::vector<std::string> csi_drivers;
   // How often volumes' usage and condition are gathered (--volume-stats-agg-period).
   std::chrono::milliseconds volume_stats_period{60'000};
+  // How often the volume manager sets every pod's volumes up again (--sync-frequency):
+  // configMaps, secrets and projected tokens are brought up to date at least this often.
+  std::chrono::milliseconds sync_frequency{60'000};
   // The attach/detach controller attaches this node's volumes
   // (--enable-controller-attach-detach).
   bool controller_attach_detach = true;
@@ -82,14 +85,14 @@ struct ServerOptions {
   std::string container_runtime = "kvol";
   std::string pause_image;  // the sandboxes' image for that containerd; its default if empty
   NodeAgentOptions node;
-};
-
-struct AgentCommandOptions {
   // Service account tokens: their issuer, the key that signs them (default
   // DATA_DIR/pki/sa.key, made at first start), and the longest one issued (0: no limit).
   std::string service_account_issuer;
   std::string service_account_signing_key_file;
   std::chrono::seconds service_account_max_token_expiration{0};
+};
+
+struct AgentCommandOptions {
   std::string kubeconfig;  // or:
   std::string server;      // https://HOST:PORT
   std::string token;

@@ -59,6 +59,7 @@ StatusOr<RunningAgent> StartNodeAgent(client::Client& client, const NodeAgentOpt
   ao.node_ip = opts.node_ip;
   ao.csi_endpoints = opts.csi_drivers;
   ao.volume_stats_period = opts.volume_stats_period;
+  ao.resync = opts.sync_frequency;
   ao.controller_attach_detach = opts.controller_attach_detach;
   ao.container_runtime_endpoint = opts.container_runtime_endpoint;
   ao.pod_logs_dir = opts.pod_logs_dir;

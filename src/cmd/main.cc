@@ -71,6 +71,20 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "node-driver-registrar (its name from GetPluginInfo). May be repeated. Drivers "
                   "also register through ROOT_DIR/plugins_registry/.");
   app->add_option_function<std::string>(
+         "--sync-frequency",
+         [&o](const std::string& text) {
+           auto d = ParseGoDuration(text);
+           if (!d || d->count() <= 0) {
+             throw CLI::ValidationError("--sync-frequency",
+                                        "\"" + text + "\" is not a positive duration (1m0s, 10s)");
+           }
+           o.sync_frequency = *d;
+         },
+         "How often every pod's volumes are set up again, bringing configMap, secret, "
+         "downwardAPI and projected contents (and service account tokens) up to date "
+         "(default: 1m0s).")
+      ->type_name("DURATION");
+  app->add_option_function<std::string>(
          "--volume-stats-agg-period",
          [&o](const std::string& text) {
            auto d = ParseGoDuration(text);
@@ -176,20 +190,6 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
                 "The image of pods' sandboxes for --container-runtime containerd; it must be "
                 "present in containerd (imported) when no registry is reachable. Default: kvol's "
                 "own, kvol.local/pause:1, imported at start.");
-  AddNodeAgentOptions(s, server.node);
-  return s;
-}
-
-CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManagerOptions& cm) {
-  CLI::App* c = app.add_subcommand(
-      "controller-manager",
-      "Run the controllers (binding, provisioning, reclaiming, protection) and the scheduler "
-      "against an API server reached over HTTPS, under leader election with any other copies.");
-  c->add_option("--kubeconfig", cm.kubeconfig, "The API server's address and credentials.")
-      ->required();
-  c->add_option("--data-dir", cm.data_dir,
-                "Default home of the local-path and shared volume directories.")
-      ->capture_default_str();
   s->add_option("--service-account-issuer", server.service_account_issuer,
                 "The \"iss\" of service account tokens, and the API's audience (default: "
                 "https://kubernetes.default.svc.cluster.local).");
@@ -211,6 +211,20 @@ CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManage
        "The longest service account token issued: longer requests get tokens this long "
        "(default: no limit).")
       ->type_name("DURATION");
+  AddNodeAgentOptions(s, server.node);
+  return s;
+}
+
+CLI::App* AddControllerManagerCommand(CLI::App& app, kvol::cmd::ControllerManagerOptions& cm) {
+  CLI::App* c = app.add_subcommand(
+      "controller-manager",
+      "Run the controllers (binding, provisioning, reclaiming, protection) and the scheduler "
+      "against an API server reached over HTTPS, under leader election with any other copies.");
+  c->add_option("--kubeconfig", cm.kubeconfig, "The API server's address and credentials.")
+      ->required();
+  c->add_option("--data-dir", cm.data_dir,
+                "Default home of the local-path and shared volume directories.")
+      ->capture_default_str();
   c->add_option("--workers", cm.workers, "Workers per controller queue.")->capture_default_str();
   c->add_option("--flex-volume-plugin-dir", cm.flex_volume_plugin_dir,
                 "Where FlexVolume drivers are installed, as <vendor~driver>/<driver>, for their "

@@ -133,6 +133,45 @@ Status EnsureLoopStorageClass(client::Client& c) {
   return OkStatus();
 }
 
+// The `kubernetes` Service in default, as kube-apiserver keeps it: what clients in pods (and
+// Kubernetes' e2e framework) look the API up by. Its target port follows the server's.
+Status EnsureKubernetesService(client::Client& c, int port) {
+  auto& services = c.resource<api::Service>();
+  const api::Json ports = api::Json::array(
+      {{{"name", "https"}, {"port", 443}, {"protocol", "TCP"}, {"targetPort", port}}});
+  auto existing = services.Get("default", "kubernetes");
+  if (existing.ok()) {
+    if (existing->spec.is_object() && existing->spec.value("ports", api::Json()) == ports) {
+      return OkStatus();
+    }
+    api::Service updated = *existing;
+    if (!updated.spec.is_object()) updated.spec = api::Json::object();
+    updated.spec["ports"] = ports;
+    auto written = services.Update(updated);
+    if (!written.ok()) {
+      return UnavailableError("updating Service default/kubernetes: " + written.error().message);
+    }
+    return OkStatus();
+  }
+  if (!api::IsNotFound(existing.error())) {
+    return UnavailableError("reading Service default/kubernetes: " + existing.error().message);
+  }
+  api::Service svc;
+  svc.metadata.name = "kubernetes";
+  svc.metadata.namespace_ = "default";
+  svc.metadata.labels = {{"component", "apiserver"}, {"provider", "kubernetes"}};
+  svc.spec = {{"clusterIP", "10.96.0.1"},
+              {"clusterIPs", api::Json::array({"10.96.0.1"})},
+              {"type", "ClusterIP"},
+              {"sessionAffinity", "None"},
+              {"ports", ports}};
+  auto created = services.Create(svc);
+  if (!created.ok() && !api::IsAlreadyExists(created.error())) {
+    return UnavailableError("creating Service default/kubernetes: " + created.error().message);
+  }
+  return OkStatus();
+}
+
 // The bundled driver's CSIDriver object, made once (an administrator's edits are kept): attached
 // before staging, and serving PersistentVolumes and inline ephemeral volumes.
 Status EnsureBundledCsiDriverObject(client::Client& c) {
@@ -222,6 +261,32 @@ StatusOr<std::unique_ptr<csi::driver::Driver>> StartBundledCsiDriver(const NodeA
                                      .data_dir = dir + "/csi-loop"});
 }
 
+// The issuer of service account tokens, signing with the key at
+// --service-account-signing-key-file (DATA_DIR/pki/sa.key by default, made when missing).
+Status StartServiceAccountTokens(apiserver::Api& api, const ServerOptions& opts,
+                                 const std::string& dir) {
+  const std::string key_file = opts.service_account_signing_key_file.empty()
+                                   ? dir + "/pki/sa.key"
+                                   : opts.service_account_signing_key_file;
+  auto pem = opts.service_account_signing_key_file.empty()
+                 ? apiserver::EnsureSigningKey(key_file)
+                 : [&]() -> StatusOr<std::string> {
+                     std::string text;
+                     KVOL_RETURN_IF_ERROR(os::ReadFile(key_file, &text));
+                     return text;
+                   }();
+  if (!pem.ok()) return pem.status().Annotate("the service account signing key " + key_file);
+  auto signer = apiserver::JwtSigner::FromPem(*pem);
+  if (!signer.ok()) return signer.status().Annotate(key_file);
+  apiserver::ServiceAccountTokenOptions to;
+  if (!opts.service_account_issuer.empty()) to.issuer = opts.service_account_issuer;
+  to.max_expiration = opts.service_account_max_token_expiration;
+  api.SetServiceAccountTokens(
+      std::make_unique<apiserver::ServiceAccountTokens>(api, *std::move(signer), std::move(to)));
+  log::Info("service account tokens: signed with " + key_file);
+  return OkStatus();
+}
+
 }  // namespace
 
 int RunServer(const ServerOptions& opts) {
@@ -251,6 +316,7 @@ int RunServer(const ServerOptions& opts) {
   auto token = apiserver::EnsureAdminToken(dir);
   if (!token.ok()) return Fail(token.status());
   log::Info("tls: CA and serving certificate in " + dir + "/pki");
+  if (Status s = StartServiceAccountTokens(api, opts, dir); !s.ok()) return Fail(s);
 
   apiserver::NodeConnections nodes;
   apiserver::RestOptions ro;
@@ -261,32 +327,6 @@ int RunServer(const ServerOptions& opts) {
       .host = host, .port = port, .cert_pem = tls->server_cert_pem, .key_pem = tls->server_key_pem};
   apiserver::HttpServer http(ho, [&](const apiserver::HttpRequest& req,
                                      apiserver::ResponseWriter& w) { rest.Handle(req, w); });
-// The issuer of service account tokens, signing with the key at
-// --service-account-signing-key-file (DATA_DIR/pki/sa.key by default, made when missing).
-Status StartServiceAccountTokens(apiserver::Api& api, const ServerOptions& opts,
-                                 const std::string& dir) {
-  const std::string key_file = opts.service_account_signing_key_file.empty()
-                                   ? dir + "/pki/sa.key"
-                                   : opts.service_account_signing_key_file;
-  auto pem = opts.service_account_signing_key_file.empty()
-                 ? apiserver::EnsureSigningKey(key_file)
-                 : [&]() -> StatusOr<std::string> {
-                     std::string text;
-                     KVOL_RETURN_IF_ERROR(os::ReadFile(key_file, &text));
-                     return text;
-                   }();
-  if (!pem.ok()) return pem.status().Annotate("the service account signing key " + key_file);
-  auto signer = apiserver::JwtSigner::FromPem(*pem);
-  if (!signer.ok()) return signer.status().Annotate(key_file);
-  apiserver::ServiceAccountTokenOptions to;
-  if (!opts.service_account_issuer.empty()) to.issuer = opts.service_account_issuer;
-  to.max_expiration = opts.service_account_max_token_expiration;
-  api.SetServiceAccountTokens(
-      std::make_unique<apiserver::ServiceAccountTokens>(api, *std::move(signer), std::move(to)));
-  log::Info("service account tokens: signed with " + key_file);
-  return OkStatus();
-}
-
   if (Status s = http.Start(); !s.ok()) return Fail(s);
   const std::string url = ClientUrl(host, http.port());
   if (Status s = apiserver::WriteKubeconfig(dir, url, tls->ca_cert_pem, *token); !s.ok()) {
@@ -301,6 +341,7 @@ Status StartServiceAccountTokens(apiserver::Api& api, const ServerOptions& opts,
   auto provisioners = RegisterProvisioners(opts.provisioners, dir, plugins);
   if (!provisioners.ok()) return Fail(provisioners.status());
   if (Status s = EnsureDefaultStorageClass(local); !s.ok()) return Fail(s);
+  if (Status s = EnsureKubernetesService(local, http.port()); !s.ok()) return Fail(s);
   // One informer per kind for the controllers and the agent.
   client::SharedInformers informers(local);
   std::unique_ptr<Manager> controllers;
@@ -316,7 +357,6 @@ Status StartServiceAccountTokens(apiserver::Api& api, const ServerOptions& opts,
   if (opts.agent) {
     NodeAgentOptions no = opts.node;
     if (opts.container_runtime == "containerd") {
-  if (Status s = StartServiceAccountTokens(api, opts, dir); !s.ok()) return Fail(s);
       // Sandboxes run kvol's own pause image unless told otherwise: no registry is needed.
       const std::string pause =
           opts.pause_image.empty() ? std::string(node::cri::kPauseImage) : opts.pause_image;

@@ -42,6 +42,11 @@ class Agent::AgentHost final : public volume::Host {
   StatusOr<api::Secret> GetSecret(std::string_view ns, std::string_view name) override {
     return Fetch(agent_.secrets_, ns, name, "secret");
   }
+  StatusOr<api::authentication::TokenRequestStatus> ServiceAccountToken(
+      const api::Pod& pod, std::string_view audience,
+      std::optional<int64_t> expiration_seconds) override {
+    return agent_.tokens_.Get(pod, audience, expiration_seconds);
+  }
   volume::plugins::CsiDrivers* CsiDrivers() override { return agent_.csi_drivers_; }
   StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) override {
     // From the cache once it has synced: the populator asks at every pass, and a miss there is
@@ -112,7 +117,8 @@ Agent::Agent(client::Client& client, AgentOptions options, os::Mounter& mounter,
       machine_(MachineOf(options_)),
       host_(std::make_unique<AgentHost>(*this, mounter, exec, Allocatable(machine_))),
       plugins_(options_.plugins ? options_.plugins : &own_plugins_),
-      csi_drivers_(options_.csi_drivers ? options_.csi_drivers : &own_csi_drivers_) {}
+      csi_drivers_(options_.csi_drivers ? options_.csi_drivers : &own_csi_drivers_),
+      tokens_(client, clock) {}
 
 Agent::~Agent() { Stop(); }
 
@@ -276,7 +282,13 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     volume_manager_->Kick();
     runtime_->Kick();
   };
-  pods_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
+  pods_->AddHandlers({.on_add = kick,
+                      .on_update = kick,
+                      .on_delete =
+                          [this, kick](const auto& pod) {
+                            tokens_.ForgetPod(pod->metadata.uid);
+                            kick(pod);
+                          }});
   // The controller attached or detached something, or the node's volumesInUse was written.
   node_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::PersistentVolumeClaim>(

@@ -24,6 +24,7 @@
 #include "node/pluginwatcher/plugin_watcher.h"
 #include "node/pressure.h"
 #include "node/runtime/pod_runtime.h"
+#include "node/token_manager.h"
 #include "node/volume_health.h"
 #include "node/volume_stats_metrics.h"
 #include "node/volume_status.h"
@@ -156,6 +157,8 @@ class Agent {
   // kubelet_volume_stats_* and volume_manager_total_volumes, while they run.
   std::shared_ptr<metrics::Collector> volume_metrics_;
   std::unique_ptr<runtime::PodRuntime> runtime_;
+  // Pods' service account tokens, for their projected volumes.
+  TokenManager tokens_;
 };
 
 }  // namespace kvol::node

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/authentication.h"
 #include "api/core.h"
 #include "api/storage.h"
 #include "base/status.h"
@@ -68,6 +69,15 @@ class Host {
   // The node's allocatable resources: what downwardAPI reports for a limit a container does not
   // set.
   virtual api::ResourceList NodeAllocatable() const = 0;
+
+  // A token of the pod's service account, bound to the pod, for `audience` (the API server's
+  // own when empty), asked for `expiration_seconds` (the server's default when unset), with
+  // when it expires: the one given before while it is fresh,
+  // a new one once it is 80% through its life or a day old, as kubelet's token manager.
+  virtual StatusOr<api::authentication::TokenRequestStatus> ServiceAccountToken(
+      const api::Pod& pod, std::string_view audience, std::optional<int64_t> expiration_seconds) {
+    return UnimplementedError("this host gets no service account tokens");
+  }
 
   // What the csi plugin needs. The CSI drivers registered on this node; nullptr where none can
   // be.

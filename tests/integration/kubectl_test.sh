@@ -41,7 +41,7 @@ expect_eq "replace one nfs-storage class by the other" 'storageclass.storage.k8s
 storageclass.storage.k8s.io/nfs-storage created' \
   "$(k delete sc nfs-storage; k apply -f "$SEEDS/nfs-storageclass.yml")"
 expect_eq "everything from the seeds is there" \
-  "deployment.apps/nfs-client-provisioner deployment.apps/nginx deployment.apps/nginx-deploy statefulset.apps/web service/nginx-svc serviceaccount/nfs-client-provisioner" \
+  "deployment.apps/nfs-client-provisioner deployment.apps/nginx deployment.apps/nginx-deploy statefulset.apps/web service/kubernetes service/nginx-svc serviceaccount/nfs-client-provisioner" \
   "$(kubectl get deploy,sts,svc,sa -o name | grep -v 'serviceaccount/default' | tr '\n' ' ' | sed 's/ $//')"
 
 # --- create and errors ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // pod, written by the atomic writer. Secret and projected volumes sit on a tmpfs so their
 // contents never reach the node's disk. SetUp runs again whenever a source changes.
 #include "api/api_error.h"
+#include "api/authentication.h"
 #include "volume/plugins/common.h"
 #include "volume/plugins/plugins.h"
 #include "volume/util/atomic_writer.h"
@@ -138,7 +139,13 @@ PayloadFunc ProjectedPayload(const Spec& spec) {
         KVOL_ASSIGN_OR_RETURN(part, util::DownwardApiPayload(source.downward_api->items, pod, mode,
                                                              host.NodeAllocatable()));
       } else if (source.service_account_token) {
-        return UnimplementedError("serviceAccountToken projections are not supported");
+        const auto& t = *source.service_account_token;
+        KVOL_ASSIGN_OR_RETURN(
+            auto token,
+            host.ServiceAccountToken(pod, t.audience,
+                                     t.expiration_seconds.value_or(
+                                         api::authentication::kDefaultTokenExpirationSeconds)));
+        part[t.path] = {std::move(token.token), mode};
       }
       for (auto& [path, file] : part) all[path] = std::move(file);
     }

@@ -51,6 +51,21 @@ class FakeHost final : public Host {
   }
 
   plugins::CsiDrivers* CsiDrivers() override { return csi_drivers_; }
+  // "<audience>@<pod>/<n>", n counting tokens given, expiring expiration_seconds (3600 when
+  // unset) after the clock's now; `token_error`, when set, instead.
+  StatusOr<api::authentication::TokenRequestStatus> ServiceAccountToken(
+      const api::Pod& pod, std::string_view audience,
+      std::optional<int64_t> expiration_seconds) override {
+    std::lock_guard lock(mu_);
+    if (!token_error.ok()) return token_error;
+    api::authentication::TokenRequestStatus out;
+    out.token = std::string(audience) + "@" + pod.metadata.name + "/" + std::to_string(++tokens_);
+    out.expiration_timestamp = api::Time::FromTimePoint(
+        clock_.Now() + std::chrono::seconds(expiration_seconds.value_or(3600)));
+    return out;
+  }
+  Status token_error;
+
   StatusOr<api::CSIDriver> GetCSIDriver(std::string_view name) override {
     std::lock_guard lock(mu_);
     auto it = csi_driver_objects_.find(std::string(name));
@@ -110,6 +125,7 @@ class FakeHost final : public Host {
   const std::string& root() const { return root_; }
 
  private:
+  int tokens_ = 0;
   const std::string root_;
   os::testing::FakeMounter mounter_;
   os::testing::FakeExec exec_;

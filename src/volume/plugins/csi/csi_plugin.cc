@@ -176,6 +176,26 @@ class CsiPlugin final : public VolumePlugin,
         pod.spec.service_account_name.empty() ? "default" : pod.spec.service_account_name;
   }
 
+  // csi.storage.k8s.io/serviceAccount.tokens, for a driver whose CSIDriver asks for tokens
+  // (spec.tokenRequests): {"<audience>": {"token": ..., "expirationTimestamp": ...}}, each of the
+  // pod's service account and bound to the pod, as kubelet passes them.
+  Status AddTokens(const std::optional<api::CSIDriver>& obj, const api::Pod& pod,
+                   google::protobuf::Map<std::string, std::string>* ctx) {
+    if (!obj || obj->spec.token_requests.empty()) return OkStatus();
+    json tokens = json::object();
+    for (const auto& r : obj->spec.token_requests) {
+      auto t = host_.ServiceAccountToken(pod, r.audience, r.expiration_seconds);
+      if (!t.ok()) {
+        return Status(t.status().code(), "failed to get service account token attributes: " +
+                                             t.status().message());
+      }
+      tokens[r.audience] = {{"token", t->token},
+                            {"expirationTimestamp", t->expiration_timestamp.ToString()}};
+    }
+    (*ctx)["csi.storage.k8s.io/serviceAccount.tokens"] = tokens.dump();
+    return OkStatus();
+  }
+
   // The publish context of the volume's attachment to this node; empty when not attached.
   std::map<std::string, std::string> PublishContext(const Spec& spec) {
     const auto* csi = VolumeOf(spec).csi;
@@ -278,6 +298,7 @@ class CsiMounter final : public Mounter {
     if (object && object->spec.pod_info_on_mount.value_or(false)) {
       CsiPlugin::AddPodInfo(pod_, req.mutable_volume_context());
     }
+    KVOL_RETURN_IF_ERROR(plugin_.AddTokens(object, pod_, req.mutable_volume_context()));
     const auto& modes = VolumeOf(spec_).pv->access_modes;
     const bool rwo = std::find(modes.begin(), modes.end(), "ReadWriteOnce") != modes.end() ||
                      std::find(modes.begin(), modes.end(), "ReadWriteOncePod") != modes.end();
@@ -343,6 +364,7 @@ class CsiMounter final : public Mounter {
     if (object && object->spec.pod_info_on_mount.value_or(false)) {
       CsiPlugin::AddPodInfo(pod_, ctx);
     }
+    KVOL_RETURN_IF_ERROR(plugin_.AddTokens(object, pod_, ctx));
     return Publish(*driver, object, req, src.fs_type.value_or(""), /*rwo=*/true);
   }
 

@@ -541,5 +541,30 @@ TEST_F(CsiPluginTest, PodInfoOnMount) {
   EXPECT_EQ(ctx.at("tier"), "gold");
 }
 
+TEST_F(CsiPluginTest, TokenRequestsPassThePodsTokensToNodePublish) {
+  api::CSIDriver d;
+  d.metadata.name = "fake.csi.io";
+  d.spec.token_requests = {{.audience = "vault", .expiration_seconds = 600}, {.audience = ""}};
+  host_.PutCSIDriver(d);
+  ASSERT_TRUE(plugin_->NewMounter(PvSpec(), Pod()).value()->SetUp().ok());
+  const auto& ctx = node_.published.back().volume_context();
+  ASSERT_TRUE(ctx.contains("csi.storage.k8s.io/serviceAccount.tokens"));
+  const auto tokens = nlohmann::json::parse(ctx.at("csi.storage.k8s.io/serviceAccount.tokens"));
+  const auto now = host_.clock().Now();
+  EXPECT_EQ(tokens, nlohmann::json::parse(
+                        R"({"vault":{"token":"vault@p/1","expirationTimestamp":")" +
+                        api::Time::FromTimePoint(now + std::chrono::seconds(600)).ToString() +
+                        R"("},"":{"token":"@p/2","expirationTimestamp":")" +
+                        api::Time::FromTimePoint(now + std::chrono::seconds(3600)).ToString() +
+                        R"("}})"));
+  EXPECT_FALSE(ctx.contains("csi.storage.k8s.io/pod.name")) << "podInfoOnMount is off";
+
+  // No token, no publish.
+  host_.token_error = UnavailableError("the API server is down");
+  auto failed = plugin_->NewMounter(PvSpec(), Pod()).value()->SetUp();
+  EXPECT_EQ(failed.message(),
+            "failed to get service account token attributes: the API server is down");
+}
+
 }  // namespace
 }  // namespace kvol::volume::plugins
