@@ -135,7 +135,13 @@ std::vector<std::string> ContainerArgv(const api::Container& c, const std::vecto
 }
 
 StatusOr<std::vector<BindMount>> ContainerMounts(
-    const api::Container& c, const std::map<std::string, MountedVolume>& volumes) {
+    const api::Container& c, const std::map<std::string, MountedVolume>& volumes,
+    const std::vector<std::string>& env) {
+  std::map<std::string, std::string> vars;
+  for (const auto& e : env) {
+    const size_t eq = e.find('=');
+    vars[e.substr(0, eq)] = eq == std::string::npos ? "" : e.substr(eq + 1);
+  }
   std::vector<BindMount> out;
   for (const auto& m : c.volume_mounts) {
     auto v = volumes.find(m.name);
@@ -147,10 +153,14 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     b.target = m.mount_path;
     b.read_only = m.read_only || v->second.read_only;
     b.propagation = m.mount_propagation.value_or("");
-    if (m.sub_path.empty()) {
+    // subPathExpr: $(VAR) from the environment, as kubelet expands it; what it names is then
+    // checked as a subPath is.
+    const std::string sub_path =
+        m.sub_path_expr.empty() ? m.sub_path : ExpandVars(m.sub_path_expr, vars);
+    if (sub_path.empty()) {
       b.source = v->second.path;
     } else {
-      auto resolved = volume::util::PrepareSubPath(v->second.path, m.sub_path);
+      auto resolved = volume::util::PrepareSubPath(v->second.path, sub_path);
       if (!resolved.ok()) {
         return resolved.status().Annotate("failed to prepare subPath for volumeMount \"" + m.name +
                                           "\" of container \"" + c.name + "\"");

@@ -47,7 +47,9 @@ std::vector<std::string> ContainerArgv(const api::Container& c, const std::vecto
 
 // volumeMounts and volumeDevices as bind mounts: a volume's directory (or the file or
 // directory its subPath names inside it) at mountPath, a block volume's device at devicePath.
+// A subPathExpr is expanded with the container's environment `env` ("NAME=value") first.
 StatusOr<std::vector<BindMount>> ContainerMounts(
-    const api::Container& c, const std::map<std::string, MountedVolume>& volumes);
+    const api::Container& c, const std::map<std::string, MountedVolume>& volumes,
+    const std::vector<std::string>& env = {});
 
 }  // namespace kvol::node::runtime

@@ -464,7 +464,7 @@ bool PodRuntime::StartContainer(PodRecord& rec, ContainerRecord& c, const api::P
   };
   auto env = ContainerEnv(pod, spec, host_);
   if (!env.ok()) return config_error(env.status());
-  auto mounts = ContainerMounts(spec, sources_.volumes(rec.uid));
+  auto mounts = ContainerMounts(spec, sources_.volumes(rec.uid), *env);
   if (!mounts.ok() && mounts.status().code() == StatusCode::kNotFound) {
     // A volume is being set up again (after the agent restarted): soon.
     c.next_start = now + std::chrono::seconds(1);
