@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 # (pods from their images). The tests use both, so `make test` installs containerd's packages.
 CONTAINER_RUNTIME ?= kvol
 
-.PHONY: all setup configure build build-kvol test unit run clean
+.PHONY: all setup configure build build-kvol test unit run e2e-upstream clean
 
 all: build
 
@@ -42,6 +42,12 @@ run: build-kvol
 	@echo "  export KUBECONFIG=$(CURDIR)/data/kubeconfig"
 	@echo "  kubectl get pv"
 	./$(BUILD_DIR)/kvol server --data-dir data --container-runtime $(CONTAINER_RUNTIME)
+
+# Kubernetes' own e2e suite (e2e.test v1.20, built from Debian's kubernetes source package) run
+# against a fresh kvol server: its [sig-storage] specs by default (KVOL_E2E_FOCUS, KVOL_E2E_SKIP
+# override them). The first build of e2e.test takes about ten minutes. Not part of `make test`.
+e2e-upstream: build-kvol
+	KVOL_BIN=$(BUILD_DIR)/kvol E2E_DIR=$${E2E_DIR:-$(BUILD_DIR)/e2e-upstream} scripts/e2e-upstream
 
 clean:
 	rm -rf $(BUILD_DIR)

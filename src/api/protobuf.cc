@@ -194,6 +194,11 @@ const Schema& Messages() {
       {"ClusterRoleBinding",
        {{1, "metadata", M, 0, "ObjectMeta"}, {2, "subjects", M, R, "Subject"},
         {3, "roleRef", M, 0, "RoleRef"}}},
+      {"DeleteOptions",
+       {{1, "gracePeriodSeconds", I64, OPT}, {2, "preconditions", M, OPT, "Preconditions"},
+        {3, "orphanDependents", BOOL, OPT}, {4, "propagationPolicy", S, OPT},
+        {5, "dryRun", S, R}}},
+      {"Preconditions", {{1, "uid", S, OPT}, {2, "resourceVersion", S, OPT}}},
       // --- authentication/v1 (UserInfo's extra is written by servers only) ---
       {"TokenRequest",
        {{1, "metadata", M, 0, "ObjectMeta"}, {2, "spec", M, 0, "TokenRequestSpec"},
@@ -239,6 +244,8 @@ bool Supported(std::string_view api_version, std::string_view kind) {
   for (const auto& [v, k] : kinds) {
     if (v == api_version && k == kind) return true;
   }
+  // A delete's body, which clients send in the version of the group they delete from.
+  if (kind == "DeleteOptions") return true;
   return false;
 }
 

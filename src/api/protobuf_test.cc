@@ -94,6 +94,15 @@ TEST(ProtobufTest, TokenRequestAndSelfSubjectReviewAsKubectlSendsThem) {
   EXPECT_EQ((*j)["metadata"], Json::object());
 }
 
+TEST(ProtobufTest, DeleteOptionsInAnyGroupsVersion) {
+  // client-go before 1.21: a delete's body, in the version of the group deleted from.
+  std::string raw = Number(1, 0) + Bytes(2, Bytes(1, "u1")) + Bytes(4, "Foreground");
+  auto j = DecodeProtobufObject(Body("storage.k8s.io/v1", "DeleteOptions", raw));
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(*j, Json::parse(R"({"apiVersion":"storage.k8s.io/v1","kind":"DeleteOptions",
+    "gracePeriodSeconds":0,"preconditions":{"uid":"u1"},"propagationPolicy":"Foreground"})"));
+}
+
 TEST(ProtobufTest, RefusesWhatItCannotRead) {
   auto j = DecodeProtobufObject("{\"kind\":\"ConfigMap\"}");
   ASSERT_FALSE(j.ok());

@@ -153,7 +153,8 @@ ApiOr<DeleteOptions> DeleteOptionsOf(const HttpRequest& req) {
   int64_t g;
   if (ParseInt64(req.Query("gracePeriodSeconds"), &g)) o.grace_period_seconds = g;
   if (!req.body.empty()) {
-    auto j = api::ParseJson(req.body);
+    auto j = ParseBody(req);  // JSON, YAML or protobuf, as the Content-Type says
+    if (!j.ok() && j.error().code == 415) return j.error();
     if (!j.ok() || !j->is_object()) return BadRequest("the body must be a DeleteOptions object");
     if (j->contains("orphanDependents") && (*j)["orphanDependents"].is_boolean()) {
       o.propagation_policy = (*j)["orphanDependents"].get<bool>() ? "Orphan" : "Background";
