@@ -38,6 +38,31 @@ std::optional<std::chrono::milliseconds> ParseGoDuration(const std::string& text
   return std::chrono::milliseconds(static_cast<int64_t>(total));
 }
 
+// A duration flag in Go's syntax, at least `min`, stored in `out`; the refusal says what is
+// wanted and shows `examples`.
+template <class Duration>
+CLI::Option* AddDurationOption(CLI::App* app, const std::string& name, Duration& out,
+                               std::chrono::milliseconds min, const std::string& examples,
+                               const std::string& help) {
+  const std::string wanted =
+      min.count() <= 0   ? "a duration"
+      : min.count() == 1 ? "a positive duration"
+                         : "a duration of " + std::to_string(min.count() / 1000) + "s or more";
+  return app
+      ->add_option_function<std::string>(
+          name,
+          [name, &out, min, wanted, examples](const std::string& text) {
+            auto d = ParseGoDuration(text);
+            if (!d || *d < min) {
+              throw CLI::ValidationError(
+                  name, "\"" + text + "\" is not " + wanted + " (" + examples + ")");
+            }
+            out = std::chrono::duration_cast<Duration>(*d);
+          },
+          help)
+      ->type_name("DURATION");
+}
+
 void AddProvisionerOptions(CLI::App* app, kvol::cmd::ProvisionerOptions& o) {
   app->add_option("--node-name", o.node_name, "This machine's node name (default: the hostname).");
   app->add_option("--local-path-root", o.local_path_root,
@@ -70,33 +95,16 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
                   "A CSI driver's socket, unix:///path/csi.sock, to register on this node without "
                   "node-driver-registrar (its name from GetPluginInfo). May be repeated. Drivers "
                   "also register through ROOT_DIR/plugins_registry/.");
-  app->add_option_function<std::string>(
-         "--sync-frequency",
-         [&o](const std::string& text) {
-           auto d = ParseGoDuration(text);
-           if (!d || d->count() <= 0) {
-             throw CLI::ValidationError("--sync-frequency",
-                                        "\"" + text + "\" is not a positive duration (1m0s, 10s)");
-           }
-           o.sync_frequency = *d;
-         },
-         "How often every pod's volumes are set up again, bringing configMap, secret, "
-         "downwardAPI and projected contents (and service account tokens) up to date "
-         "(default: 1m0s).")
-      ->type_name("DURATION");
-  app->add_option_function<std::string>(
-         "--volume-stats-agg-period",
-         [&o](const std::string& text) {
-           auto d = ParseGoDuration(text);
-           if (!d || d->count() <= 0) {
-             throw CLI::ValidationError("--volume-stats-agg-period",
-                                        "\"" + text + "\" is not a positive duration (1m0s, 10s)");
-           }
-           o.volume_stats_period = *d;
-         },
-         "How often the usage and condition of pods' volumes are gathered; a volume whose "
-         "condition turns abnormal gets a VolumeConditionAbnormal event (default: 1m0s).")
-      ->type_name("DURATION");
+  AddDurationOption(app, "--sync-frequency", o.sync_frequency, std::chrono::milliseconds(1),
+                    "1m0s, 10s",
+                    "How often every pod's volumes are set up again, bringing configMap, secret, "
+                    "downwardAPI and projected contents (and service account tokens) up to date "
+                    "(default: 1m0s).");
+  AddDurationOption(
+      app, "--volume-stats-agg-period", o.volume_stats_period, std::chrono::milliseconds(1),
+      "1m0s, 10s",
+      "How often the usage and condition of pods' volumes are gathered; a volume whose "
+      "condition turns abnormal gets a VolumeConditionAbnormal event (default: 1m0s).");
   app->add_option("--enable-controller-attach-detach", o.controller_attach_detach,
                   "Let the attach/detach controller attach and detach this node's volumes "
                   "(false: the agent attaches them itself).")
@@ -122,35 +130,19 @@ void AddNodeAgentOptions(CLI::App* app, kvol::cmd::NodeAgentOptions& o) {
          "(default: " +
              std::string(kvol::node::kDefaultEvictionHard) + ").")
       ->type_name("THRESHOLDS");
-  app->add_option_function<std::string>(
-         "--eviction-pressure-transition-period",
-         [&o](const std::string& text) {
-           auto d = ParseGoDuration(text);
-           if (!d || d->count() < 0) {
-             throw CLI::ValidationError("--eviction-pressure-transition-period",
-                                        "\"" + text + "\" is not a duration (5m0s, 30s)");
-           }
-           o.eviction_pressure_transition_period = *d;
-         },
-         "How long a pressure condition stays True after its signal recovers (default: 5m0s).")
-      ->type_name("DURATION");
+  AddDurationOption(
+      app, "--eviction-pressure-transition-period", o.eviction_pressure_transition_period,
+      std::chrono::milliseconds(0), "5m0s, 30s",
+      "How long a pressure condition stays True after its signal recovers (default: 5m0s).");
 }
 
 // The attach/detach controller's flags, for `kvol server` and `kvol controller-manager`.
 void AddAttachDetachOptions(CLI::App* app, kvol::cmd::AttachDetachOptions& o) {
-  app->add_option_function<std::string>(
-         "--max-wait-for-unmount",
-         [&o](const std::string& text) {
-           auto d = ParseGoDuration(text);
-           if (!d || d->count() <= 0) {
-             throw CLI::ValidationError("--max-wait-for-unmount",
-                                        "\"" + text + "\" is not a positive duration (6m0s, 30s)");
-           }
-           o.max_wait_for_unmount = *d;
-         },
-         "How long the attach/detach controller waits for a node that is not Ready to unmount "
-         "a volume no pod there needs before it detaches the volume anyway (default: 6m0s).")
-      ->type_name("DURATION");
+  AddDurationOption(
+      app, "--max-wait-for-unmount", o.max_wait_for_unmount, std::chrono::milliseconds(1),
+      "6m0s, 30s",
+      "How long the attach/detach controller waits for a node that is not Ready to unmount "
+      "a volume no pod there needs before it detaches the volume anyway (default: 6m0s).");
   app->add_flag("--disable-force-detach-on-timeout", o.disable_force_detach_on_timeout,
                 "Never detach a volume a node that is not Ready may still use; only the "
                 "node.kubernetes.io/out-of-service taint lets it go.");
@@ -197,20 +189,11 @@ CLI::App* AddServerCommand(CLI::App& app, kvol::cmd::ServerOptions& server) {
                 "The EC P-256 private key (PEM) that signs service account tokens; servers "
                 "sharing a store must share it (default: DATA_DIR/pki/sa.key, made at first "
                 "start).");
-  s->add_option_function<std::string>(
-       "--service-account-max-token-expiration",
-       [&server](const std::string& text) {
-         auto d = ParseGoDuration(text);
-         if (!d || d->count() < 1000) {
-           throw CLI::ValidationError("--service-account-max-token-expiration",
-                                      "\"" + text + "\" is not a duration of 1s or more (24h, 1h)");
-         }
-         server.service_account_max_token_expiration =
-             std::chrono::duration_cast<std::chrono::seconds>(*d);
-       },
-       "The longest service account token issued: longer requests get tokens this long "
-       "(default: no limit).")
-      ->type_name("DURATION");
+  AddDurationOption(
+      s, "--service-account-max-token-expiration", server.service_account_max_token_expiration,
+      std::chrono::seconds(1), "24h, 1h",
+      "The longest service account token issued: longer requests get tokens this long "
+      "(default: no limit).");
   AddNodeAgentOptions(s, server.node);
   return s;
 }
