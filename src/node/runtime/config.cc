@@ -2,6 +2,7 @@
 #include "node/runtime/config.h"
 
 #include <filesystem>
+#include <set>
 
 #include "base/strings.h"
 #include "volume/util/payload.h"
@@ -72,6 +73,33 @@ StatusOr<std::string> KeyRefValue(const api::Pod& pod, const Ref& ref,
   }
   return InvalidArgumentError("couldn't find key " + ref.key + " in " + std::string(kind) + " " +
                               pod.metadata.namespace_ + "/" + ref.name);
+}
+
+// A subPathExpr expanded, or kubelet's "missing value for A, B" naming every variable it uses
+// that is unset or empty ($$(A) is the literal $(A), not a use).
+StatusOr<std::string> ExpandSubPathExpr(const std::string& expr,
+                                        const std::map<std::string, std::string>& vars) {
+  std::set<std::string> missing;
+  for (size_t i = 0; i + 1 < expr.size(); ++i) {
+    if (expr[i] != '$') continue;
+    if (expr[i + 1] == '$') {
+      ++i;  // an escaped $
+      continue;
+    }
+    if (expr[i + 1] != '(') continue;
+    const size_t close = expr.find(')', i + 2);
+    if (close == std::string::npos) break;
+    const std::string name = expr.substr(i + 2, close - i - 2);
+    auto it = vars.find(name);
+    if (it == vars.end() || it->second.empty()) missing.insert(name);
+    i = close;
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
+    return InvalidArgumentError("missing value for " + names);
+  }
+  return ExpandVars(expr, vars);
 }
 
 }  // namespace
@@ -153,10 +181,12 @@ StatusOr<std::vector<BindMount>> ContainerMounts(
     b.target = m.mount_path;
     b.read_only = m.read_only || v->second.read_only;
     b.propagation = m.mount_propagation.value_or("");
-    // subPathExpr: $(VAR) from the environment, as kubelet expands it; what it names is then
-    // checked as a subPath is.
-    const std::string sub_path =
-        m.sub_path_expr.empty() ? m.sub_path : ExpandVars(m.sub_path_expr, vars);
+    // subPathExpr: $(VAR) from the environment, as kubelet expands it (a variable unset or
+    // empty is an error); what it names is then checked as a subPath is.
+    std::string sub_path = m.sub_path;
+    if (!m.sub_path_expr.empty()) {
+      KVOL_ASSIGN_OR_RETURN(sub_path, ExpandSubPathExpr(m.sub_path_expr, vars));
+    }
     if (sub_path.empty()) {
       b.source = v->second.path;
     } else {
