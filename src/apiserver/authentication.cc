@@ -1,6 +1,7 @@
 // Bearer tokens to users, users to permissions, and the authentication.k8s.io API.
 #include "apiserver/authentication.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "api/codec.h"
@@ -17,7 +18,17 @@ std::optional<Authenticated> Authenticate(std::string_view token, std::string_vi
                                           const std::vector<std::string>& audiences,
                                           std::string* why) {
   if (!admin_token.empty() && SameSecret(token, admin_token)) {
-    return Authenticated{.user = AdminUser(), .audiences = audiences};
+    // The admin token is the API server's own credential: good for the audiences asked for
+    // only where they are the server's (Kubernetes' audience-agnostic token wrapper).
+    const std::vector<std::string> own = tokens ? tokens->audiences() : std::vector<std::string>{};
+    if (audiences.empty()) return Authenticated{.user = AdminUser(), .audiences = own};
+    Authenticated out{.user = AdminUser()};
+    for (const auto& a : audiences) {
+      if (std::find(own.begin(), own.end(), a) != own.end()) out.audiences.push_back(a);
+    }
+    if (!out.audiences.empty()) return out;
+    if (why) *why = "the admin token is not for the audiences asked for";
+    return std::nullopt;
   }
   if (!tokens) {
     if (why) *why = "invalid bearer token";

@@ -81,7 +81,11 @@ StatusOr<std::unique_ptr<JwtSigner>> JwtSigner::FromPem(std::string_view pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   PKeyPtr pkey(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   if (!pkey) return InvalidArgumentError("the signing key is not a PEM private key");
-  if (EVP_PKEY_get_base_id(pkey.get()) != EVP_PKEY_EC || EVP_PKEY_get_bits(pkey.get()) != 256) {
+  char curve[64] = {};
+  size_t curve_len = 0;
+  if (EVP_PKEY_get_base_id(pkey.get()) != EVP_PKEY_EC ||
+      EVP_PKEY_get_group_name(pkey.get(), curve, sizeof curve, &curve_len) != 1 ||
+      std::string_view(curve, curve_len) != "prime256v1") {
     return InvalidArgumentError("the signing key is not an EC P-256 key (ES256)");
   }
   unsigned char* der = nullptr;
@@ -134,10 +138,12 @@ StatusOr<api::Json> JwtSigner::Verify(std::string_view token) const {
   auto header = api::ParseJson(*header_text);
   if (!header.ok() || !header->is_object())
     return InvalidArgumentError("the JWT header is not JSON");
-  if (header->value("alg", "") != "ES256") {
+  const auto alg = header->find("alg");
+  if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != "ES256") {
     return InvalidArgumentError("the JWT is not signed with ES256");
   }
-  if (header->contains("kid") && header->value("kid", "") != key_id_) {
+  const auto kid = header->find("kid");
+  if (kid != header->end() && (!kid->is_string() || kid->get<std::string>() != key_id_)) {
     return InvalidArgumentError("the JWT is signed with another key");
   }
   auto der = DerSignature(*raw);
@@ -159,15 +165,24 @@ StatusOr<api::Json> JwtSigner::Verify(std::string_view token) const {
 
 StatusOr<std::string> EnsureSigningKey(const std::string& path) {
   std::string pem;
-  if (os::ReadFile(path, &pem).ok() && !pem.empty()) return pem;
+  std::error_code ec;
+  // Only a missing (or empty) key is made anew: another one would end every token issued.
+  if (std::filesystem::exists(path, ec)) {
+    KVOL_RETURN_IF_ERROR(os::ReadFile(path, &pem));
+    if (!pem.empty()) return pem;
+  } else if (ec) {
+    return UnavailableError("cannot look for " + path + ": " + ec.message());
+  }
   PKeyPtr key(EVP_EC_gen("P-256"));
   if (!key) return InternalError("making a signing key failed");
   BioPtr bio(BIO_new(BIO_s_mem()));
-  PEM_write_bio_PrivateKey(bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  if (!bio ||
+      PEM_write_bio_PrivateKey(bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+    return InternalError("writing the signing key as PEM failed");
+  }
   char* data = nullptr;
   long n = BIO_get_mem_data(bio.get(), &data);
   pem.assign(data, static_cast<size_t>(n));
-  std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   KVOL_RETURN_IF_ERROR(os::WriteFileAtomically(path, pem, 0600));
   return pem;

@@ -62,6 +62,12 @@ std::string Quoted(const std::vector<std::string>& v) {
   return out + "]";
 }
 
+// A string member, "" when it is missing or not a string (claims come from the token's bearer).
+std::string StringClaim(const api::Json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 int64_t NumberClaim(const api::Json& claims, std::string_view key) {
   auto it = claims.find(key);
   return it != claims.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
@@ -76,7 +82,7 @@ struct ClaimRef {
 ClaimRef RefClaim(const api::Json& private_claims, std::string_view key) {
   auto it = private_claims.find(key);
   if (it == private_claims.end() || !it->is_object()) return {};
-  return {it->value("name", ""), it->value("uid", ""), true};
+  return {StringClaim(*it, "name"), StringClaim(*it, "uid"), true};
 }
 
 // Whether an object being deleted was marked longer ago than the leeway.
@@ -152,9 +158,12 @@ ApiOr<api::authentication::TokenRequest> ServiceAccountTokens::Request(
   }
   if (req.spec.audiences.empty()) req.spec.audiences = opts_.audiences;
 
+  // Cut to the limit, spec and status alike, as Kubernetes does: kubelet reads the token's
+  // life from spec.expirationSeconds.
   int64_t lifetime = *req.spec.expiration_seconds;
   if (opts_.max_expiration.count() > 0 && lifetime > opts_.max_expiration.count()) {
     lifetime = opts_.max_expiration.count();
+    req.spec.expiration_seconds = lifetime;
   }
   const int64_t now = UnixSeconds(api_.clock().Now());
   const api::Json claims = {
@@ -181,7 +190,7 @@ ApiOr<api::authentication::TokenRequest> ServiceAccountTokens::Request(
 StatusOr<Authenticated> ServiceAccountTokens::Authenticate(
     std::string_view token, const std::vector<std::string>& audiences) {
   KVOL_ASSIGN_OR_RETURN(api::Json claims, signer_->Verify(token));
-  if (claims.value("iss", "") != opts_.issuer) {
+  if (StringClaim(claims, "iss") != opts_.issuer) {
     return Refused("the token's issuer is not " + opts_.issuer);
   }
   const int64_t now = UnixSeconds(api_.clock().Now());
@@ -191,6 +200,9 @@ StatusOr<Authenticated> ServiceAccountTokens::Authenticate(
   }
   if (NumberClaim(claims, "nbf") - leeway > now) {
     return Refused("service account token is not valid yet");
+  }
+  if (NumberClaim(claims, "iat") - leeway > now) {
+    return Refused("service account token is issued in the future");
   }
   const std::vector<std::string>& wanted = audiences.empty() ? opts_.audiences : audiences;
   Authenticated out;
@@ -205,7 +217,7 @@ StatusOr<Authenticated> ServiceAccountTokens::Authenticate(
   if (pc == claims.end() || !pc->is_object()) {
     return Refused("the token names no service account");
   }
-  const std::string ns = pc->value("namespace", "");
+  const std::string ns = StringClaim(*pc, "namespace");
   const ClaimRef sa_ref = RefClaim(*pc, "serviceaccount");
   const ClaimRef pod_ref = RefClaim(*pc, "pod");
   const ClaimRef secret_ref = RefClaim(*pc, "secret");
@@ -248,7 +260,7 @@ StatusOr<Authenticated> ServiceAccountTokens::Authenticate(
     out.user.extra["authentication.kubernetes.io/pod-name"] = {pod_ref.name};
     out.user.extra["authentication.kubernetes.io/pod-uid"] = {pod_ref.uid};
   }
-  if (auto jti = claims.value("jti", ""); !jti.empty()) {
+  if (auto jti = StringClaim(claims, "jti"); !jti.empty()) {
     out.user.extra["authentication.kubernetes.io/credential-id"] = {"JTI=" + jti};
   }
   return out;

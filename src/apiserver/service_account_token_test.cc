@@ -122,6 +122,13 @@ TEST(JwtTest, SignedTokensVerifyAndAnyChangeIsRefused) {
       {.name = "two parts", .token = "a.b", .why = "three parts"},
       {.name = "not base64url", .token = "a+.b.c", .why = "base64url"},
       {.name = "unsigned", .token = Base64UrlEncode(R"({"alg":"none"})") + ".e30.", .why = "ES256"},
+      {.name = "alg not a string",
+       .token = Base64UrlEncode(R"({"alg":1})") + ".e30.",
+       .why = "ES256"},
+      {.name = "kid not a string",
+       .token = Base64UrlEncode(R"({"alg":"ES256","kid":[]})") + ".e30.",
+       .why = "another key"},
+      {.name = "header not an object", .token = Base64UrlEncode("[]") + ".e30.", .why = "header"},
   };
   for (const auto& c : cases) {
     auto got = a->Verify(c.token);
@@ -219,7 +226,7 @@ TEST_F(TokenTest, RequestsAreAnsweredOrRefusedAsKubernetesDoes) {
 TEST_F(TokenTest, LongerThanTheLimitIsCutToTheLimit) {
   auto got = tokens().Request("default", "builder", Ask(100000));
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->spec.expiration_seconds, 100000);
+  EXPECT_EQ(got->spec.expiration_seconds, 7200);
   const auto now =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.Now().time_since_epoch());
   EXPECT_EQ(got->status.expiration_timestamp.unix_seconds(), now.count() + 7200);
@@ -278,6 +285,49 @@ TEST_F(TokenTest, TokensStopWorkingWhenTheyExpireOrWhatTheyNameGoes) {
   const std::string new_uid = Create<api::ServiceAccount>("builder");
   EXPECT_EQ(refused(fresh),
             "service account UID (" + new_uid + ") does not match claim (" + sa_uid_ + ")");
+}
+
+TEST_F(TokenTest, TokenReviewsSayWhoATokenIsForTheAudiencesAsked) {
+  const Authenticated admin{.user = AdminUser()};
+  const auto parts = PathParts("/apis/authentication.k8s.io/v1/tokenreviews");
+  auto review = [&](const std::string& token, std::vector<std::string> auds) {
+    api::Json body = {{"spec", {{"token", token}, {"audiences", auds}}}};
+    auto answer = Review("admin-secret", &tokens(), admin, parts, body);
+    EXPECT_TRUE(answer.ok());
+    return api::ParseJson(*answer).value()["status"];
+  };
+  const std::string vault = Token(Ask(600, {"vault"}));
+  struct Case {
+    std::string name;
+    std::string token;
+    std::vector<std::string> audiences;
+    std::string user;  // empty: refused
+    std::vector<std::string> answered;
+  } cases[] = {
+      {.name = "the admin, for the API",
+       .token = "admin-secret",
+       .user = "kvol-admin",
+       .answered = {std::string(kDefaultTokenIssuer)}},
+      {.name = "the admin is not for vault", .token = "admin-secret", .audiences = {"vault"}},
+      {.name = "a vault token for vault",
+       .token = vault,
+       .audiences = {"vault", "other"},
+       .user = "system:serviceaccount:default:builder",
+       .answered = {"vault"}},
+      {.name = "a vault token for the API", .token = vault},
+      {.name = "garbage", .token = "x.y.z"},
+  };
+  for (const auto& c : cases) {
+    const api::Json status = review(c.token, c.audiences);
+    if (c.user.empty()) {
+      EXPECT_FALSE(status.value("authenticated", false)) << c.name;
+      EXPECT_TRUE(status.value("error", "").starts_with("[invalid bearer token, ")) << c.name;
+      continue;
+    }
+    EXPECT_TRUE(status.value("authenticated", false)) << c.name << ": " << status.dump();
+    EXPECT_EQ(status["user"]["username"], c.user) << c.name;
+    EXPECT_EQ(status["audiences"], api::Json(c.answered)) << c.name;
+  }
 }
 
 TEST(AuthorizeTest, ServiceAccountsMayReadDiscoveryAndAskWhoTheyAre) {

@@ -14,7 +14,7 @@ constexpr std::chrono::hours kMaxTokenAge{24};
 bool TokenNeedsRefresh(os::WallTime issued, os::WallTime expires, os::WallTime now) {
   if (now >= expires) return true;
   const auto life = expires - issued;
-  return now >= issued + life * 8 / 10 || now >= issued + kMaxTokenAge;
+  return now >= issued + life / 10 * 8 || now >= issued + kMaxTokenAge;
 }
 
 TokenManager::TokenManager(client::Client& client, const os::Clock& clock)

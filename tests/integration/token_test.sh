@@ -53,8 +53,9 @@ VAULT=$(kubectl create token default --audience vault)
 expect_contains "a token for another audience is refused" "Unauthorized" "$(as "$VAULT" auth whoami)"
 expect_contains "the review says why" 'is invalid for the target audiences' "$(review "$VAULT")"
 expect_contains "reviewed for its audience it passes" '"audiences":["vault"]' "$(review "$VAULT" vault)"
-expect_contains "a forged token is refused" "Unauthorized" \
-  "$(as "$(cut -d. -f1 <<<"$TOKEN").$(printf '{"sub":"x"}' | base64 | tr -d '=').$(cut -d. -f3 <<<"$TOKEN")" auth whoami)"
+FORGED="$(cut -d. -f1 <<<"$TOKEN").$(printf '{"sub":"x"}' | base64 | tr '+/' '-_' | tr -d '=').$(cut -d. -f3 <<<"$TOKEN")"
+expect_contains "a forged token is refused" "Unauthorized" "$(as "$FORGED" auth whoami)"
+expect_contains "for its signature" "the JWT's signature does not verify" "$(review "$FORGED")"
 
 # ---- bound to a pod, and to an account ---------------------------------------------------------
 kubectl create serviceaccount robot >/dev/null

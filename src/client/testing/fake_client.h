@@ -6,6 +6,7 @@
 // are driven by calling their sync functions.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -335,7 +336,7 @@ class FakeClient final : public Client {
 
  private:
   FakeState state_;
-  int tokens_issued_ = 0;
+  std::atomic<int> tokens_issued_ = 0;
 };
 
 }  // namespace kvol::client::testing
