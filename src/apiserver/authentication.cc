@@ -2,7 +2,6 @@
 #include "apiserver/authentication.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "api/codec.h"
 #include "apiserver/request_info.h"
@@ -56,18 +55,13 @@ bool AllowedToEveryone(const RequestInfo& info, const HttpRequest& req,
   return info.group == kGroup && info.resource == "selfsubjectreviews" && info.verb == "POST";
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // RBAC's verb for a request: get, list, watch, create, update, patch, delete, deletecollection.
 std::string RbacVerb(const RequestInfo& info) {
   if (info.verb == "POST") return "create";
   if (info.verb == "PUT") return "update";
   if (info.verb == "APPLY") return "patch";
   if (info.verb == "CONNECT") return "create";
-  return Lower(info.verb);
+  return AsciiLower(info.verb);
 }
 
 std::string Qualified(const RequestInfo& info) {
@@ -101,8 +95,8 @@ std::optional<ApiError> Authorize(const Authenticated& who, const HttpRequest& r
   if (AllowedToEveryone(info, req, parts)) return std::nullopt;
   const std::string user = "User \"" + who.user.username + "\"";
   if (!info.resource_request) {
-    return Forbidden("forbidden: " + user + " cannot " + Lower(req.method) + " path \"" + req.path +
-                     "\"");
+    return Forbidden("forbidden: " + user + " cannot " + AsciiLower(req.method) + " path \"" +
+                     req.path + "\"");
   }
   std::string what = Qualified(info);
   if (!info.name.empty()) what += " \"" + info.name + "\"";

@@ -5,6 +5,7 @@
 
 #include "api/scheme.h"
 #include "apiserver/strategy.h"
+#include "base/strings.h"
 
 namespace kvol::apiserver {
 
@@ -18,12 +19,6 @@ bool HasStatusSubresource() {
 }
 
 constexpr const char* kAuthenticationGroup = "authentication.k8s.io";
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Json Verbs() {
   return Json::array({"create", "delete", "deletecollection", "get", "list", "patch", "update",
@@ -110,7 +105,7 @@ std::optional<Json> ApiResourceList(std::string_view group, std::string_view ver
     for (auto [name, kind] : {std::pair{"selfsubjectreviews", "SelfSubjectReview"},
                               std::pair{"tokenreviews", "TokenReview"}}) {
       resources.push_back({{"name", name},
-                           {"singularName", Lower(kind)},
+                           {"singularName", AsciiLower(kind)},
                            {"namespaced", false},
                            {"kind", kind},
                            {"verbs", Json::array({"create"})}});
