@@ -107,7 +107,10 @@ HttpRequest ToRequest(http::request<http::string_body>& req, const std::string& 
   for (const auto& f : req) {
     std::string name(f.name_string());
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers[name] = std::string(f.value());
+    // A header sent more than once (X-Stream-Protocol-Version) is one comma-separated list.
+    std::string value(f.value());
+    auto [it, fresh] = r.headers.try_emplace(std::move(name), value);
+    if (!fresh) it->second += ", " + value;
   }
   r.body = std::move(req.body());
   return r;

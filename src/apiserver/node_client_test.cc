@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "api/well_known.h"
 #include "apiserver/streaming.h"
 #include "apiserver/websocket.h"
@@ -62,22 +64,62 @@ TEST(ExecOutcomeTest, ExitCodesSurviveTheStatus) {
   EXPECT_EQ(ExitCodeOf(R"({"status":"Failure","message":"no code"})"), std::nullopt);
 }
 
-TEST(ExecProtocolTest, TheNewestChannelProtocolBothSpeak) {
-  HttpRequest req;
-  req.headers = {{"upgrade", "websocket"}, {"sec-websocket-key", "k"}};
-  auto offer = [&](std::string protocols) {
-    req.headers["sec-websocket-protocol"] = std::move(protocols);
-    auto p = ExecProtocolOf(req);
-    return p.ok() ? *p : p.error().message;
+struct UpgradeRow {
+  const char* name;
+  std::map<std::string, std::string> headers;
+  std::string want;  // "websocket v5.channel.k8s.io", "spdy v4.channel.k8s.io", or the error
+};
+
+TEST(ExecUpgradeTest, TheTransportAndTheNewestStreamProtocolBothSpeak) {
+  const std::string ws_key = "k";
+  const UpgradeRow rows[] = {
+      {.name = "WebSocket, v5 and v4 offered",
+       .headers = {{"upgrade", "websocket"},
+                   {"sec-websocket-key", ws_key},
+                   {"sec-websocket-protocol", "v5.channel.k8s.io, v4.channel.k8s.io"}},
+       .want = "websocket v5.channel.k8s.io"},
+      {.name = "WebSocket, v4",
+       .headers = {{"upgrade", "websocket"},
+                   {"sec-websocket-key", ws_key},
+                   {"sec-websocket-protocol", "v4.channel.k8s.io"}},
+       .want = "websocket v4.channel.k8s.io"},
+      {.name = "WebSocket, only v1",
+       .headers = {{"upgrade", "websocket"},
+                   {"sec-websocket-key", ws_key},
+                   {"sec-websocket-protocol", "channel.k8s.io"}},
+       .want = "no supported WebSocket subprotocol in \"channel.k8s.io\" (v5.channel.k8s.io, "
+               "v4.channel.k8s.io)"},
+      {.name = "SPDY, as client-go 1.20 offers (headers joined by the server)",
+       .headers = {{"upgrade", "SPDY/3.1"},
+                   {"x-stream-protocol-version",
+                    "v4.channel.k8s.io, v3.channel.k8s.io, v2.channel.k8s.io, channel.k8s.io"}},
+       .want = "spdy v4.channel.k8s.io"},
+      {.name = "SPDY has no v5",
+       .headers = {{"upgrade", "spdy/3.1"}, {"x-stream-protocol-version", "v5.channel.k8s.io"}},
+       .want = "no supported stream protocol in \"v5.channel.k8s.io\" (SPDY/3.1: "
+               "v4.channel.k8s.io)"},
+      {.name = "no upgrade",
+       .headers = {{"sec-websocket-protocol", "v5.channel.k8s.io"}},
+       .want = "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io; "
+               "SPDY/3.1: v4.channel.k8s.io)"},
+      {.name = "WebSocket without its key",
+       .headers = {{"upgrade", "websocket"}, {"sec-websocket-protocol", "v5.channel.k8s.io"}},
+       .want = "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io; "
+               "SPDY/3.1: v4.channel.k8s.io)"},
   };
-  EXPECT_EQ(offer("v5.channel.k8s.io, v4.channel.k8s.io"), "v5.channel.k8s.io");
-  EXPECT_EQ(offer("v4.channel.k8s.io"), "v4.channel.k8s.io");
-  EXPECT_EQ(offer("channel.k8s.io"),
-            "no supported WebSocket subprotocol in \"channel.k8s.io\" (v5.channel.k8s.io, "
-            "v4.channel.k8s.io)");
-  req.headers.erase("upgrade");
-  EXPECT_EQ(offer("v5.channel.k8s.io"),
-            "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io)");
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.name);
+    HttpRequest req;
+    req.headers = row.headers;
+    auto u = ExecUpgradeOf(req);
+    if (!u.ok()) {
+      EXPECT_EQ(u.error().message, row.want);
+      continue;
+    }
+    EXPECT_EQ(
+        (u->transport == ExecUpgrade::Transport::kSpdy ? "spdy " : "websocket ") + u->protocol,
+        row.want);
+  }
 }
 
 // One direction of a connection, in memory.

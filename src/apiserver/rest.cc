@@ -705,11 +705,11 @@ void RestHandler::PodExec(const HttpRequest& req, ResponseWriter& w, const std::
   if (!er.ok()) return SendError(w, er.error());
   auto target = PodOnNode(ns, name, er->options.container);
   if (!target.ok()) return SendError(w, target.error());
-  auto protocol = ExecProtocolOf(req);
-  if (!protocol.ok()) return SendError(w, protocol.error());
+  auto upgrade = ExecUpgradeOf(req);
+  if (!upgrade.ok()) return SendError(w, upgrade.error());
   auto process = target->node->Exec(target->pod, er->options);
   if (!process.ok()) return SendError(w, process.error());
-  ServeExec(req, w, *er, *protocol, **process);
+  ServeExec(req, w, *er, *upgrade, **process);
 }
 
 void RestHandler::Watch(const HttpRequest& req, ResponseWriter& w, Resource& res,

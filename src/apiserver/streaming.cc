@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "apiserver/exec_spdy.h"
 #include "apiserver/websocket.h"
 #include "base/strings.h"
 
@@ -61,12 +62,17 @@ ApiOr<ExecRequest> ExecRequestOf(const HttpRequest& req) {
   return er;
 }
 
-ApiOr<std::string> ExecProtocolOf(const HttpRequest& req) {
-  if (AsciiLower(req.Header("upgrade")) != "websocket" || req.Header("sec-websocket-key").empty()) {
+ApiOr<ExecUpgrade> ExecUpgradeOf(const HttpRequest& req) {
+  const std::string upgrade = AsciiLower(req.Header("upgrade"));
+  const bool spdy = upgrade == "spdy/3.1";
+  if (!spdy && (upgrade != "websocket" || req.Header("sec-websocket-key").empty())) {
     return BadRequest(
-        "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io)");
+        "Upgrade request required (WebSocket: v5.channel.k8s.io or v4.channel.k8s.io; "
+        "SPDY/3.1: v4.channel.k8s.io)");
   }
-  const std::string offered = req.Header("sec-websocket-protocol");
+  // SPDY's offers are X-Stream-Protocol-Version headers, one per protocol (joined here).
+  const std::string offered =
+      req.Header(spdy ? "x-stream-protocol-version" : "sec-websocket-protocol");
   std::vector<std::string> offers;
   for (size_t start = 0; start <= offered.size();) {
     size_t end = offered.find(',', start);
@@ -77,15 +83,29 @@ ApiOr<std::string> ExecProtocolOf(const HttpRequest& req) {
     offers.push_back(std::move(o));
     start = end + 1;
   }
-  for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"}) {
-    if (std::find(offers.begin(), offers.end(), p) != offers.end()) return std::string(p);
+  // v5 (a close channel) exists only over WebSocket: SPDY closes a stream itself.
+  const std::vector<const char*> supported =
+      spdy ? std::vector<const char*>{"v4.channel.k8s.io"}
+           : std::vector<const char*>{"v5.channel.k8s.io", "v4.channel.k8s.io"};
+  for (const char* p : supported) {
+    if (std::find(offers.begin(), offers.end(), p) != offers.end()) {
+      return ExecUpgrade{
+          .transport = spdy ? ExecUpgrade::Transport::kSpdy : ExecUpgrade::Transport::kWebSocket,
+          .protocol = p};
+    }
+  }
+  if (spdy) {
+    return BadRequest("no supported stream protocol in \"" + offered +
+                      "\" (SPDY/3.1: v4.channel.k8s.io)");
   }
   return BadRequest("no supported WebSocket subprotocol in \"" + offered +
                     "\" (v5.channel.k8s.io, v4.channel.k8s.io)");
 }
 
-void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
-               const std::string& protocol, ExecProcess& proc) {
+namespace {
+
+void ServeExecWebSocket(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
+                        const std::string& protocol, ExecProcess& proc) {
   auto conn = w.Upgrade({{"Upgrade", "websocket"},
                          {"Connection", "Upgrade"},
                          {"Sec-WebSocket-Accept", WebSocketAccept(req.Header("sec-websocket-key"))},
@@ -148,6 +168,14 @@ void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
   }
   ws.SendBinary(std::string(1, '\x03') + ExecOutcome(er.options.command, *exit_code));
   ws.Close();
+}
+
+}  // namespace
+
+void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
+               const ExecUpgrade& upgrade, ExecProcess& proc) {
+  if (upgrade.transport == ExecUpgrade::Transport::kSpdy) return ServeExecSpdy(w, er, proc);
+  ServeExecWebSocket(req, w, er, upgrade.protocol, proc);
 }
 
 }  // namespace kvol::apiserver

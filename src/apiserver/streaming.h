@@ -1,8 +1,8 @@
 // The two streaming calls that only a node can answer, kubectl logs and kubectl exec, as the
 // API server serves them to kubectl and as a node agent serves them to the API server: the
-// query each takes, the log's chunked stream, and exec's WebSocket channels (v5.channel.k8s.io
-// or v4.channel.k8s.io: 0 stdin, 1 stdout, 2 stderr, 3 the outcome as a Status, 4 terminal
-// size, 255 close, v5 only).
+// query each takes, the log's chunked stream, and exec over WebSocket channels
+// (v5.channel.k8s.io or v4.channel.k8s.io: 0 stdin, 1 stdout, 2 stderr, 3 the outcome as a
+// Status, 4 terminal size, 255 close, v5 only) or over SPDY/3.1 streams (exec_spdy.h).
 #pragma once
 
 #include <optional>
@@ -31,12 +31,18 @@ struct ExecRequest {
 };
 // The query of an exec request (container, command..., stdin, tty, stdout, stderr).
 ApiOr<ExecRequest> ExecRequestOf(const HttpRequest& req);
-// The channel protocol to answer an upgrade request with: the newest both sides speak.
-ApiOr<std::string> ExecProtocolOf(const HttpRequest& req);
+struct ExecUpgrade {
+  enum class Transport { kWebSocket, kSpdy };
+  Transport transport = Transport::kWebSocket;
+  std::string protocol;  // the stream protocol: v5.channel.k8s.io, v4.channel.k8s.io
+};
+// What to answer an upgrade request with: its transport, and the newest stream protocol both
+// sides speak over it.
+ApiOr<ExecUpgrade> ExecUpgradeOf(const HttpRequest& req);
 // Upgrades the connection and runs the session to the process's end, or kills the process
 // when the client leaves.
 void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
-               const std::string& protocol, ExecProcess& proc);
+               const ExecUpgrade& upgrade, ExecProcess& proc);
 
 // The Status sent on channel 3 (api/exec_status.h).
 using api::ExecOutcome;

@@ -100,11 +100,11 @@ void AgentServer::Handle(const apiserver::HttpRequest& req, apiserver::ResponseW
   auto er = apiserver::ExecRequestOf(req);
   if (!er.ok()) return SendError(w, er.error());
   er->options.container = container;
-  auto protocol = apiserver::ExecProtocolOf(req);
-  if (!protocol.ok()) return SendError(w, protocol.error());
+  auto upgrade = apiserver::ExecUpgradeOf(req);
+  if (!upgrade.ok()) return SendError(w, upgrade.error());
   auto process = node->Exec(pod, er->options);
   if (!process.ok()) return SendError(w, process.error());
-  apiserver::ServeExec(req, w, *er, *protocol, **process);
+  apiserver::ServeExec(req, w, *er, *upgrade, **process);
 }
 
 }  // namespace kvol::cmd

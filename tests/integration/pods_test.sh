@@ -115,6 +115,23 @@ out=$(printf 'tty; ls /dev/pts\nexit\n' | script -qc "kubectl exec -it share -c 
 expect_contains "exec -it: the terminal is the container's own" "/dev/pts/0" "$out"
 expect_contains "exec -it: the container's devpts" "ptmx" "$out"
 
+# The same over SPDY/3.1, which client-go before 1.29 speaks, and kubectl when told not to use
+# WebSockets.
+spdy() { KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl "$@"; }
+expect_contains "exec: SPDY is what kvol answers" "Upgrade: SPDY/3.1" \
+  "$(spdy exec share -c c1 -v=8 -- true 2>&1)"
+expect_eq "SPDY exec: stdout" "out" "$(spdy exec share -c c1 -- sh -c 'echo out; echo err >&2' 2>/dev/null)"
+expect_eq "SPDY exec: stderr" "err" "$(spdy exec share -c c1 -- sh -c 'echo out; echo err >&2' 2>&1 >/dev/null)"
+spdy exec share -c c1 -- sh -c 'exit 4'
+expect_eq "SPDY exec: the exit code" "4" "$?"
+expect_eq "SPDY exec: stdin to its end" "from stdin" "$(echo "from stdin" | spdy exec -i share -c c1 -- cat)"
+expect_eq "SPDY exec -i: 3 MB through cat" "$(md5sum <"$WORK/big" | cut -d' ' -f1)" \
+  "$(timeout 60 bash -c 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -i share -c c1 -- cat' \
+    <"$WORK/big" 2>&1 | md5sum | cut -d' ' -f1)"
+out=$(printf 'stty size\nexit 6\n' | script -qc "stty cols 91 rows 17; KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -it share -c c1 -- sh" /dev/null)
+expect_contains "SPDY exec -it: the terminal's size through the resize stream" "17 91" "$out"
+expect_contains "SPDY exec -it: its exit code" "command terminated with exit code 6" "$out"
+
 # Deletion: SIGTERM (ignored by sleep as PID 1), SIGKILL after the grace period, then volumes,
 # then the pod object; nothing left behind.
 SHARE_UID=$(uid_of share)

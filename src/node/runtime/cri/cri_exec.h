@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "node/runtime/cri/cri_client.h"
-#include "node/runtime/cri/spdy.h"
+#include "base/spdy.h"
 #include "node/runtime/exec.h"
 
 namespace kvol::node::cri {
