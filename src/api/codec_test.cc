@@ -581,9 +581,13 @@ TEST(CodecTest, KindTable) {
   ASSERT_NE(rc, nullptr);
   EXPECT_EQ(rc->resource, "replicationcontrollers");
   EXPECT_EQ(rc->ShortName(), "rc");
+  const KindInfo* quota = FindKind("v1", "ResourceQuota");
+  ASSERT_NE(quota, nullptr);
+  EXPECT_EQ(quota->resource, "resourcequotas");
+  EXPECT_EQ(quota->ShortName(), "quota");
   int kinds = 0;
   ForEachKind([&](auto) { ++kinds; });
-  EXPECT_EQ(kinds, 29);
+  EXPECT_EQ(kinds, 30);
 }
 
 }  // namespace

@@ -1148,4 +1148,60 @@ struct Event {
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// ResourceQuota: limits on what a namespace may hold (object counts, requested storage in all
+// and per class, compute requests and limits); status.used is kept by the quota controller
+// and by admission, which refuses what would exceed spec.hard.
+
+struct ScopedResourceSelectorRequirement {
+  std::string scope_name;
+  std::string operator_;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+  KVOL_FIELDS(ScopedResourceSelectorRequirement) {
+    v("scopeName", s.scope_name);
+    v("operator", s.operator_);
+    v("values", s.values);
+  }
+};
+
+struct ScopeSelector {
+  std::vector<ScopedResourceSelectorRequirement> match_expressions;
+  KVOL_FIELDS(ScopeSelector) { v("matchExpressions", s.match_expressions); }
+};
+
+struct ResourceQuotaSpec {
+  ResourceList hard;
+  std::vector<std::string> scopes;
+  std::optional<ScopeSelector> scope_selector;
+  KVOL_FIELDS(ResourceQuotaSpec) {
+    v("hard", s.hard);
+    v("scopes", s.scopes);
+    v("scopeSelector", s.scope_selector);
+  }
+};
+
+struct ResourceQuotaStatus {
+  ResourceList hard;
+  ResourceList used;
+  KVOL_FIELDS(ResourceQuotaStatus) {
+    v("hard", s.hard);
+    v("used", s.used);
+  }
+};
+
+struct ResourceQuota {
+  std::string api_version;
+  std::string kind;
+  ObjectMeta metadata;
+  ResourceQuotaSpec spec;
+  ResourceQuotaStatus status;
+  KVOL_FIELDS(ResourceQuota) {
+    v("apiVersion", s.api_version);
+    v("kind", s.kind);
+    v("metadata", s.metadata);
+    v("spec", s.spec);
+    v("status", s.status);
+  }
+};
+
 }  // namespace kvol::api

@@ -150,6 +150,7 @@ void SetDefaults(CSIDriver& obj) {
 void SetDefaults(CSINode&) {}
 
 void SetDefaults(CSIStorageCapacity&) {}
+void SetDefaults(ResourceQuota&) {}
 
 void SetDefaults(Lease&) {}
 // The CRDs give no defaults.

@@ -28,6 +28,7 @@ void SetDefaults(VolumeAttachment& obj);
 void SetDefaults(CSIDriver& obj);
 void SetDefaults(CSINode& obj);
 void SetDefaults(CSIStorageCapacity& obj);
+void SetDefaults(ResourceQuota& obj);
 void SetDefaults(Lease& obj);
 void SetDefaults(VolumeSnapshotClass& obj);
 void SetDefaults(VolumeSnapshot& obj);

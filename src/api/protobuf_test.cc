@@ -94,6 +94,20 @@ TEST(ProtobufTest, TokenRequestAndSelfSubjectReviewAsKubectlSendsThem) {
   EXPECT_EQ((*j)["metadata"], Json::object());
 }
 
+TEST(ProtobufTest, ResourceQuotaAsKubectlCreateQuotaSendsIt) {
+  // kubectl create quota q --hard=requests.storage=10Gi,pods=2 --scopes=NotTerminating
+  auto quantity = [](std::string_view name, std::string_view q) {
+    return Bytes(1, Bytes(1, name) + Bytes(2, Bytes(1, q)));
+  };
+  std::string spec = quantity("requests.storage", "10Gi") + quantity("pods", "2") +
+                     Bytes(2, "NotTerminating");
+  auto j = DecodeProtobufObject(Body("v1", "ResourceQuota", Meta("q") + Bytes(2, spec) +
+                                                                Bytes(3, "")));
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)["spec"], Json::parse(R"({"hard":{"requests.storage":"10Gi","pods":"2"},
+    "scopes":["NotTerminating"]})"));
+}
+
 TEST(ProtobufTest, DeleteOptionsInAnyGroupsVersion) {
   // client-go before 1.21: a delete's body, in the version of the group deleted from.
   std::string raw = Number(1, 0) + Bytes(2, Bytes(1, "u1")) + Bytes(4, "Foreground");

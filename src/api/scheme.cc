@@ -80,6 +80,8 @@ KVOL_KIND_INFO(VolumeSnapshot, "snapshot.storage.k8s.io", "v1", "VolumeSnapshot"
                "volumesnapshot", {"vs"}, true, {})
 KVOL_KIND_INFO(VolumeSnapshotContent, "snapshot.storage.k8s.io", "v1", "VolumeSnapshotContent",
                "volumesnapshotcontents", "volumesnapshotcontent", {"vsc", "vscs"}, false, {})
+KVOL_KIND_INFO(ResourceQuota, "", "v1", "ResourceQuota", "resourcequotas", "resourcequota",
+               {"quota"}, true, {})
 
 #undef KVOL_KIND_INFO
 

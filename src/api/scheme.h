@@ -38,7 +38,7 @@ using AllKinds = std::tuple<Namespace, Node, Pod, PersistentVolume, PersistentVo
                             CSINode, CSIStorageCapacity, Lease, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
                             Service, ServiceAccount, ReplicationController, ClusterRole, ClusterRoleBinding, Role,
                             RoleBinding, VolumeSnapshotClass, VolumeSnapshot,
-                            VolumeSnapshotContent>;
+                            VolumeSnapshotContent, ResourceQuota>;
 
 template <class T>
 const KindInfo& KindInfoOf();

@@ -39,6 +39,7 @@ FieldErrors Validate(const VolumeAttachment& obj);
 FieldErrors Validate(const CSIDriver& obj);
 FieldErrors Validate(const CSINode& obj);
 FieldErrors Validate(const CSIStorageCapacity& obj);
+FieldErrors Validate(const ResourceQuota& obj);
 FieldErrors Validate(const Lease& obj);
 FieldErrors Validate(const VolumeSnapshotClass& obj);
 FieldErrors Validate(const VolumeSnapshot& obj);
@@ -61,6 +62,7 @@ FieldErrors ValidateUpdate(const CSIDriver& obj, const CSIDriver& old);
 FieldErrors ValidateUpdate(const CSINode& obj, const CSINode& old);
 // nodeTopology and storageClassName (what GetCapacity was asked) may not change.
 FieldErrors ValidateUpdate(const CSIStorageCapacity& obj, const CSIStorageCapacity& old);
+FieldErrors ValidateUpdate(const ResourceQuota& obj, const ResourceQuota& old);
 FieldErrors ValidateUpdate(const Lease& obj, const Lease& old);
 FieldErrors ValidateUpdate(const VolumeSnapshotClass& obj, const VolumeSnapshotClass& old);
 // The source may not change, nor lose a field once set.

@@ -73,6 +73,12 @@ const char* BaseFor(std::string_view kind) {
                "source": {"volumeHandle": "vol-1"},
                "volumeSnapshotRef": {"name": "s1", "namespace": "default"}}})";
   }
+  if (kind == "ResourceQuota") {
+    return R"({"metadata": {"name": "q", "namespace": "default"},
+      "spec": {"hard": {"persistentvolumeclaims": "10", "requests.storage": "10Gi",
+                        "gold.storageclass.storage.k8s.io/requests.storage": "5Gi",
+                        "count/deployments.apps": "3"}}})";
+  }
   if (kind == "Lease") {
     return R"({"metadata": {"name": "l", "namespace": "kube-system"},
       "spec": {"leaseDurationSeconds": 15}})";
@@ -679,6 +685,39 @@ const std::vector<Row>& Rows() {
        {"spec.deletionPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", "
         "\"Retain\"",
         "spec.driver: Required value"}},
+      {"quota of what is no quota resource", "ResourceQuota",
+       R"({"spec": {"hard": {"storage": "1Gi"}}})",
+       {"spec.hard[storage]: Invalid value: \"storage\": must be a standard resource for "
+        "quota"}},
+      {"quota below zero, and counting in halves", "ResourceQuota",
+       R"({"spec": {"hard": {"requests.storage": "-1", "persistentvolumeclaims": "500m"}}})",
+       {"spec.hard[persistentvolumeclaims]: Invalid value: \"500m\": must be an integer",
+        "spec.hard[requests.storage]: Invalid value: \"-1\": must be greater than or equal "
+        "to 0"}},
+      {"quota scopes apply to pods only", "ResourceQuota",
+       R"({"spec": {"hard": {"count/deployments.apps": null, "pods": "3",
+                             "gold.storageclass.storage.k8s.io/requests.storage": null},
+                    "scopes": ["BestEffort"]}})",
+       {"spec.scopes: Invalid value: [BestEffort]: unsupported scope applied to resource",
+        "spec.scopes: Invalid value: [BestEffort]: unsupported scope applied to resource"}},
+      {"quota scopes that conflict or are unknown", "ResourceQuota",
+       R"({"spec": {"hard": null, "scopes": ["Terminating", "NotTerminating", "Sometimes"]}})",
+       {"spec.scopes: Invalid value: [Terminating NotTerminating Sometimes]: unsupported scope",
+        "spec.scopes: Invalid value: [Terminating NotTerminating Sometimes]: conflicting "
+        "scopes"}},
+      {"quota scope selector operators", "ResourceQuota",
+       R"({"spec": {"hard": {"pods": "3", "persistentvolumeclaims": null,
+                             "requests.storage": null, "count/deployments.apps": null,
+                             "gold.storageclass.storage.k8s.io/requests.storage": null},
+                    "scopeSelector": {"matchExpressions": [
+                      {"scopeName": "BestEffort", "operator": "In", "values": ["x"]},
+                      {"scopeName": "PriorityClass", "operator": "In"}]}}})",
+       {"spec.scopeSelector.matchExpressions[0].operator: Invalid value: \"In\": must be "
+        "'Exist' only operator when scope is any of ResourceQuotaScopeTerminating, "
+        "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort and "
+        "ResourceQuotaScopeNotBestEffort",
+        "spec.scopeSelector.matchExpressions[1].values: Required value: must be at least one "
+        "value when `operator` is 'In' or 'NotIn' for scope selector"}},
       {"content restore size", "VolumeSnapshotContent", R"({"status": {"restoreSize": -1}})",
        {"status.restoreSize: Invalid value: -1: status.restoreSize in body should be greater "
         "than or equal to 0"}},

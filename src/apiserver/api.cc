@@ -1,6 +1,8 @@
 // The set of registries and cluster-wide admission lookups.
 #include "apiserver/api.h"
 
+#include <set>
+
 #include "api/well_known.h"
 #include "apiserver/errors.h"
 #include "apiserver/request_metrics.h"
@@ -154,6 +156,60 @@ std::optional<ApiError> Api::CheckNamespace(std::string_view ns) {
 bool Api::AllowsVolumeExpansion(std::string_view name) {
   auto sc = registry<api::StorageClass>().Get("", name);
   return sc.ok() && sc->allow_volume_expansion.value_or(false);
+}
+
+std::optional<ApiError> Api::AdmitQuota(std::string_view ns, std::string_view name,
+                                        const std::function<api::QuotaItem()>& item_of,
+                                        bool dry_run) {
+  auto& reg = registry<api::ResourceQuota>();
+  auto listed = reg.List(ns, {}, nullptr);
+  if (!listed.ok()) return listed.error();
+  if (listed->empty()) return std::nullopt;
+  const api::QuotaItem item = item_of();
+  std::lock_guard lock(quota_mu_);
+  std::vector<api::ResourceQuota> quotas = std::move(*listed);
+  std::set<std::string> charged;  // quotas already charged with this object
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::vector<api::ResourceQuota> charges;
+    for (auto& q : quotas) {
+      if (charged.count(q.metadata.name) || !api::QuotaMatches(q, item)) continue;
+      auto d = api::CheckQuota(q, item);
+      if (d.refusal) {
+        return Forbidden(item.resource + " \"" + std::string(name) +
+                         "\" is forbidden: " + *d.refusal);
+      }
+      if (d.used) {
+        q.status.used = *std::move(d.used);
+        charges.push_back(std::move(q));
+      }
+    }
+    if (dry_run || charges.empty()) return std::nullopt;
+    std::vector<std::string> moved_on;  // updated by someone else since they were read
+    for (auto& q : charges) {
+      auto updated = reg.Update(q, /*status=*/true);
+      if (updated.ok()) {
+        charged.insert(q.metadata.name);
+      } else if (updated.error().code == 409) {
+        moved_on.push_back(q.metadata.name);
+      } else if (!api::IsNotFound(updated.error())) {
+        return updated.error();
+      }
+    }
+    if (moved_on.empty()) return std::nullopt;
+    // Those read again from the store (the cache may lag behind), and checked again.
+    quotas.clear();
+    for (const auto& n : moved_on) {
+      auto stored = reg.GetStored(ns, n);
+      if (!stored.ok()) {
+        if (api::IsNotFound(stored.error())) continue;
+        return stored.error();
+      }
+      auto q = reg.DecodeTyped(*stored);
+      if (!q.ok()) return q.error();
+      quotas.push_back(*std::move(q));
+    }
+  }
+  return Internal("resource quota evaluation timed out");
 }
 
 std::optional<std::string> Api::DefaultStorageClass() {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -58,6 +59,9 @@ class Api final : public Cluster {
   std::optional<ApiError> CheckNamespace(std::string_view ns) override;
   std::optional<std::string> DefaultStorageClass() override;
   bool AllowsVolumeExpansion(std::string_view name) override;
+  std::optional<ApiError> AdmitQuota(std::string_view ns, std::string_view name,
+                                     const std::function<api::QuotaItem()>& item,
+                                     bool dry_run) override;
 
  private:
   template <class... T>
@@ -70,6 +74,8 @@ class Api final : public Cluster {
   // apiserver_storage_objects, served while the Api lives.
   std::shared_ptr<metrics::Collector> storage_objects_;
   std::unique_ptr<ServiceAccountTokens> tokens_;
+  // Quota admission reads and charges a namespace's quotas one object at a time.
+  std::mutex quota_mu_;
 };
 
 }  // namespace kvol::apiserver

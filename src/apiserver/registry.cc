@@ -225,6 +225,11 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
     api::FieldErrors errs = api::Validate(obj);
     if (!errs.empty())
       return Invalid(k, m.name.empty() ? m.generate_name : m.name, std::move(errs));
+    if (attempt == 0 && k.namespaced) {
+      auto refused = cluster_.AdmitQuota(
+          m.namespace_, m.name, [&] { return api::QuotaItemOf(obj); }, opts.dry_run);
+      if (refused) return *std::move(refused);
+    }
     std::string json = Encode(obj);
     StoredObject stored{store::MakeValue(std::move(json)), 0};
     if (opts.dry_run) return Written{Own(std::move(obj)), std::move(stored)};
@@ -323,6 +328,16 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
   if (!errs.empty()) return Answered(Invalid(k, name, std::move(errs)));
   if (parts != Parts::kStatus) {
     if (auto refused = AdmitUpdate(next, old, cluster_)) return Answered(*std::move(refused));
+    // A claim that asks for more storage is charged the growth.
+    if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+      if (next.spec.resources.requests != old.spec.resources.requests) {
+        auto refused = cluster_.AdmitQuota(
+            next.metadata.namespace_, name,
+            [&] { return api::QuotaGrowth(api::QuotaItemOf(next), api::QuotaItemOf(old)); },
+            opts.dry_run);
+        if (refused) return Answered(*std::move(refused));
+      }
+    }
   }
 
   // The last finalizer removed from an object being deleted (and not waiting out a grace

@@ -42,7 +42,8 @@
   X(api::RoleBinding)           \
   X(api::VolumeSnapshotClass)   \
   X(api::VolumeSnapshot)        \
-  X(api::VolumeSnapshotContent)
+  X(api::VolumeSnapshotContent)  \
+  X(api::ResourceQuota)
 
 namespace kvol::apiserver::registry_internal {
 

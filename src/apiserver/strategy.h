@@ -4,10 +4,12 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "api/core.h"
+#include "api/quota.h"
 #include "api/request_options.h"
 #include "api/scheme.h"
 #include "api/storage.h"
@@ -28,7 +30,7 @@ constexpr bool kStatusSubresource =
     std::is_same_v<T, api::PersistentVolumeClaim> || std::is_same_v<T, api::Node> ||
     std::is_same_v<T, api::Namespace> || std::is_same_v<T, api::VolumeAttachment> ||
     std::is_same_v<T, api::VolumeSnapshot> || std::is_same_v<T, api::VolumeSnapshotContent> ||
-    api::kGenericStatus<T>;
+    std::is_same_v<T, api::ResourceQuota> || api::kGenericStatus<T>;
 
 // Resets what clients may not set on create (status of kinds with a status subresource).
 template <class T>
@@ -120,6 +122,13 @@ class Cluster {
   virtual std::optional<std::string> DefaultStorageClass() = 0;
   // Whether StorageClass `name` exists with allowVolumeExpansion true.
   virtual bool AllowsVolumeExpansion(std::string_view name) = 0;
+  // Quota admission: refuses (403, in Kubernetes' words) object `name` of namespace `ns` when
+  // what it adds (`item`, asked only if the namespace has quotas) would take the namespace
+  // past one of its ResourceQuotas, and charges what it admits to their status.used. A dry
+  // run is only checked.
+  virtual std::optional<ApiError> AdmitQuota(std::string_view ns, std::string_view name,
+                                             const std::function<api::QuotaItem()>& item,
+                                             bool dry_run) = 0;
 };
 
 // Mutating admission on create, after defaults and before validation.

@@ -398,6 +398,35 @@ Json CSIStorageCapacityCells(const Row& row) {
           capacity.is_string() ? capacity : Json("<unset>")};
 }
 
+std::vector<Column> ResourceQuotaColumns() {
+  return {{"Name", "string", "name", kNameDesc, 0},
+          {"Age", "string", "", kAgeDesc, 0},
+          {"Request", "string", "",
+           "Request represents a minimum amount of cpu/memory that a container may consume.", 0},
+          {"Limit", "string", "",
+           "Limits control the maximum amount of cpu/memory that a container may use independent "
+           "of contention on the node.",
+           0}};
+}
+
+// "requests.storage: 1Gi/10Gi, persistentvolumeclaims: 1/10": status.used over status.hard,
+// by name, the limits.* ones apart.
+Json ResourceQuotaCells(const Row& row) {
+  const Json& hard = At(row.o, {"status", "hard"});
+  const Json& used = At(row.o, {"status", "used"});
+  std::string request, limit;
+  if (hard.is_object()) {
+    for (auto it = hard.begin(); it != hard.end(); ++it) {  // nlohmann keeps keys sorted
+      const Json& u = used.is_object() && used.contains(it.key()) ? used[it.key()] : Json("0");
+      const std::string cell = it.key() + ": " + (u.is_string() ? u.get<std::string>() : "0") +
+                               "/" + (it->is_string() ? it->get<std::string>() : "");
+      std::string& into = it.key().rfind("limits.", 0) == 0 ? limit : request;
+      into += (into.empty() ? "" : ", ") + cell;
+    }
+  }
+  return {row.name, row.age, request, limit};
+}
+
 std::vector<Column> NodeColumns() {
   return {
       {"Name", "string", "name", kNameDesc, 0},
@@ -636,6 +665,7 @@ constexpr Printer kPrinters[] = {
     {"CSIDriver", CSIDriverColumns, CSIDriverCells},
     {"CSINode", CSINodeColumns, CSINodeCells},
     {"CSIStorageCapacity", CSIStorageCapacityColumns, CSIStorageCapacityCells},
+    {"ResourceQuota", ResourceQuotaColumns, ResourceQuotaCells},
     {"Node", NodeColumns, NodeCells},
     {"Event", EventColumns, EventCells},
     {"Namespace", NamespaceColumns, NamespaceCells},

@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "base/thread.h"
+#include "controller/resourcequota/resource_quota_controller.h"
 
 namespace kvol::cmd {
 
@@ -95,6 +96,11 @@ void Manager::Lead() {
     if (!start("serviceaccount-controller",
                std::make_unique<controller::serviceaccount::Controller>(
                    client_, controller::serviceaccount::Options{.informers = informers}))) {
+      return;
+    }
+    if (!start("resourcequota-controller",
+               std::make_unique<controller::resourcequota::Controller>(
+                   client_, controller::resourcequota::Options{.informers = informers}))) {
       return;
     }
     if (!start("garbagecollector",
