@@ -525,6 +525,75 @@ struct PodSecurityContext {
 };
 
 // ports, probes, lifecycle and the rest are kept as unknown fields.
+// A container probe (livenessProbe, readinessProbe, startupProbe): one handler, and when and
+// how often it runs. Ports are int-or-string, kept as given.
+struct ExecAction {
+  std::vector<std::string> command;
+  KVOL_FIELDS(ExecAction) { v("command", s.command); }
+};
+struct HTTPHeader {
+  std::string name;
+  std::string value;
+  KVOL_FIELDS(HTTPHeader) {
+    v("name", s.name, Emit::kAlways);
+    v("value", s.value, Emit::kAlways);
+  }
+};
+struct HTTPGetAction {
+  std::string path;
+  Json port;  // a number or a named port
+  std::string host;
+  std::string scheme;  // HTTP (default), HTTPS
+  std::vector<HTTPHeader> http_headers;
+  KVOL_FIELDS(HTTPGetAction) {
+    v("path", s.path);
+    v("port", s.port);
+    v("host", s.host);
+    v("scheme", s.scheme);
+    v("httpHeaders", s.http_headers);
+  }
+};
+struct TCPSocketAction {
+  Json port;
+  std::string host;
+  KVOL_FIELDS(TCPSocketAction) {
+    v("port", s.port);
+    v("host", s.host);
+  }
+};
+struct GRPCAction {
+  int32_t port = 0;
+  std::optional<std::string> service;
+  KVOL_FIELDS(GRPCAction) {
+    v("port", s.port, Emit::kAlways);
+    v("service", s.service);
+  }
+};
+struct Probe {
+  std::optional<ExecAction> exec;
+  std::optional<HTTPGetAction> http_get;
+  std::optional<TCPSocketAction> tcp_socket;
+  std::optional<GRPCAction> grpc;
+  int32_t initial_delay_seconds = 0;
+  int32_t timeout_seconds = 0;    // defaulted to 1
+  int32_t period_seconds = 0;     // defaulted to 10
+  int32_t success_threshold = 0;  // defaulted to 1
+  int32_t failure_threshold = 0;  // defaulted to 3
+  std::optional<int64_t> termination_grace_period_seconds;
+  KVOL_FIELDS(Probe) {
+    v("exec", s.exec);
+    v("httpGet", s.http_get);
+    v("tcpSocket", s.tcp_socket);
+    v("grpc", s.grpc);
+    v("initialDelaySeconds", s.initial_delay_seconds);
+    v("timeoutSeconds", s.timeout_seconds);
+    v("periodSeconds", s.period_seconds);
+    v("successThreshold", s.success_threshold);
+    v("failureThreshold", s.failure_threshold);
+    v("terminationGracePeriodSeconds", s.termination_grace_period_seconds);
+  }
+};
+
 struct Container {
   std::string name;
   std::string image;
@@ -539,6 +608,9 @@ struct Container {
   std::string termination_message_policy;
   std::string image_pull_policy;
   std::optional<SecurityContext> security_context;
+  std::optional<Probe> liveness_probe;
+  std::optional<Probe> readiness_probe;
+  std::optional<Probe> startup_probe;
   KVOL_FIELDS(Container) {
     v("name", s.name, Emit::kAlways);
     v("image", s.image);
@@ -553,6 +625,9 @@ struct Container {
     v("terminationMessagePolicy", s.termination_message_policy);
     v("imagePullPolicy", s.image_pull_policy);
     v("securityContext", s.security_context);
+    v("livenessProbe", s.liveness_probe);
+    v("readinessProbe", s.readiness_probe);
+    v("startupProbe", s.startup_probe);
   }
 };
 

@@ -25,6 +25,18 @@ void SetDefaults(Container& c) {
   if (c.image_pull_policy.empty()) c.image_pull_policy = DefaultPullPolicy(c.image);
   if (c.termination_message_path.empty()) c.termination_message_path = "/dev/termination-log";
   if (c.termination_message_policy.empty()) c.termination_message_policy = "File";
+  for (auto* probe : {&c.liveness_probe, &c.readiness_probe, &c.startup_probe}) {
+    if (!*probe) continue;
+    Probe& p = **probe;
+    if (p.timeout_seconds == 0) p.timeout_seconds = 1;
+    if (p.period_seconds == 0) p.period_seconds = 10;
+    if (p.success_threshold == 0) p.success_threshold = 1;
+    if (p.failure_threshold == 0) p.failure_threshold = 3;
+    if (p.http_get) {
+      if (p.http_get->path.empty()) p.http_get->path = "/";
+      if (p.http_get->scheme.empty()) p.http_get->scheme = "HTTP";
+    }
+  }
   // Requests default to limits, per resource.
   for (const auto& [name, q] : c.resources.limits) {
     c.resources.requests.emplace(name, q);

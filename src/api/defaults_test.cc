@@ -82,6 +82,20 @@ TEST(DefaultsTest, Pod) {
   EXPECT_FALSE(v[6].contains("emptyDir"));  // gitRepo is a source, even unmodelled
 }
 
+TEST(DefaultsTest, Probes) {
+  Json pod = Defaulted<Pod>(R"({"spec": {"containers": [{"name": "a", "image": "busybox",
+      "livenessProbe": {"httpGet": {"port": 8080}},
+      "readinessProbe": {"exec": {"command": ["true"]}, "periodSeconds": 2,
+                         "failureThreshold": 1}}]}})");
+  const Json& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(c["livenessProbe"], Json::parse(R"({"httpGet": {"path": "/", "port": 8080,
+      "scheme": "HTTP"}, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1,
+      "failureThreshold": 3})"));
+  EXPECT_EQ(c["readinessProbe"], Json::parse(R"({"exec": {"command": ["true"]},
+      "timeoutSeconds": 1, "periodSeconds": 2, "successThreshold": 1, "failureThreshold": 1})"));
+  EXPECT_FALSE(c.contains("startupProbe"));
+}
+
 TEST(DefaultsTest, StorageKinds) {
   Json sc = Defaulted<StorageClass>(R"({"provisioner": "p"})");
   EXPECT_EQ(sc["reclaimPolicy"], "Delete");

@@ -685,6 +685,31 @@ const std::vector<Row>& Rows() {
        {"spec.deletionPolicy: Unsupported value: \"Keep\": supported values: \"Delete\", "
         "\"Retain\"",
         "spec.driver: Required value"}},
+      {"a probe without a handler, and one with two", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "busybox",
+           "livenessProbe": {"periodSeconds": 5},
+           "readinessProbe": {"exec": {"command": ["true"]}, "tcpSocket": {"port": 80}}}]}})",
+       {"spec.containers[0].livenessProbe: Required value: must specify a handler type",
+        "spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 "
+        "handler type"}},
+      {"probe numbers", "Pod",
+       R"({"spec": {"containers": [{"name": "c", "image": "busybox",
+           "livenessProbe": {"httpGet": {"port": 70000}, "successThreshold": 2,
+                             "periodSeconds": -1},
+           "readinessProbe": {"exec": {"command": []}, "terminationGracePeriodSeconds": 5}}]}})",
+       {"spec.containers[0].livenessProbe.httpGet.port: Invalid value: 70000: must be between 1 "
+        "and 65535, inclusive",
+        "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than "
+        "or equal to 0",
+        "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+        "spec.containers[0].readinessProbe.exec.command: Required value",
+        "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must "
+        "not be set for readinessProbes"}},
+      {"probes on an init container", "Pod",
+       R"({"spec": {"initContainers": [{"name": "i", "image": "busybox",
+           "startupProbe": {"exec": {"command": ["true"]}}}]}})",
+       {"spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers "
+        "without restartPolicy=Always"}},
       {"quota of what is no quota resource", "ResourceQuota",
        R"({"spec": {"hard": {"storage": "1Gi"}}})",
        {"spec.hard[storage]: Invalid value: \"storage\": must be a standard resource for "

@@ -74,6 +74,7 @@ struct PodRuntime::ContainerRecord {
   std::optional<api::ContainerStateTerminated> last, before_last;
   api::ContainerStateWaiting waiting{"ContainerCreating", ""};
   os::MonoTime next_start{};  // not started again before (back-off, or a failed start's retry)
+  std::optional<os::MonoTime> kill_at;  // a probe failed for good: the run is killed then
   std::chrono::milliseconds backoff{0};
   std::chrono::milliseconds delay{0};  // of the current wait to start again
   bool backoff_reported = false;       // the BackOff event of the current wait was raised
@@ -105,7 +106,40 @@ PodRuntime::PodRuntime(client::Client& client, volume::Host& host, std::unique_p
       sources_(std::move(sources)),
       events_(std::move(events)),
       clock_(clock),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  ProberCallbacks callbacks;
+  callbacks.run = [this](const ProbeTarget& t, const api::Probe& probe, const ProbeAddress& a,
+                         std::chrono::milliseconds timeout) -> ProbeResult {
+    if (probe.exec) {
+      auto stream = Exec(t.uid, t.container, probe.exec->command, false, false);
+      if (!stream.ok()) {
+        // Not running (yet, or any more): nothing to say of its health.
+        const bool gone = stream.status().code() == StatusCode::kFailedPrecondition;
+        return {.success = false, .output = stream.status().message(), .unknown = gone};
+      }
+      return RunExecProbe(**stream, timeout);
+    }
+    if (probe.tcp_socket) return RunTcpProbe(a.host, a.port, timeout);
+    if (probe.http_get) return RunHttpProbe(*probe.http_get, a.host, a.port, timeout);
+    return {.success = false, .output = "grpc probes are not supported by this node"};
+  };
+  auto notice = [this](ProbeNotice n) {
+    {
+      std::lock_guard lock(mu_);
+      probe_notices_.push_back(std::move(n));
+    }
+    Kick();
+  };
+  callbacks.failed = [notice](const ProbeTarget& t, ProbeKind kind, const std::string& output) {
+    notice(
+        {t, "Warning", "Unhealthy", std::string(ProbeKindName(kind)) + " probe failed: " + output});
+  };
+  callbacks.unhealthy = [notice](const ProbeTarget& t, ProbeKind, const std::string& message) {
+    notice({t, "Normal", "Killing", message, true});
+  };
+  callbacks.changed = [this] { Kick(); };
+  prober_ = std::make_unique<Prober>(clock_, std::move(callbacks));
+}
 
 PodRuntime::~PodRuntime() { Stop(); }
 
@@ -121,6 +155,7 @@ Status PodRuntime::Start() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return InternalError(std::string("eventfd: ") + std::strerror(errno));
   Adopt();
+  if (backend_) prober_->Start();
   thread_ = std::thread([this] {
     SetThreadName("pod-runtime");
     Loop();
@@ -129,6 +164,7 @@ Status PodRuntime::Start() {
 }
 
 void PodRuntime::Stop() {
+  prober_->Stop();
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
@@ -294,6 +330,7 @@ void PodRuntime::Loop() {
             if (int fd = backend_->WaitFd(c.run->id); fd >= 0) fds.push_back({fd, POLLIN, 0});
           }
           if (!c.run && c.next_start > clock_.Monotonic()) next = std::min(next, c.next_start);
+          if (c.run && c.kill_at) next = std::min(next, *c.kill_at);
         }
       }
       const auto period = backend_ ? backend_->PollPeriod() : std::nullopt;
@@ -315,7 +352,10 @@ void PodRuntime::CheckExits() {
   for (auto& [uid, rec] : pods_) {
     for (auto& c : rec->containers) {
       if (!c.run || c.run->id.empty()) continue;
-      if (auto ended = backend_->Exited(c.run->id)) Reap(c, *std::move(ended));
+      if (auto ended = backend_->Exited(c.run->id)) {
+        Reap(c, *std::move(ended));
+        prober_->Forget(uid, c.name, "");
+      }
     }
   }
 }
@@ -345,6 +385,7 @@ void PodRuntime::Reap(ContainerRecord& c, api::ContainerStateTerminated t) {
   c.backoff = c.backoff.count() == 0 ? options_.backoff_initial
                                      : std::min(2 * c.backoff, options_.backoff_max);
   c.run.reset();
+  c.kill_at.reset();
   SaveState(c);
 }
 
@@ -355,6 +396,7 @@ void PodRuntime::SyncAll() {
 
   std::lock_guard lock(mu_);
   CheckExits();
+  HandleProbeNotices(by_uid);
   // Pods this node runs: a record once their volumes are ready (or they are going away, which
   // the runtime finishes for every pod of the node).
   for (const auto& [uid, pod] : by_uid) {
@@ -373,6 +415,7 @@ void PodRuntime::SyncAll() {
       // Gone from the API and nothing left running: forget it, and its containers' files
       // (their logs included: kept until then, as kubelet keeps a finished pod's).
       if (backend_) backend_->RemovePod(rec.uid);
+      for (const auto& c : rec.containers) prober_->Forget(rec.uid, c.name, "");
       RemoveContainersDir(rec.uid);
       it = pods_.erase(it);
       continue;
@@ -572,6 +615,47 @@ void PodRuntime::SyncContainers(PodRecord& rec, const api::Pod& pod) {
     }
     StartContainer(rec, c, pod, pod.spec.containers[i - n_init]);
   }
+  // The app containers' probes, and the runs a failed probe is killing.
+  const std::string pod_ip = pod.status.pod_ip.empty() ? options_.host_ip : pod.status.pod_ip;
+  for (size_t i = n_init; i < rec.containers.size(); ++i) {
+    ContainerRecord& c = rec.containers[i];
+    if (!c.run || c.run->id.empty()) continue;
+    prober_->Watch({rec.uid, c.name, c.run->id}, pod.spec.containers[i - n_init], c.run->started,
+                   pod_ip);
+    if (c.kill_at && now >= *c.kill_at) {
+      backend_->Kill(c.run->id);
+      c.kill_at = now + std::chrono::seconds(2);  // and again, until it has gone
+    }
+  }
+}
+
+void PodRuntime::HandleProbeNotices(
+    const std::map<std::string, std::shared_ptr<const api::Pod>>& by_uid) {
+  for (auto& n : std::exchange(probe_notices_, {})) {
+    auto pod = by_uid.find(n.target.uid);
+    auto rec = pods_.find(n.target.uid);
+    if (pod == by_uid.end() || rec == pods_.end()) continue;
+    for (auto& c : rec->second->containers) {
+      if (c.name != n.target.container || !c.run || c.run->id != n.target.run_id) continue;
+      Event(*pod->second, n.type, n.reason, n.message);
+      if (!n.kill || c.kill_at) break;
+      // As kubelet kills it: the pod's grace period (the probe's own, if it has one), then
+      // SIGKILL.
+      int64_t grace = pod->second->spec.termination_grace_period_seconds.value_or(30);
+      for (const auto& spec : pod->second->spec.containers) {
+        if (spec.name != c.name) continue;
+        for (const auto* probe : {&spec.liveness_probe, &spec.startup_probe}) {
+          if (*probe && (*probe)->termination_grace_period_seconds) {
+            grace = *(*probe)->termination_grace_period_seconds;
+          }
+        }
+      }
+      grace = std::max<int64_t>(grace, 0);
+      backend_->Terminate(c.run->id, std::chrono::seconds(grace));
+      c.kill_at = clock_.Monotonic() + std::chrono::seconds(grace);
+      break;
+    }
+  }
 }
 
 // ---- status ------------------------------------------------------------------------------------
@@ -639,7 +723,7 @@ std::vector<api::PodCondition> PodConditions(const std::vector<std::string>& inc
 }  // namespace
 
 api::ContainerStatus PodRuntime::StatusOf(const ContainerRecord& c, const PodRecord& rec,
-                                          const api::Pod& pod, std::string_view policy) {
+                                          const api::Pod& pod, std::string_view policy) const {
   api::ContainerStatus cs;
   cs.name = c.name;
   cs.image = c.image;
@@ -650,8 +734,10 @@ api::ContainerStatus PodRuntime::StatusOf(const ContainerRecord& c, const PodRec
                         : policy == "Always" || (policy == "OnFailure" && c.last->exit_code != 0));
   if (c.run) {
     cs.state.running.emplace().started_at = c.run->started_at;
-    cs.ready = !c.init;
-    cs.started = true;
+    const Prober::Status probed =
+        c.init ? Prober::Status{} : prober_->StatusOf({rec.uid, c.name, c.run->id});
+    cs.ready = !c.init && probed.ready;
+    cs.started = probed.started;
     cs.container_id = c.run->id;
     if (c.last) cs.last_state.terminated = c.last;
   } else if (c.last && (!restarts || rec.stopping)) {
@@ -692,7 +778,7 @@ void PodRuntime::WriteStatus(PodRecord& rec, const api::Pod& pod) {
       if (c.last && c.last->exit_code != 0 && !c.run && policy == "Never") init_failed = true;
     } else {
       statuses.push_back(StatusOf(c, rec, pod, policy));
-      if (!c.run) unready.push_back(c.name);
+      if (!statuses.back().ready) unready.push_back(c.name);
     }
   }
   std::string phase = PodPhase(statuses, !incomplete.empty(), init_failed, policy);

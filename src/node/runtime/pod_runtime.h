@@ -40,6 +40,7 @@
 #include "client/event_recorder.h"
 #include "node/runtime/backend.h"
 #include "node/runtime/config.h"
+#include "node/runtime/prober.h"
 #include "os/clock.h"
 #include "volume/plugin.h"
 
@@ -125,9 +126,12 @@ class PodRuntime {
   void Reap(ContainerRecord& c, api::ContainerStateTerminated ended);
   void CheckExits();
   void WriteStatus(PodRecord& rec, const api::Pod& pod);
-  // A container's status as kubelet reports it, under the pod's restart policy.
-  static api::ContainerStatus StatusOf(const ContainerRecord& c, const PodRecord& rec,
-                                       const api::Pod& pod, std::string_view policy);
+  // A container's status as kubelet reports it, under the pod's restart policy and with what
+  // its probes say.
+  api::ContainerStatus StatusOf(const ContainerRecord& c, const PodRecord& rec, const api::Pod& pod,
+                                std::string_view policy) const;
+  // What the prober asked for since the last pass: events, and runs to kill.
+  void HandleProbeNotices(const std::map<std::string, std::shared_ptr<const api::Pod>>& by_uid);
   void Adopt();
   void SaveState(const ContainerRecord& c) const;
   // Removes <root>/containers/<uid> unless something is mounted below it.
@@ -154,6 +158,15 @@ class PodRuntime {
   std::set<std::string> alive_;
   int wake_fd_ = -1;  // an eventfd: a kick wakes the poll
   std::thread thread_;
+  // The containers' startup, liveness and readiness probes; what it reports waits in
+  // probe_notices_ (under mu_) for the loop.
+  struct ProbeNotice {
+    ProbeTarget target;
+    std::string type, reason, message;
+    bool kill = false;
+  };
+  std::vector<ProbeNotice> probe_notices_;
+  std::unique_ptr<Prober> prober_;
 };
 
 }  // namespace kvol::node::runtime
