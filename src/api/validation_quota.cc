@@ -10,30 +10,7 @@ namespace kvol::api {
 
 namespace {
 
-bool IsStandardQuotaResource(std::string_view name) {
-  static const std::set<std::string, std::less<>> kNames = {"pods",
-                                                            "services",
-                                                            "replicationcontrollers",
-                                                            "resourcequotas",
-                                                            "secrets",
-                                                            "configmaps",
-                                                            "persistentvolumeclaims",
-                                                            "services.nodeports",
-                                                            "services.loadbalancers",
-                                                            "cpu",
-                                                            "memory",
-                                                            "ephemeral-storage",
-                                                            "requests.cpu",
-                                                            "requests.memory",
-                                                            "requests.storage",
-                                                            "requests.ephemeral-storage",
-                                                            "limits.cpu",
-                                                            "limits.memory",
-                                                            "limits.ephemeral-storage"};
-  return kNames.count(name) > 0 || name.rfind("hugepages-", 0) == 0 ||
-         name.rfind("requests.hugepages-", 0) == 0;
-}
-
+// Counted objects: whole numbers.
 bool IsIntegerQuotaResource(std::string_view name) {
   static const std::set<std::string, std::less<>> kCounted = {"pods",
                                                               "services",
@@ -54,6 +31,12 @@ bool IsPodComputeResource(std::string_view name) {
          name == "ephemeral-storage" || name == "requests.ephemeral-storage" ||
          name == "limits.ephemeral-storage" || name.rfind("hugepages-", 0) == 0 ||
          name.rfind("requests.hugepages-", 0) == 0;
+}
+
+// The names Kubernetes defines without a domain.
+bool IsStandardQuotaResource(std::string_view name) {
+  return (IsIntegerQuotaResource(name) && name.rfind("count/", 0) != 0) ||
+         IsPodComputeResource(name) || name == "requests.storage";
 }
 
 bool ScopeValidFor(std::string_view scope, std::string_view resource) {
@@ -86,7 +69,8 @@ void ValidateResourceList(FieldErrors& errs, const ResourceList& list, const Pat
       for (const auto& msg : IsQualifiedName(name)) errs.push_back(Invalid(p, name, msg));
     }
     if (q.Sign() < 0) {
-      errs.push_back(Invalid(p, BadValue::String(q.ToString()), "must be greater than or equal to 0"));
+      errs.push_back(
+          Invalid(p, BadValue::String(q.ToString()), "must be greater than or equal to 0"));
     }
     if (IsIntegerQuotaResource(name) && q.MilliValue() % 1000 != 0) {
       errs.push_back(Invalid(p, BadValue::String(q.ToString()), "must be an integer"));
