@@ -149,10 +149,8 @@ class SpdyExecSession {
     resize_.append(data);
     size_t nl;
     while ((nl = resize_.find('\n')) != std::string::npos) {
-      auto size = api::ParseJson(std::string_view(resize_).substr(0, nl));
-      if (size.ok() && size->is_object()) {
-        proc_.Resize(size->value("Width", uint16_t{80}), size->value("Height", uint16_t{24}));
-      }
+      auto size = TerminalSizeOf(std::string_view(resize_).substr(0, nl));
+      if (size) proc_.Resize(size->first, size->second);
       resize_.erase(0, nl + 1);
     }
   }

@@ -122,6 +122,23 @@ TEST(ExecUpgradeTest, TheTransportAndTheNewestStreamProtocolBothSpeak) {
   }
 }
 
+TEST(TerminalSizeTest, WholeNumbersOnly) {
+  using Size = std::optional<std::pair<uint16_t, uint16_t>>;
+  const std::pair<const char*, Size> rows[] = {
+      {R"({"Width":80,"Height":24})", Size({80, 24})},
+      {R"({"Width":65535,"Height":0})", Size({65535, 0})},
+      {R"({"Width":"x","Height":24})", std::nullopt},
+      {R"({"Width":null,"Height":24})", std::nullopt},
+      {R"({"Width":-1,"Height":24})", std::nullopt},
+      {R"({"Width":65536,"Height":24})", std::nullopt},
+      {R"({"Width":80.5,"Height":24})", std::nullopt},
+      {R"({"Height":24})", std::nullopt},
+      {R"([80,24])", std::nullopt},
+      {"not json", std::nullopt},
+  };
+  for (const auto& [json, want] : rows) EXPECT_EQ(TerminalSizeOf(json), want) << json;
+}
+
 // One direction of a connection, in memory.
 class Pipe final : public UpgradedConnection {
  public:

@@ -50,6 +50,21 @@ void ServeLog(ResponseWriter& w, LogStream& stream) {
   w.EndStream();
 }
 
+std::optional<std::pair<uint16_t, uint16_t>> TerminalSizeOf(std::string_view json) {
+  auto size = api::ParseJson(json);
+  if (!size.ok() || !size->is_object()) return std::nullopt;
+  auto dimension = [&](const char* key) -> std::optional<uint16_t> {
+    auto it = size->find(key);
+    if (it == size->end() || !it->is_number_unsigned() || it->get<uint64_t>() > 0xffff) {
+      return std::nullopt;
+    }
+    return static_cast<uint16_t>(it->get<uint64_t>());
+  };
+  auto width = dimension("Width"), height = dimension("Height");
+  if (!width || !height) return std::nullopt;
+  return std::pair{*width, *height};
+}
+
 ApiOr<ExecRequest> ExecRequestOf(const HttpRequest& req) {
   ExecRequest er;
   er.options.container = req.Query("container");
@@ -140,10 +155,7 @@ void ServeExecWebSocket(const HttpRequest& req, ResponseWriter& w, const ExecReq
         if (channel == 0) {
           proc.WriteStdin(data);
         } else if (channel == 4) {  // {"Width":80,"Height":24}
-          auto size = api::ParseJson(data);
-          if (size.ok() && size->is_object()) {
-            proc.Resize(size->value("Width", uint16_t{80}), size->value("Height", uint16_t{24}));
-          }
+          if (auto size = TerminalSizeOf(data)) proc.Resize(size->first, size->second);
         } else if (channel == 255 && data.size() == 1 && data[0] == 0) {  // v5: stdin closed
           proc.CloseStdin();
         }

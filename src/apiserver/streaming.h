@@ -5,8 +5,11 @@
 // Status, 4 terminal size, 255 close, v5 only) or over SPDY/3.1 streams (exec_spdy.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/exec_status.h"
@@ -43,6 +46,10 @@ ApiOr<ExecUpgrade> ExecUpgradeOf(const HttpRequest& req);
 // when the client leaves.
 void ServeExec(const HttpRequest& req, ResponseWriter& w, const ExecRequest& er,
                const ExecUpgrade& upgrade, ExecProcess& proc);
+
+// A terminal size message, {"Width":80,"Height":24}; nullopt for anything else (a field that
+// is not a whole number from 0 to 65535 included).
+std::optional<std::pair<uint16_t, uint16_t>> TerminalSizeOf(std::string_view json);
 
 // The Status sent on channel 3 (api/exec_status.h).
 using api::ExecOutcome;

@@ -62,21 +62,29 @@ Status Controller::Sync(const std::string& ns) {
   return result;
 }
 
-void Controller::Touch(const std::string& ns) {
-  {
-    std::lock_guard lock(mu_);
-    auto it = quotas_per_namespace_.find(ns);
-    if (it == quotas_per_namespace_.end() || it->second == 0) return;
-  }
-  queue_->Add(ns);
+bool Controller::HasQuotas(const std::string& ns) {
+  std::lock_guard lock(mu_);
+  auto it = quotas_per_namespace_.find(ns);
+  return it != quotas_per_namespace_.end() && it->second > 0;
 }
 
+// As Kubernetes' replenishment: an object that goes, or whose usage changes (a pod that
+// finishes, a claim that grows), has the namespace counted again. One created was charged by
+// admission; counting then could miss another being created, charged but not yet stored.
 template <class T>
 void Controller::Watch() {
   auto& informer = informers_->Handle<T>(
-      {.on_add = [this](const auto& o) { Touch(o->metadata.namespace_); },
-       .on_update = [this](const auto&, const auto& o) { Touch(o->metadata.namespace_); },
-       .on_delete = [this](const auto& o) { Touch(o->metadata.namespace_); }});
+      {.on_update =
+           [this](const auto& old, const auto& now) {
+             const std::string& ns = now->metadata.namespace_;
+             if (HasQuotas(ns) && api::QuotaItemOf(*old).usage != api::QuotaItemOf(*now).usage) {
+               queue_->Add(ns);
+             }
+           },
+       .on_delete =
+           [this](const auto& o) {
+             if (HasQuotas(o->metadata.namespace_)) queue_->Add(o->metadata.namespace_);
+           }});
   informer.Start();
   synced_.push_back([&informer](std::chrono::milliseconds t) { return informer.WaitForSync(t); });
 }
@@ -96,11 +104,17 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
              count(q->metadata.namespace_, 1);
              queue_->Add(q->metadata.namespace_);
            },
-       .on_update = [this](const auto&, const auto& q) { queue_->Add(q->metadata.namespace_); },
+       // A quota whose spec.hard its status does not show yet; not its status updates (the
+       // charges admission makes).
+       .on_update =
+           [this](const auto&, const auto& q) {
+             if (q->spec.hard != q->status.hard) queue_->Add(q->metadata.namespace_);
+           },
        .on_delete =
            [this, count](const auto& q) {
              count(q->metadata.namespace_, -1);
-             Touch(q->metadata.namespace_);  // the others count one quota less
+             // The others count one quota less.
+             if (HasQuotas(q->metadata.namespace_)) queue_->Add(q->metadata.namespace_);
            }});
   quotas.Start();
   synced_.push_back([&quotas](std::chrono::milliseconds t) { return quotas.WaitForSync(t); });

@@ -1,9 +1,10 @@
 // The resource quota controller, as Kubernetes runs it: every ResourceQuota's status.hard
 // follows its spec.hard, and its status.used is counted again from the namespace's objects
-// (api/quota.h says what each counts for) when a quota changes, when an object of the kinds it
-// watches (claims, pods, services, configMaps, secrets, replication controllers, quotas)
-// changes or goes in a namespace that has quotas, and every resync period. Quota admission in
-// the API server charges what it admits in between, so that a namespace cannot go past a quota
+// (api/quota.h says what each counts for) when a quota is new or its spec.hard changes, when
+// an object of the kinds it watches (claims, pods, services, configMaps, secrets, replication
+// controllers, quotas) goes or its usage changes in a namespace that has quotas, and every
+// resync period. Quota admission in the API server charges what it admits in between (and
+// new objects are not counted on their creation), so that a namespace cannot go past a quota
 // while the count catches up.
 #pragma once
 
@@ -56,8 +57,8 @@ class Controller {
   Status CollectItems(const std::string& ns,
                       const std::set<std::pair<std::string, std::string>>& sources,
                       std::vector<api::QuotaItem>* items);
-  // Queues `ns` when it has a quota.
-  void Touch(const std::string& ns);
+  // Whether the quota informer has a quota in `ns`.
+  bool HasQuotas(const std::string& ns);
   template <class T>
   void Watch();
 

@@ -616,7 +616,10 @@ void PodRuntime::SyncContainers(PodRecord& rec, const api::Pod& pod) {
     StartContainer(rec, c, pod, pod.spec.containers[i - n_init]);
   }
   // The app containers' probes, and the runs a failed probe is killing.
-  const std::string pod_ip = pod.status.pod_ip.empty() ? options_.host_ip : pod.status.pod_ip;
+  // Where tcpSocket and httpGet probes connect: the pod's own address once its sandbox has
+  // one (the status may not say so yet), else the node's.
+  std::string pod_ip = backend_->PodIp(rec.uid);
+  if (pod_ip.empty()) pod_ip = pod.status.pod_ip.empty() ? options_.host_ip : pod.status.pod_ip;
   for (size_t i = n_init; i < rec.containers.size(); ++i) {
     ContainerRecord& c = rec.containers[i];
     if (!c.run || c.run->id.empty()) continue;

@@ -2,7 +2,9 @@
 #include "node/runtime/prober.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +22,8 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+constexpr size_t kMaxProbeOutput = 10 << 10;
 
 // kubelet's defaults, for a probe that was not defaulted (one adopted from an old object).
 milliseconds Period(const api::Probe& p) {
@@ -97,7 +101,12 @@ ProbeResult RunExecProbe(ExecStream& stream, milliseconds timeout) {
   while (true) {
     chunk.clear();
     const std::optional<int> code = stream.Collect(&chunk);
-    for (const auto& [_, data] : chunk) output += data;
+    for (const auto& [_, data] : chunk) {
+      // kubelet keeps the first 10 KiB of a probe's output.
+      output.append(
+          data, 0,
+          std::min(data.size(), kMaxProbeOutput - std::min(kMaxProbeOutput, output.size())));
+    }
     if (code) return {.success = *code == 0, .output = output};
     const auto left =
         std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -120,51 +129,132 @@ ProbeResult RunTcpProbe(const std::string& host, int port, milliseconds timeout)
   return {.success = true};
 }
 
+namespace {
+
+// Bounds the socket's next blocking send or receive by `deadline`; false once it has passed.
+bool SetDeadline(int fd, std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return false;
+  timeval tv{.tv_sec = static_cast<time_t>(left.count() / 1'000'000),
+             .tv_usec = static_cast<suseconds_t>(left.count() % 1'000'000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  return true;
+}
+
+// One plain or TLS connection, blocking, each call bounded by the probe's deadline.
+class Conn {
+ public:
+  Conn(int fd, std::chrono::steady_clock::time_point deadline) : fd_(fd), deadline_(deadline) {
+    fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  }
+  ~Conn() {
+    if (ssl_) SSL_free(ssl_);
+    if (ctx_) SSL_CTX_free(ctx_);
+    close(fd_);
+  }
+  // TLS without checking the certificate, as kubelet probes HTTPS.
+  bool StartTls(const std::string& host, std::string* error) {
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    ssl_ = ctx_ ? SSL_new(ctx_) : nullptr;
+    if (!ssl_) return (*error = "TLS: out of memory", false);
+    SSL_set_verify(ssl_, SSL_VERIFY_NONE, nullptr);
+    if (inet_addr(host.c_str()) == INADDR_NONE && host.find(':') == std::string::npos) {
+      SSL_set_tlsext_host_name(ssl_, host.c_str());
+    }
+    SSL_set_fd(ssl_, fd_);
+    if (!SetDeadline(fd_, deadline_) || SSL_connect(ssl_) != 1) {
+      return (*error = "TLS handshake failed", false);
+    }
+    return true;
+  }
+  bool Write(std::string_view data) {
+    while (!data.empty()) {
+      if (!SetDeadline(fd_, deadline_)) return false;
+      const int n = ssl_ ? SSL_write(ssl_, data.data(), static_cast<int>(data.size()))
+                         : static_cast<int>(send(fd_, data.data(), data.size(), MSG_NOSIGNAL));
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  // Some bytes; 0 at the end, or on an error or the deadline.
+  int Read(char* buf, int size) {
+    if (!SetDeadline(fd_, deadline_)) return 0;
+    const int n = ssl_ ? SSL_read(ssl_, buf, size) : static_cast<int>(recv(fd_, buf, size, 0));
+    return std::max(n, 0);
+  }
+  bool timed_out() const { return std::chrono::steady_clock::now() >= deadline_; }
+
+ private:
+  int fd_;
+  std::chrono::steady_clock::time_point deadline_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+};
+
+bool SameHeader(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
 ProbeResult RunHttpProbe(const api::HTTPGetAction& get, const std::string& host, int port,
                          milliseconds timeout) {
-  if (!get.scheme.empty() && get.scheme != "HTTP") {
-    return {.success = false, .output = "httpGet probes over " + get.scheme + " are not supported"};
+  const bool https = get.scheme == "HTTPS";
+  if (!get.scheme.empty() && get.scheme != "HTTP" && !https) {
+    return {.success = false, .output = "unsupported scheme \"" + get.scheme + "\""};
   }
-  const std::string url =
-      "http://" + host + ":" + std::to_string(port) + (get.path.empty() ? "/" : get.path);
+  const std::string path = get.path.empty() ? "/" : get.path;
+  const std::string authority =
+      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  const std::string url = (https ? "https://" : "http://") + authority + path;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string error;
   const int fd = Connect(host, port, timeout, &error);
   if (fd < 0) return {.success = false, .output = "Get \"" + url + "\": " + error};
-  std::string request = "GET " + (get.path.empty() ? std::string("/") : get.path) +
-                        " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
-                        "\r\nUser-Agent: kube-probe/1.32\r\nAccept: */*\r\nConnection: close\r\n";
-  for (const auto& h : get.http_headers) request += h.name + ": " + h.value + "\r\n";
-  request += "\r\n";
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string response;
-  size_t sent = 0;
-  while (response.find("\r\n") == std::string::npos) {
-    const auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      close(fd);
-      return {.success = false,
-              .output = "Get \"" + url +
-                        "\": context deadline exceeded (Client.Timeout exceeded "
-                        "while awaiting headers)"};
-    }
-    pollfd p{fd, static_cast<short>(sent < request.size() ? POLLOUT : POLLIN), 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    if (sent < request.size()) {
-      const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      continue;
-    }
-    char buf[1024];
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    response.append(buf, static_cast<size_t>(n));
+  Conn conn(fd, deadline);
+  if (https && !conn.StartTls(host, &error)) {
+    return {.success = false, .output = "Get \"" + url + "\": " + error};
   }
-  close(fd);
+  // kubelet's headers, which the probe's own replace.
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"Host", authority}, {"User-Agent", "kube-probe/1.32"}, {"Accept", "*/*"}};
+  for (const auto& h : get.http_headers) {
+    auto same = std::find_if(headers.begin(), headers.end(),
+                             [&](const auto& d) { return SameHeader(d.first, h.name); });
+    if (same != headers.end() && same < headers.begin() + 3) {
+      same->second = h.value;
+    } else {
+      headers.emplace_back(h.name, h.value);
+    }
+  }
+  std::string request = "GET " + path + " HTTP/1.1\r\n";
+  for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
+  request += "Connection: close\r\n\r\n";
+  std::string response;
+  if (conn.Write(request)) {
+    char buf[1024];
+    while (response.find("\r\n") == std::string::npos && response.size() < 8192) {
+      const int n = conn.Read(buf, sizeof buf);
+      if (n == 0) break;
+      response.append(buf, static_cast<size_t>(n));
+    }
+  }
   // "HTTP/1.1 200 OK"
   const size_t space = response.find(' ');
   const int code = space == std::string::npos ? 0 : std::atoi(response.c_str() + space + 1);
   if (code >= 200 && code < 400) return {.success = true};
+  if (code == 0 && conn.timed_out()) {
+    return {.success = false,
+            .output = "Get \"" + url +
+                      "\": context deadline exceeded (Client.Timeout exceeded while awaiting "
+                      "headers)"};
+  }
   if (code == 0) return {.success = false, .output = "Get \"" + url + "\": EOF"};
   return {.success = false, .output = "HTTP probe failed with statuscode: " + std::to_string(code)};
 }
@@ -210,8 +300,9 @@ ProbeAddress ProbeAddressOf(const api::Probe& probe, const api::Container& spec,
             ? spec.unknown_fields["ports"]
             : api::Json();
     for (const auto& p : ports.is_array() ? ports : api::Json::array()) {
-      if (p.is_object() && p.value("name", "") == port->get<std::string>() &&
-          p.contains("containerPort") && p["containerPort"].is_number_integer()) {
+      if (p.is_object() && p.contains("name") && p["name"].is_string() &&
+          p["name"].get<std::string>() == port->get<std::string>() && p.contains("containerPort") &&
+          p["containerPort"].is_number_integer()) {
         a.port = p["containerPort"].get<int>();
       }
     }
@@ -236,6 +327,7 @@ void Prober::Watch(const ProbeTarget& target, const api::Container& spec, os::Mo
   }
   if (w.probes.empty()) return;
   watched_.emplace(target, std::move(w));
+  ++generation_;
   cv_.notify_all();
 }
 
@@ -268,6 +360,7 @@ std::optional<os::MonoTime> Prober::RunDue() {
     ProbeState probe;
     {
       std::lock_guard lock(mu_);
+      if (stopping_) return std::nullopt;
       const os::MonoTime now = clock_.Monotonic();
       std::optional<os::MonoTime> next;
       bool found = false;
@@ -330,14 +423,15 @@ std::optional<os::MonoTime> Prober::RunDue() {
 void Prober::Loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
+    const uint64_t seen = generation_;
     lock.unlock();
     const std::optional<os::MonoTime> next = RunDue();
     lock.lock();
-    if (stopping_) return;
+    if (stopping_ || generation_ != seen) continue;  // a run watched since: look again
     if (next) {
       clock_.WaitUntil(cv_, lock, *next);
     } else {
-      cv_.wait(lock);
+      cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
     }
   }
 }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -130,6 +131,7 @@ class Prober {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  uint64_t generation_ = 0;  // counts Watch calls: the loop does not sleep through one
   std::map<ProbeTarget, Watched> watched_;
   std::thread thread_;
 };

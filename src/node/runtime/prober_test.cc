@@ -164,7 +164,8 @@ TEST(ProberTest, AForgottenRunIsProbedNoMore) {
 }
 
 TEST(ProbeAddressTest, NamedPortsAndHosts) {
-  const auto spec = ContainerWith(R"({"name": "c", "ports": [{"name": "web",
+  const auto spec =
+      ContainerWith(R"({"name": "c", "ports": [{"name": 5, "containerPort": 1}, {"name": "web",
       "containerPort": 8080}]})");
   auto probe = [](const char* json) {
     api::FieldErrors errs;
@@ -194,15 +195,20 @@ class Listener {
     port_ = ntohs(a.sin_port);
   }
   ~Listener() {
-    if (server_.joinable()) server_.join();
+    Join();
     close(fd_);
   }
+  void Join() {
+    if (server_.joinable()) server_.join();
+  }
   int port() const { return port_; }
+  std::string request;  // what the one connection served sent first (read after the join)
   void Serve(std::string reply) {
     server_ = std::thread([this, reply] {
       const int c = accept(fd_, nullptr, nullptr);
       char buf[4096];
-      (void)!recv(c, buf, sizeof buf, 0);
+      const ssize_t n = recv(c, buf, sizeof buf, 0);
+      if (n > 0) request.assign(buf, static_cast<size_t>(n));
       (void)!send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
       close(c);
     });
@@ -228,9 +234,24 @@ TEST(ProbeHandlersTest, TcpAndHttpFromTheNode) {
 
   api::HTTPGetAction get;
   get.path = "/healthz";
-  Listener ok;
-  ok.Serve("HTTP/1.1 204 No Content\r\n\r\n");
-  EXPECT_TRUE(RunHttpProbe(get, "127.0.0.1", ok.port(), seconds(2)).success);
+  get.http_headers = {{.name = "host", .value = "app.example"}, {.name = "X-Probe", .value = "1"}};
+  {
+    Listener ok;
+    ok.Serve("HTTP/1.1 204 No Content\r\n\r\n");
+    EXPECT_TRUE(RunHttpProbe(get, "127.0.0.1", ok.port(), seconds(2)).success);
+    ok.Join();
+    EXPECT_EQ(ok.request,
+              "GET /healthz HTTP/1.1\r\nHost: app.example\r\nUser-Agent: kube-probe/1.32\r\n"
+              "Accept: */*\r\nX-Probe: 1\r\nConnection: close\r\n\r\n")
+        << "the probe's Host replaces kubelet's";
+  }
+  {
+    Listener silent;  // accepts, never answers
+    auto timed_out = RunHttpProbe(get, "127.0.0.1", silent.port(), std::chrono::milliseconds(200));
+    EXPECT_FALSE(timed_out.success);
+    EXPECT_NE(timed_out.output.find("context deadline exceeded"), std::string::npos)
+        << timed_out.output;
+  }
   Listener bad;
   bad.Serve("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
   auto failed = RunHttpProbe(get, "127.0.0.1", bad.port(), seconds(2));
