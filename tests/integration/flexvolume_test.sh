@@ -57,7 +57,6 @@ case "\$1" in
     dev=\$(loop_of "\$img")
     if [ -z "\$dev" ]; then
       dev=\$(losetup -f --show "\$img") || fail "losetup \$img failed"
-      echo "\$dev" >>"$WORK/loops"
     fi
     ok ", \"device\": \"\$dev\"" ;;
   waitforattach) [ -b "\$2" ] && ok ", \"device\": \"\$2\""; fail "\$2 is not a block device" ;;

@@ -11,7 +11,6 @@ WORK=$(mktemp -d "${KVOL_WORK_PARENT:-/tmp}/kvol-it.XXXXXX")
 FAILURES=0
 PIDS=()
 declare -A PID_STARTS=()  # by PID: its start time when tracked
-LOOPS=()
 
 # proc_start PID: the process's start time (field 22 of /proc/PID/stat), "" if it is gone. With
 # its PID it names one process: PIDs are reused (pid_max may be 32,768), so a PID this test
@@ -71,9 +70,9 @@ cleanup() {
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
   kill_containers "$WORK"
   unmount_under "$WORK"
-  for dev in "${LOOPS[@]}"; do losetup -d "$dev" 2>/dev/null; done
-  # Loop devices made by what the test ran (a FlexVolume driver) are listed there too.
-  [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
+  # Loop devices (the test's own, and those what it ran made: a FlexVolume driver, a CSI
+  # driver) are detached by their files, all below $WORK, never by name: a device detached
+  # during the test may since be another test's.
   detach_loops_under "$WORK"
   run_at_exit
   rm -rf "$WORK"
@@ -92,7 +91,6 @@ trap cleanup EXIT
   cri_sweep
   kill_containers "$WORK"
   unmount_under "$WORK"
-  [ -f "$WORK/loops" ] && xargs -r -n1 losetup -d <"$WORK/loops" 2>/dev/null
   detach_loops_under "$WORK"
   run_at_exit
   rm -rf "$WORK"
@@ -105,11 +103,9 @@ track() {
   echo "$1 ${PID_STARTS[$1]}" >>"$WORK/pids"
 }
 
-# loop_attach FILE: a loop device backed by FILE, detached at the end; sets LOOP.
+# loop_attach FILE: a loop device backed by FILE (below $WORK), detached at the end; sets LOOP.
 loop_attach() {
   LOOP=$(losetup -f --show "$1") || { echo "losetup failed"; exit 1; }
-  LOOPS+=("$LOOP")
-  echo "$LOOP" >>"$WORK/loops"
 }
 
 fail() {
