@@ -1,11 +1,25 @@
 #include "scheduler/cache.h"
 
+#include "base/strings.h"
 #include "client/informer.h"
 #include "client/pod_claims.h"
 
 namespace kvol::scheduler {
 
 using client::KeyOf;
+
+namespace {
+
+// Whether an object at resourceVersion `incoming` is older than the one held: the answer to
+// the scheduler's own write can arrive after the informer has delivered a later change (the
+// claim it annotated, already provisioned and bound). Versions that are not numbers are not
+// compared.
+bool Older(const std::string& incoming, const std::string& held) {
+  int64_t a = 0, b = 0;
+  return ParseInt64(incoming, &a) && ParseInt64(held, &b) && a < b;
+}
+
+}  // namespace
 
 void Cache::UpsertNode(const api::Node& node) {
   std::lock_guard lock(mu_);
@@ -20,7 +34,9 @@ void Cache::RemoveNode(const std::string& name) {
 void Cache::UpsertClaim(ClaimPtr claim) {
   std::string key = KeyOf(*claim);
   std::lock_guard lock(mu_);
-  claims_[std::move(key)] = std::move(claim);
+  ClaimPtr& held = claims_[std::move(key)];
+  if (held && Older(claim->metadata.resource_version, held->metadata.resource_version)) return;
+  held = std::move(claim);
 }
 
 void Cache::UpsertClaim(const api::PersistentVolumeClaim& claim) {
@@ -32,7 +48,11 @@ void Cache::RemoveClaim(const std::string& key) {
   claims_.erase(key);
 }
 
-void Cache::UpsertVolume(VolumePtr volume) { volumes_.Upsert(std::move(volume)); }
+void Cache::UpsertVolume(VolumePtr volume) {
+  VolumePtr held = volumes_.Get(volume->metadata.name);
+  if (held && Older(volume->metadata.resource_version, held->metadata.resource_version)) return;
+  volumes_.Upsert(std::move(volume));
+}
 
 void Cache::UpsertVolume(const api::PersistentVolume& volume) {
   UpsertVolume(std::make_shared<const api::PersistentVolume>(volume));

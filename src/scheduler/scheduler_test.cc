@@ -200,6 +200,37 @@ struct Row {
   std::map<std::string, int> pods_on = {};  // pods already running per node
 };
 
+// The answer to the scheduler's own write (the claim it annotated with the selected node) can
+// come after the informer has delivered the claim bound: the older one does not replace it.
+TEST(CacheTest, AnOlderObjectDoesNotReplaceANewerOne) {
+  Cache cache;
+  api::PersistentVolumeClaim bound;
+  bound.metadata.namespace_ = "default";
+  bound.metadata.name = "p-scratch";
+  bound.metadata.resource_version = "12";
+  bound.status.phase = "Bound";
+  cache.UpsertClaim(bound);
+  api::PersistentVolumeClaim annotated = bound;
+  annotated.metadata.resource_version = "9";
+  annotated.status.phase = "Pending";
+  cache.UpsertClaim(annotated);
+  EXPECT_EQ(cache.Claim("default/p-scratch")->status.phase, "Bound");
+  annotated.metadata.resource_version = "13";
+  cache.UpsertClaim(annotated);
+  EXPECT_EQ(cache.Claim("default/p-scratch")->status.phase, "Pending") << "a newer one does";
+
+  api::PersistentVolume pv;
+  pv.metadata.name = "pv1";
+  pv.metadata.resource_version = "20";
+  pv.status.phase = "Bound";
+  cache.UpsertVolume(pv);
+  api::PersistentVolume stale = pv;
+  stale.metadata.resource_version = "19";
+  stale.status.phase = "Available";
+  cache.UpsertVolume(stale);
+  EXPECT_EQ(cache.Volume("pv1")->status.phase, "Bound");
+}
+
 class ScheduleTable : public ::testing::TestWithParam<Row> {};
 
 TEST_P(ScheduleTable, Decides) {
