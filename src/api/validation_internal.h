@@ -25,6 +25,9 @@ void ValidatePositiveQuantity(FieldErrors& errs, const Quantity& q, const Path& 
 // q >= 0, else Invalid(path, q.String(), "must be greater than or equal to 0").
 void ValidateNonNegativeQuantity(FieldErrors& errs, const Quantity& q, const Path& path);
 
+// A container's probes: each with one handler and sane numbers; none on an init container.
+void ValidateProbes(FieldErrors& errs, const Container& c, bool init, const Path& p);
+
 // Relative path without ".." elements (Kubernetes' validateLocalDescendingPath).
 void ValidateLocalDescendingPath(FieldErrors& errs, std::string_view p, const Path& path);
 // ...and not starting with ".." (ValidateLocalNonReservedPath).
