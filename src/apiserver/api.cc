@@ -162,7 +162,12 @@ std::optional<ApiError> Api::AdmitQuota(std::string_view ns, std::string_view na
                                         const std::function<api::QuotaItem()>& item_of,
                                         bool dry_run) {
   auto& reg = registry<api::ResourceQuota>();
-  auto listed = reg.List(ns, {}, nullptr);
+  // The quotas as the watch cache has them, as Kubernetes' admission reads its informer: a
+  // create does not wait for the cache to catch up with writes of other kinds. A charge is
+  // written with the quota's resourceVersion, so a stale read costs a retry, not a miscount.
+  api::ListOptions any;
+  any.resource_version = "0";
+  auto listed = reg.List(ns, any, nullptr);
   if (!listed.ok()) return listed.error();
   if (listed->empty()) return std::nullopt;
   const api::QuotaItem item = item_of();
