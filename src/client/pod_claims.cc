@@ -16,6 +16,11 @@ std::vector<std::string> ClaimKeysOfPod(const api::Pod& pod) {
   return out;
 }
 
+std::string ClaimKeyOfVolume(const api::PersistentVolume& pv) {
+  if (!pv.spec.claim_ref || pv.spec.claim_ref->name.empty()) return "";
+  return pv.spec.claim_ref->namespace_ + "/" + pv.spec.claim_ref->name;
+}
+
 bool PodIsShutDown(const api::Pod& pod) {
   return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
 }
@@ -53,6 +58,13 @@ std::vector<std::string> PodClaimIndex::Remove(const std::string& ns, const std:
   return claims;
 }
 
+bool PodClaimIndex::InUse(const std::string& claim_key) const {
+  if (claim_key.empty()) return false;
+  std::lock_guard lock(mu_);
+  auto it = by_claim_.find(claim_key);
+  return it != by_claim_.end() && !it->second.empty();
+}
+
 std::vector<PodPtr> PodClaimIndex::PodsUsing(const std::string& claim_key) const {
   std::vector<PodPtr> out;
   std::lock_guard lock(mu_);
@@ -62,6 +74,30 @@ std::vector<PodPtr> PodClaimIndex::PodsUsing(const std::string& claim_key) const
   std::sort(out.begin(), out.end(),
             [](const PodPtr& a, const PodPtr& b) { return a->metadata.name < b->metadata.name; });
   return out;
+}
+
+Informer<api::PersistentVolumeClaim>::Handlers WhenClaimUsed(const PodClaimIndex& index,
+                                                             std::function<void()> changed) {
+  auto used = [&index, changed](const auto& claim) {
+    if (index.InUse(KeyOf(*claim))) changed();
+  };
+  return {.on_add = used,
+          .on_update = [used](const auto&, const auto& now) { used(now); },
+          .on_delete = used};
+}
+
+Informer<api::PersistentVolume>::Handlers WhenVolumeUsed(const PodClaimIndex& index,
+                                                         std::function<void()> changed) {
+  auto used = [&index](const auto& pv) { return index.InUse(ClaimKeyOfVolume(*pv)); };
+  auto one = [used, changed](const auto& pv) {
+    if (used(pv)) changed();
+  };
+  return {.on_add = one,
+          .on_update =
+              [used, changed](const auto& old, const auto& now) {
+                if (used(now) || used(old)) changed();
+              },
+          .on_delete = one};
 }
 
 }  // namespace kvol::client

@@ -282,18 +282,27 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
     volume_manager_->Kick();
     runtime_->Kick();
   };
-  pods_->AddHandlers({.on_add = kick,
-                      .on_update = kick,
+  pods_->AddHandlers({.on_add =
+                          [this, kick](const auto& pod) {
+                            pod_claims_.Upsert(*pod);
+                            kick(pod);
+                          },
+                      .on_update =
+                          [this, kick](const auto& old, const auto& pod) {
+                            pod_claims_.Upsert(*pod);
+                            kick(old, pod);
+                          },
                       .on_delete =
                           [this, kick](const auto& pod) {
                             tokens_.ForgetPod(pod->metadata.uid);
+                            pod_claims_.Remove(pod->metadata.namespace_, pod->metadata.name);
                             kick(pod);
                           }});
   // The controller attached or detached something, or the node's volumesInUse was written.
   node_->AddHandlers({.on_add = kick, .on_update = kick, .on_delete = kick});
-  informers_->Handle<api::PersistentVolumeClaim>(
-      {.on_add = kick, .on_update = kick, .on_delete = kick});
-  informers_->Handle<api::PersistentVolume>({.on_add = kick, .on_update = kick, .on_delete = kick});
+  // Of claims and volumes, only those this node's pods use.
+  informers_->Handle<api::PersistentVolumeClaim>(client::WhenClaimUsed(pod_claims_, kick));
+  informers_->Handle<api::PersistentVolume>(client::WhenVolumeUsed(pod_claims_, kick));
   informers_->Handle<api::ConfigMap>({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::Secret>({.on_add = kick, .on_update = kick, .on_delete = kick});
   informers_->Handle<api::CSIDriver>({.on_add = kick, .on_update = kick, .on_delete = kick});

@@ -18,6 +18,7 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "client/pod_claims.h"
 #include "node/csi_node_info.h"
 #include "node/csi_registration.h"
 #include "node/node_status.h"
@@ -138,6 +139,9 @@ class Agent {
   std::unique_ptr<CsiRegistrationHandler> csi_registration_;
   std::unique_ptr<pluginwatcher::PluginWatcher> plugin_watcher_;
   std::unique_ptr<client::EventRecorder> recorder_;
+  // The claims this node's pods use, kept by the pod handlers; before the informers, which
+  // call into it until they go.
+  client::PodClaimIndex pod_claims_;
   std::unique_ptr<client::Informer<api::Pod>> pods_;
   // This node's Node object: its status.volumesAttached and volumesInUse, when the controller
   // manages attachments.

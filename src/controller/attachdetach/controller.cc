@@ -245,11 +245,30 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
                                    .on_update = [this](const auto&, const auto&) { Kick(); },
                                    .on_delete = kick});
   };
-  kick_on(pods_);
   kick_on(nodes_);
-  kick_on(claims_);
-  kick_on(volumes_);
   kick_on(drivers_);
+  // Pods are indexed by the claims they use: a claim or volume no pod uses changes nothing to
+  // attach or detach, so its changes wake nothing.
+  pods_ = &informers_->Handle<api::Pod>(
+      {.on_add =
+           [this](const auto& p) {
+             pod_claims_.Upsert(*p);
+             Kick();
+           },
+       .on_update =
+           [this](const auto&, const auto& p) {
+             pod_claims_.Upsert(*p);
+             Kick();
+           },
+       .on_delete =
+           [this](const auto& p) {
+             pod_claims_.Remove(p->metadata.namespace_, p->metadata.name);
+             Kick();
+           }});
+  claims_ = &informers_->Handle<api::PersistentVolumeClaim>(
+      client::WhenClaimUsed(pod_claims_, [this] { Kick(); }));
+  volumes_ = &informers_->Handle<api::PersistentVolume>(
+      client::WhenVolumeUsed(pod_claims_, [this] { Kick(); }));
   attachments_ = &informers_->Get<api::VolumeAttachment>();
   csi_ = std::make_unique<CsiAttacher>(
       client_, *attachments_, [this](const std::string& name) { return drivers_->Get("", name); },

@@ -30,6 +30,7 @@
 #include "client/client.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "client/pod_claims.h"
 #include "controller/attachdetach/actual_state.h"
 #include "controller/attachdetach/metrics.h"
 #include "controller/attachdetach/attacher.h"
@@ -87,6 +88,7 @@ class Controller {
 
   std::unique_ptr<client::InformerScope> informers_;
   client::Informer<api::Pod>* pods_ = nullptr;
+  client::PodClaimIndex pod_claims_;  // kept by the pod handlers
   client::Informer<api::Node>* nodes_ = nullptr;
   client::Informer<api::PersistentVolumeClaim>* claims_ = nullptr;
   client::Informer<api::PersistentVolume>* volumes_ = nullptr;
