@@ -187,7 +187,7 @@ void ControllerService::DescribeStatus(const VolumeRecord& v,
                                        pb::ListVolumesResponse::VolumeStatus* list_out) const {
   auto device = s_.loops.Find(s_.data->VolumeFile(v.id));
   const bool published = device.ok() && !device->empty();
-  const bool present = access(s_.data->VolumeFile(v.id).c_str(), F_OK) == 0;
+  const bool present = s_.data->Present(v);
   auto fill = [&](auto* out) {
     if (published) out->add_published_node_ids(s_.options.node_id);
     out->mutable_volume_condition()->set_abnormal(!present);
@@ -289,6 +289,7 @@ Status ControllerService::Publish(const pb::ControllerPublishVolumeRequest& req,
     }
   } else {
     KVOL_RETURN_IF_ERROR(CheckVolumeLimit());
+    KVOL_RETURN_IF_ERROR(s_.data->MakeFile(req.volume_id()));
     KVOL_ASSIGN_OR_RETURN(device, s_.loops.Attach(file, req.readonly()));
   }
   (*out->mutable_publish_context())["devicePath"] = device;

@@ -29,7 +29,8 @@ json ToJson(const VolumeRecord& v) {
           {"capacity", v.capacity},
           {"sourceSnapshot", v.source_snapshot},
           {"sourceVolume", v.source_volume},
-          {"parameters", v.parameters}};
+          {"parameters", v.parameters},
+          {"filePending", v.file_pending}};
 }
 
 json ToJson(const SnapshotRecord& s) {
@@ -49,6 +50,7 @@ std::optional<VolumeRecord> VolumeFromJson(const json& j) {
   v.capacity = j.value("capacity", int64_t{0});
   v.source_snapshot = j.value("sourceSnapshot", "");
   v.source_volume = j.value("sourceVolume", "");
+  v.file_pending = j.value("filePending", false);  // records of earlier versions have files
   if (auto p = j.find("parameters"); p != j.end() && p->is_object()) {
     for (const auto& [k, val] : p->items()) {
       if (val.is_string()) v.parameters[k] = val.get<std::string>();
@@ -88,10 +90,10 @@ Status SyncPath(const std::string& path) {
   return synced ? OkStatus() : Errno("cannot sync " + path);
 }
 
-// Creates `path`, which must not exist, as a sparse file of `size` bytes, on disk with its name
-// before its record is written.
+// Creates `path` as a sparse file of `size` bytes, on disk with its name before its record says
+// it is there. A file there already is one a crash left before its record: no one wrote to it.
 Status CreateSparse(const std::string& path, int64_t size) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("cannot create " + path);
   Status s = ftruncate(fd, size) == 0 ? OkStatus() : Errno("cannot size " + path);
   if (s.ok() && fsync(fd) != 0) s = Errno("cannot sync " + path);
@@ -165,11 +167,12 @@ Status DataDir::Load() {
       images.insert(id);
     }
     if (ec) return InternalError("cannot list " + dir_ + "/" + sub + ": " + ec.message());
-    // A record without its file is of a create that failed after writing it.
+    // A record without its file is of a create that failed after writing it (a volume whose
+    // file is pending has none yet).
     std::vector<std::string> orphans;
     if (volumes) {
       for (const auto& [id, v] : volumes_) {
-        if (!images.contains(id)) orphans.push_back(id);
+        if (!images.contains(id) && !v.file_pending) orphans.push_back(id);
       }
     } else {
       for (const auto& [id, snap] : snapshots_) {
@@ -270,12 +273,17 @@ StatusOr<VolumeRecord> DataDir::CreateVolume(const std::string& name, int64_t ca
   const std::string file = VolumeFile(v.id);
   const std::string tmp = file + ".tmp";
   Status s;
+  if (!source.volume.empty()) {
+    // A clone copies the source's file, which a source never used has yet to get.
+    s = MakeFileLocked(volumes_.at(source.volume));
+    if (!s.ok()) return s;
+  }
   if (from.empty()) {
     // A new empty volume shares nothing with the others (its name is the caller's to keep
-    // unique), so it is made without holding up other creates: its file at once under its
-    // name, which the next start removes if a crash comes before the record.
+    // unique), so it is recorded without holding up other creates; its file comes at its
+    // first use.
     lock.unlock();
-    s = CreateSparse(file, capacity);
+    v.file_pending = true;
   } else if (int64_t size = FileSize(from); size > capacity) {
     s = OutOfRangeError("the source holds " + std::to_string(size) +
                         " bytes, more than the requested capacity of " + std::to_string(capacity));
@@ -308,6 +316,29 @@ Status DataDir::DeleteVolume(const std::string& id) {
   return OkStatus();
 }
 
+Status DataDir::MakeFile(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(id);
+  if (it == volumes_.end()) return NotFoundError("volume " + id + " not found");
+  return MakeFileLocked(it->second);
+}
+
+Status DataDir::MakeFileLocked(VolumeRecord& v) {
+  if (!v.file_pending) return OkStatus();
+  // The file first, then the record that says it is there: a crash between leaves a file the
+  // record still calls pending, which the next MakeFile takes as it is.
+  KVOL_RETURN_IF_ERROR(CreateSparse(VolumeFile(v.id), v.capacity));
+  VolumeRecord made = v;
+  made.file_pending = false;
+  KVOL_RETURN_IF_ERROR(log_->Put("volumes/" + v.id, ToJson(made)));
+  v = std::move(made);
+  return OkStatus();
+}
+
+bool DataDir::Present(const VolumeRecord& v) const {
+  return v.file_pending || access(VolumeFile(v.id).c_str(), F_OK) == 0;
+}
+
 StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capacity) {
   std::lock_guard lock(mu_);
   auto it = volumes_.find(id);
@@ -316,8 +347,8 @@ StatusOr<VolumeRecord> DataDir::GrowVolume(const std::string& id, int64_t capaci
   VolumeRecord grown = it->second;
   grown.capacity = capacity;
   // The file grows first: a crash between leaves a record smaller than its file, which the
-  // next expansion mends.
-  KVOL_RETURN_IF_ERROR(Resize(VolumeFile(id), capacity));
+  // next expansion mends. A pending file is made at the size its record then says.
+  if (!grown.file_pending) KVOL_RETURN_IF_ERROR(Resize(VolumeFile(id), capacity));
   KVOL_RETURN_IF_ERROR(log_->Put("volumes/" + id, ToJson(grown)));
   it->second = grown;
   return grown;
@@ -351,6 +382,7 @@ StatusOr<SnapshotRecord> DataDir::CreateSnapshot(const std::string& name,
   std::lock_guard lock(mu_);
   auto it = volumes_.find(source);
   if (it == volumes_.end()) return NotFoundError("volume " + source + " not found");
+  KVOL_RETURN_IF_ERROR(MakeFileLocked(it->second));
   SnapshotRecord snap{NewId("snap-"), name, source, it->second.capacity,
                       std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())

@@ -1,7 +1,9 @@
 // The bundled CSI driver's data directory: each volume a sparse file of its size, each snapshot
 // a copy of one, and a record of each in one log (RecordLog). A record is written only after its
 // file is complete, and removed before its file is, so a crash leaves either a whole volume or a
-// file that the next start removes.
+// file that the next start removes. A volume made empty is its record alone until its first use
+// (published, snapshotted, cloned): its file, all zeroes, is made then (MakeFile), so that
+// provisioning a volume costs one record and no inode.
 //
 //   <dir>/volumes/<id>.img   <dir>/snapshots/<id>.img   <dir>/records.log
 #pragma once
@@ -27,6 +29,7 @@ struct VolumeRecord {
   std::string source_snapshot;  // what its contents came from, if anything
   std::string source_volume;
   std::map<std::string, std::string> parameters;
+  bool file_pending = false;  // made empty and not yet used: no file until MakeFile
 };
 
 struct SnapshotRecord {
@@ -63,6 +66,11 @@ class DataDir {
   StatusOr<VolumeRecord> CreateVolume(const std::string& name, int64_t capacity,
                                       const ContentSource& source,
                                       std::map<std::string, std::string> parameters);
+  // Makes the file of a volume whose file is pending, before its first use; a volume with its
+  // file already is left as it is. NotFound when the volume is not there.
+  Status MakeFile(const std::string& id);
+  // Whether the volume's contents are where they should be: its file, unless still pending.
+  bool Present(const VolumeRecord& v) const;
   // Removes a volume; one that is not there is already removed.
   Status DeleteVolume(const std::string& id);
   // Grows a volume's file to `capacity` (never shrinks it); the record as it now is.
@@ -90,6 +98,8 @@ class DataDir {
   Status RemoveRecorded(Records& records, const char* sub, const std::string& id);
   // Copies `from` to `to` sharing blocks where the filesystem can (reflink), sparse otherwise.
   Status CopyFile(const std::string& from, const std::string& to);
+  // MakeFile with mu_ held.
+  Status MakeFileLocked(VolumeRecord& v);
 
   const std::string dir_;
   std::string real_volumes_;  // <dir>/volumes/ with symbolic links resolved

@@ -575,5 +575,72 @@ TEST_F(DriverTest, RestartKeepsVolumesAndDevices) {
   EXPECT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerUnpublishVolume, un).ok());
 }
 
+// An empty volume is its record alone until its first use: it survives a restart without a
+// file, grows without one, and has a file of its size once published, snapshotted or cloned.
+TEST_F(DriverTest, AnEmptyVolumeGetsItsFileAtFirstUse) {
+  auto file_of = [&](const std::string& id) { return dir_ + "/data/volumes/" + id + ".img"; };
+  const std::string published = CreateVolume("published", 8 * kMiB);
+  const std::string snapshotted = CreateVolume("snapshotted", 8 * kMiB);
+  const std::string cloned = CreateVolume("cloned", 8 * kMiB);
+  for (const auto& id : {published, snapshotted, cloned}) EXPECT_FALSE(fs::exists(file_of(id)));
+  pb::ControllerGetVolumeRequest get;
+  get.set_volume_id(published);
+  pb::ControllerGetVolumeResponse got;
+  ASSERT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerGetVolume, get, &got).ok());
+  EXPECT_FALSE(got.status().volume_condition().abnormal())
+      << got.status().volume_condition().message();
+
+  driver_.reset();
+  auto d = Driver::Start({.endpoint = "unix://" + dir_ + "/csi.sock",
+                          .node_id = "node-1",
+                          .data_dir = dir_ + "/data"});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  driver_ = *std::move(d);
+  ASSERT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerGetVolume, get, &got).ok())
+      << "a volume without its file yet is kept through a restart";
+
+  pb::ControllerExpandVolumeRequest grow;
+  grow.set_volume_id(published);
+  grow.mutable_capacity_range()->set_required_bytes(16 * kMiB);
+  *grow.mutable_volume_capability() = BlockCapability();
+  ASSERT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerExpandVolume, grow).ok());
+  EXPECT_FALSE(fs::exists(file_of(published)));
+
+  pb::ControllerPublishVolumeRequest pub;
+  pub.set_volume_id(published);
+  pub.set_node_id("node-1");
+  *pub.mutable_volume_capability() = BlockCapability();
+  pb::ControllerPublishVolumeResponse device;
+  ASSERT_TRUE(
+      Call(*controller_, &pb::Controller::Stub::ControllerPublishVolume, pub, &device).ok());
+  EXPECT_EQ(fs::file_size(file_of(published)), static_cast<uintmax_t>(16 * kMiB));
+  pb::ControllerUnpublishVolumeRequest unpub;
+  unpub.set_volume_id(published);
+  unpub.set_node_id("node-1");
+  EXPECT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerUnpublishVolume, unpub).ok());
+
+  pb::CreateSnapshotRequest snap;
+  snap.set_name("of-an-unused-volume");
+  snap.set_source_volume_id(snapshotted);
+  pb::CreateSnapshotResponse snapped;
+  ASSERT_TRUE(Call(*controller_, &pb::Controller::Stub::CreateSnapshot, snap, &snapped).ok());
+  EXPECT_EQ(snapped.snapshot().size_bytes(), 8 * kMiB);
+  EXPECT_EQ(fs::file_size(file_of(snapshotted)), static_cast<uintmax_t>(8 * kMiB));
+  const std::string clone = CreateVolume("clone", 8 * kMiB, "", cloned);
+  EXPECT_EQ(fs::file_size(file_of(cloned)), static_cast<uintmax_t>(8 * kMiB));
+  EXPECT_EQ(fs::file_size(file_of(clone)), static_cast<uintmax_t>(8 * kMiB));
+
+  // A file that goes missing once made is missing, not pending.
+  fs::rename(file_of(published), file_of(published) + ".away");
+  ASSERT_TRUE(Call(*controller_, &pb::Controller::Stub::ControllerGetVolume, get, &got).ok());
+  EXPECT_TRUE(got.status().volume_condition().abnormal());
+  fs::rename(file_of(published) + ".away", file_of(published));
+
+  pb::DeleteVolumeRequest del;
+  del.set_volume_id(published);
+  EXPECT_TRUE(Call(*controller_, &pb::Controller::Stub::DeleteVolume, del).ok());
+  EXPECT_FALSE(fs::exists(file_of(published)));
+}
+
 }  // namespace
 }  // namespace kvol::csi::driver

@@ -260,6 +260,7 @@ Status NodeService::PublishEphemeral(const pb::NodePublishVolumeRequest& req) {
     KVOL_ASSIGN_OR_RETURN(v, s_.data->CreateVolume(req.volume_id(), size, {},
                                                    {{std::string(kEphemeralKey), "true"}}));
   }
+  KVOL_RETURN_IF_ERROR(s_.data->MakeFile(v->id));
   KVOL_ASSIGN_OR_RETURN(std::string device, s_.loops.Attach(s_.data->VolumeFile(v->id), false));
   KVOL_RETURN_IF_ERROR(MakeDirs(target));
   std::string fs_type = req.volume_capability().mount().fs_type();
@@ -291,7 +292,7 @@ Status NodeService::Stats(const pb::NodeGetVolumeStatsRequest& req,
   if (stat(path.c_str(), &st) != 0) return NotFoundError("volume_path " + path + " not found");
   KVOL_ASSIGN_OR_RETURN(bool mounted, s_.mounter->IsMountPoint(path));
   // Abnormal when what serves the volume is gone: its file, or its mount.
-  const bool present = access(s_.data->VolumeFile(v->id).c_str(), F_OK) == 0;
+  const bool present = s_.data->Present(*v);
   auto* condition = out->mutable_volume_condition();
   condition->set_abnormal(!mounted || !present);
   condition->set_message(!present  ? "the volume's file is missing"

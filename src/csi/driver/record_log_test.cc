@@ -192,7 +192,19 @@ TEST(DataDir, StartsFromWhatIsOnDisk) {
   EXPECT_FALSE(fs::exists(dir.path() + "/volumes/vol-copy.img.tmp"));
   EXPECT_FALSE(fs::exists(dir.path() + "/volumes/vol-old.json"));
   EXPECT_TRUE(fs::exists(dir.path() + "/volumes/vol-old.img"));
-  // A record whose file is gone is of a create that failed: dropped.
+  // A volume never used has no file yet, and keeps its record; a file a crash left between
+  // making it and recording it is the one MakeFile takes.
+  EXPECT_FALSE(fs::exists((*d)->VolumeFile(kept_id)));
+  std::ofstream((*d)->VolumeFile(kept_id)) << "";
+  d->reset();
+  d = DataDir::Open(dir.path(), exec);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE((*d)->VolumeById(kept_id)->file_pending);
+  ASSERT_TRUE((*d)->MakeFile(kept_id).ok());
+  EXPECT_EQ(fs::file_size((*d)->VolumeFile(kept_id)), uintmax_t{1} << 20);
+  EXPECT_FALSE((*d)->VolumeById(kept_id)->file_pending);
+  EXPECT_EQ((*d)->MakeFile("vol-none").code(), StatusCode::kNotFound);
+  // A record whose file is gone once made is of a create that failed: dropped.
   fs::remove((*d)->VolumeFile(kept_id));
   d->reset();
   auto again = DataDir::Open(dir.path(), exec);
