@@ -37,6 +37,9 @@
 //       Pods holding V volumes (3 per pod) set up, then S seconds with nothing changing: the
 //       process's CPU time over that span (API server and agent together, so an upper bound
 //       for the agent). Defaults V = 5,000, S = 30.
+//
+// With KVOL_BENCH_PERF_CTL naming the control FIFO of `perf record --control fifo:CTL -D -1`,
+// the profile covers the timed span of provision-claims alone, not setup or teardown.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -501,6 +504,17 @@ void OneVolumePods(int n, bool csi) {
   std::fflush(stdout);
 }
 
+// Writes `command` ("enable" or "disable") to the perf control FIFO named by
+// KVOL_BENCH_PERF_CTL, when it is set.
+void PerfControl(const char* command) {
+  const char* fifo = std::getenv("KVOL_BENCH_PERF_CTL");
+  if (fifo == nullptr) return;
+  if (FILE* f = std::fopen(fifo, "w")) {
+    std::fprintf(f, "%s\n", command);
+    std::fclose(f);
+  }
+}
+
 // The process's CPU time (user and system) so far, in seconds.
 double CpuSeconds() {
   rusage u;
@@ -524,6 +538,7 @@ void ProvisionClaims(int n) {
   Setup s(/*csi=*/true, /*controllers=*/true);
   auto& claims = s.server->local().resource<api::PersistentVolumeClaim>();
   kvol::bench::BoundWatch bound(s.server->local());
+  PerfControl("enable");
   const auto start = Clock::now();
   const double cpu0 = CpuSeconds();
   Parallel(n, 8, [&](int i) {
@@ -534,6 +549,7 @@ void ProvisionClaims(int n) {
   if (!bound.WaitFor(n, 600s)) Die("claims were not all Bound: " + std::to_string(bound.Count()));
   const Clock::time_point done = bound.last();
   const double cpu = CpuSeconds() - cpu0;
+  PerfControl("disable");
   const double secs = std::chrono::duration<double>(done - start).count();
   std::printf("provision claims=%d all_bound_seconds=%.3f claims_per_second=%.0f "
               "cpu_us_per_claim=%.0f\n",
