@@ -1,6 +1,7 @@
 // The event recorder's background writer.
 #include "client/event_recorder.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/log.h"
@@ -27,74 +28,82 @@ std::string Hex(uint64_t v) {
 EventRecorder::EventRecorder(Resource<api::Event>& events, EventRecorderOptions opts,
                              os::Clock& clock)
     : events_(events), opts_(std::move(opts)), clock_(clock) {
-  thread_ = std::thread([this] {
-    SetThreadName("events");
-    Run();
-  });
+  for (int i = 0; i < std::max(opts_.writers, 1); ++i) {
+    auto& w = *writers_.emplace_back(std::make_unique<Writer>());
+    w.thread = std::thread([this, &w] {
+      SetThreadName("events");
+      Run(w);
+    });
+  }
 }
 
 EventRecorder::~EventRecorder() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    cv_.notify_all();
+  for (auto& w : writers_) {
+    std::lock_guard lock(w->mu);
+    w->stopping = true;
+    w->cv.notify_all();
   }
-  thread_.join();
+  for (auto& w : writers_) w->thread.join();
 }
 
 api::Time EventRecorder::Now() const { return api::Time::FromTimePoint(clock_.Now()); }
 
 void EventRecorder::Record(api::ObjectReference ref, std::string_view type,
                            std::string_view reason, std::string message) {
-  std::lock_guard lock(mu_);
-  if (stopping_) return;
-  if (queue_.size() >= opts_.max_queued) {
+  // One writer per object: its events are written in the order they came, and repeats are
+  // counted by the writer that wrote the first.
+  Writer& w = *writers_[std::hash<std::string>{}(RefKey(ref)) % writers_.size()];
+  std::lock_guard lock(w.mu);
+  if (w.stopping) return;
+  if (w.queue.size() >= opts_.max_queued) {
     log::Warn("event dropped (queue full): " + ref.kind + " " + ref.name + " " +
               std::string(reason) + ": " + message);
     return;
   }
-  queue_.push_back(Pending{std::move(ref), std::string(type), std::string(reason),
-                           std::move(message), Now()});
-  cv_.notify_all();
+  w.queue.push_back(Pending{std::move(ref), std::string(type), std::string(reason),
+                            std::move(message), Now()});
+  w.cv.notify_all();
 }
 
 bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
   const auto deadline =
       clock_.Monotonic() + std::chrono::duration_cast<os::MonoTime::duration>(timeout);
-  while (!queue_.empty() || busy_) {
-    if (clock_.WaitUntil(cv_, lock, deadline) == std::cv_status::timeout &&
-        (!queue_.empty() || busy_)) {
-      return false;
+  for (auto& w : writers_) {
+    std::unique_lock lock(w->mu);
+    while (!w->queue.empty() || w->busy) {
+      if (clock_.WaitUntil(w->cv, lock, deadline) == std::cv_status::timeout &&
+          (!w->queue.empty() || w->busy)) {
+        return false;
+      }
     }
   }
   return true;
 }
 
-void EventRecorder::Run() {
-  std::unique_lock lock(mu_);
+void EventRecorder::Run(Writer& w) {
+  std::unique_lock lock(w.mu);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    w.cv.wait(lock, [&] { return w.stopping || !w.queue.empty(); });
     // Whatever was recorded before the recorder is destroyed is still written.
-    if (queue_.empty()) return;
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
+    if (w.queue.empty()) return;
+    Pending p = std::move(w.queue.front());
+    w.queue.pop_front();
+    w.busy = true;
     lock.unlock();
-    Write(std::move(p));
+    Write(w, std::move(p));
     lock.lock();
-    busy_ = false;
-    cv_.notify_all();
+    w.busy = false;
+    w.cv.notify_all();
   }
 }
 
-void EventRecorder::Write(Pending p) {
+void EventRecorder::Write(Writer& w, Pending p) {
   const std::string ref_key = RefKey(p.ref);
   const os::MonoTime mono = clock_.Monotonic();
 
   // Many different messages for one object and reason: fold them into one Event.
   const std::string aggregate_key = ref_key + "\x1e" + p.type + "\x1e" + p.reason;
-  Similar& sim = similar_[aggregate_key];
+  Similar& sim = w.similar[aggregate_key];
   if (sim.messages.empty() || mono - sim.window_start > opts_.similar_window) {
     sim.messages.clear();
     sim.window_start = mono;
@@ -105,25 +114,25 @@ void EventRecorder::Write(Pending p) {
     p.message = std::string(kCombinedPrefix) + p.message;
     key = aggregate_key;
   }
-  if (similar_.size() > opts_.cache_size) {
-    for (auto it = similar_.begin(); it != similar_.end();) {
-      it = it->first == aggregate_key ? std::next(it) : similar_.erase(it);
+  if (w.similar.size() > opts_.cache_size) {
+    for (auto it = w.similar.begin(); it != w.similar.end();) {
+      it = it->first == aggregate_key ? std::next(it) : w.similar.erase(it);
     }
   }
 
   // The same event again: count it on the Event already written.
-  auto seen = written_.find(key);
-  if (seen != written_.end()) {
-    Written& w = *seen->second;
-    lru_.splice(lru_.begin(), lru_, seen->second);
-    ++w.count;
-    api::Json patch = {{"count", w.count},
+  auto seen = w.written.find(key);
+  if (seen != w.written.end()) {
+    Written& prior = *seen->second;
+    w.lru.splice(w.lru.begin(), w.lru, seen->second);
+    ++prior.count;
+    api::Json patch = {{"count", prior.count},
                        {"lastTimestamp", p.when.ToString()},
                        {"message", p.message}};
-    auto r = events_.Patch(w.ns, w.name, PatchType::kStrategicMerge, api::DumpJson(patch));
+    auto r = events_.Patch(prior.ns, prior.name, PatchType::kStrategicMerge, api::DumpJson(patch));
     if (r.ok()) return;
     if (!api::IsNotFound(r.error())) {
-      log::Warn("cannot update event " + w.ns + "/" + w.name + ": " + r.error().message);
+      log::Warn("cannot update event " + prior.ns + "/" + prior.name + ": " + r.error().message);
       return;
     }
     // Deleted meanwhile (Events expire): write it anew.
@@ -136,9 +145,9 @@ void EventRecorder::Write(Pending p) {
   e.message = p.message;
   e.source.component = opts_.component;
   e.source.host = opts_.host;
-  e.first_timestamp = seen != written_.end() ? seen->second->first : p.when;
+  e.first_timestamp = seen != w.written.end() ? seen->second->first : p.when;
   e.last_timestamp = p.when;
-  e.count = seen != written_.end() ? seen->second->count : 1;
+  e.count = seen != w.written.end() ? seen->second->count : 1;
   e.type = p.type;
   e.reporting_component = opts_.component;
   e.reporting_instance = opts_.host;
@@ -156,16 +165,16 @@ void EventRecorder::Write(Pending p) {
     return;
   }
   const api::ObjectMeta& meta = (*created)->metadata;
-  if (seen != written_.end()) {
+  if (seen != w.written.end()) {
     seen->second->ns = meta.namespace_;
     seen->second->name = meta.name;
     return;
   }
-  lru_.push_front(Written{meta.namespace_, meta.name, 1, p.when, key});
-  written_[key] = lru_.begin();
-  while (lru_.size() > opts_.cache_size) {
-    written_.erase(lru_.back().key);
-    lru_.pop_back();
+  w.lru.push_front(Written{meta.namespace_, meta.name, 1, p.when, key});
+  w.written[key] = w.lru.begin();
+  while (w.lru.size() > opts_.cache_size) {
+    w.written.erase(w.lru.back().key);
+    w.lru.pop_back();
   }
 }
 

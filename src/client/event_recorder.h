@@ -5,8 +5,9 @@
 // - when more than 10 events with the same object, type and reason but different messages
 //   arrive within 10 minutes, further ones are folded into one Event whose message starts
 //   "(combined from similar events): ".
-// Recording never blocks the caller: events are written by a background thread (a bounded
-// queue; when it is full new events are dropped with a log line). Flush waits for the writes.
+// Recording never blocks the caller: events are written by background writers, each object's
+// by one of them in the order recorded (a bounded queue each; when it is full new events are
+// dropped with a log line). Flush waits for the writes.
 //
 //   recorder.Event(pvc, "Warning", "ProvisioningFailed", "storageclass.storage.k8s.io \"x\" not found");
 #pragma once
@@ -16,11 +17,13 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "api/core.h"
 #include "client/client.h"
@@ -31,8 +34,11 @@ namespace kvol::client {
 struct EventRecorderOptions {
   std::string component;  // source.component and reportingComponent, e.g. "persistentvolume-controller"
   std::string host;       // source.host, for node agents
-  size_t max_queued = 1000;
-  size_t cache_size = 4096;  // recent events remembered for counting repeats
+  size_t max_queued = 1000;  // per writer
+  size_t cache_size = 4096;  // recent events remembered for counting repeats, per writer
+  // Events written at once: each waits for the store to sync it, so one writer alone keeps
+  // up with a few hundred a second.
+  int writers = 4;
   int similar_threshold = 10;
   std::chrono::seconds similar_window{600};
 };
@@ -90,26 +96,30 @@ class EventRecorder {
     os::MonoTime window_start;
   };
 
-  void Run();
-  void Write(Pending p);
+  // One background writer: its queue, and what it remembers of the events it wrote.
+  struct Writer {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Pending> queue;
+    bool busy = false;
+    bool stopping = false;
+
+    // Its thread only.
+    std::list<Written> lru;  // most recent first
+    std::unordered_map<std::string, std::list<Written>::iterator> written;
+    std::unordered_map<std::string, Similar> similar;
+
+    std::thread thread;
+  };
+
+  void Run(Writer& w);
+  void Write(Writer& w, Pending p);
   api::Time Now() const;
 
   Resource<api::Event>& events_;
   const EventRecorderOptions opts_;
   os::Clock& clock_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;
-  bool busy_ = false;
-  bool stopping_ = false;
-
-  // Background thread only.
-  std::list<Written> lru_;  // most recent first
-  std::unordered_map<std::string, std::list<Written>::iterator> written_;
-  std::unordered_map<std::string, Similar> similar_;
-
-  std::thread thread_;
+  std::vector<std::unique_ptr<Writer>> writers_;  // an object's events go to one of them
 };
 
 // Where a component's events go: an EventRecorder in a server, a list in tests.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "client/testing/test_server.h"
 #include "os/testing/fake_clock.h"
@@ -94,6 +95,39 @@ TEST_F(EventRecorderTest, RepeatsCountOnOneEvent) {
   // A different message is a different event.
   recorder().Event(claim_, "Normal", "ExternalProvisioning", "still waiting");
   EXPECT_EQ(Events("default").size(), 2u);
+}
+
+// Many objects' events at once, over several writers: every one written, each object's in the
+// order recorded, and each object's repeats counted on its one Event.
+TEST_F(EventRecorderTest, ManyObjectsAtOnceEachInOrder) {
+  constexpr int kObjects = 300;
+  const std::vector<std::string> reasons = {"ExternalProvisioning", "Provisioning",
+                                            "ProvisioningSucceeded"};
+  for (int i = 0; i < kObjects; ++i) {
+    api::ObjectReference ref;
+    ref.kind = "PersistentVolumeClaim";
+    ref.api_version = "v1";
+    ref.namespace_ = "default";
+    ref.name = "c" + std::to_string(i);
+    for (const auto& r : reasons) recorder().Record(ref, "Normal", r, "about " + ref.name);
+    recorder().Record(ref, "Normal", reasons.back(), "about " + ref.name);  // a repeat
+  }
+  auto evs = Events("default");
+  ASSERT_EQ(evs.size(), kObjects * reasons.size());
+  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_object;
+  for (const auto& e : evs) {
+    by_object[e.involved_object.name].emplace_back(std::stoll(e.metadata.resource_version),
+                                                   e.reason);
+    EXPECT_EQ(e.count, e.reason == reasons.back() ? 2 : 1) << e.involved_object.name;
+  }
+  ASSERT_EQ(by_object.size(), static_cast<size_t>(kObjects));
+  for (auto& [name, written] : by_object) {
+    std::sort(written.begin(), written.end());
+    std::vector<std::string> order;
+    for (const auto& [rv, reason] : written) order.push_back(reason);
+    // The repeat is a patch, which moves the last one's resourceVersion on: still last.
+    EXPECT_EQ(order, reasons) << name;
+  }
 }
 
 TEST_F(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
