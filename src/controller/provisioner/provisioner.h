@@ -33,7 +33,9 @@ struct Options {
   std::string node_name;
   volume::plugins::CsiDrivers* drivers = nullptr;
   bool central = false;
-  int workers = 4;
+  // Claims provisioned at once. A worker mostly waits on the driver, as external-provisioner's
+  // (100 by default) do; more at once also share more of the store's syncs.
+  int workers = 16;
   os::Clock* clock = &os::RealClock();
   std::chrono::milliseconds call_timeout{120'000};
   // How often every claim and volume is looked at again (a driver that registered later, a
