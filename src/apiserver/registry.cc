@@ -338,6 +338,15 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
         if (refused) return Answered(*std::move(refused));
       }
     }
+    // So is a service that becomes a load balancer or takes more node ports.
+    if constexpr (std::is_same_v<T, api::Service>) {
+      api::QuotaItem growth = api::QuotaGrowth(api::QuotaItemOf(next), api::QuotaItemOf(old));
+      if (!growth.usage.empty()) {
+        auto refused = cluster_.AdmitQuota(
+            next.metadata.namespace_, name, [&] { return growth; }, opts.dry_run);
+        if (refused) return Answered(*std::move(refused));
+      }
+    }
   }
 
   // The last finalizer removed from an object being deleted (and not waiting out a grace

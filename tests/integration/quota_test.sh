@@ -3,8 +3,8 @@
 # gets its status counted (claims, requested storage in all and per class, object counts, the
 # quotas themselves); a claim that would go past it is refused with Kubernetes' message, and one
 # that fits is charged at once; a dry run is checked but not charged; usage comes back when a
-# claim goes; pods must state the compute resources a quota limits; `kubectl get` and
-# `kubectl describe` show it.
+# claim goes; pods must state the compute resources a quota limits; a service that becomes a
+# load balancer is charged as one; `kubectl get` and `kubectl describe` show it.
 # Usage: quota_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -89,6 +89,19 @@ expect_contains "one pod too many" "exceeded quota: compute, requested: pods=1, 
 expect_eq "the storage quota counts quotas" "2" "$(used resourcequotas)"
 expect_contains "a third quota, past resourcequotas=2" "exceeded quota: storage" \
   "$(kubectl -n q1 create quota third --hard=pods=9 2>&1)"
+
+# ---- services: a load balancer is counted when a service becomes one ----------------------------
+kubectl -n q1 delete quota compute >/dev/null
+until_true 20 used_is resourcequotas 1 || fail "a deleted quota is released: $(used resourcequotas)"
+kubectl -n q1 create quota lb --hard=services=2,services.loadbalancers=0 >/dev/null || fail "the lb quota"
+until_true 20 used_is services 0 lb || fail "the lb quota is counted: $(used services lb)"
+expect_contains "a ClusterIP service" "created" "$(kubectl -n q1 create service clusterip web --tcp=80 2>&1)"
+expect_contains "made a load balancer, past services.loadbalancers=0" \
+  'services "web" is forbidden: exceeded quota: lb, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0' \
+  "$(kubectl -n q1 patch service web -p '{"spec":{"type":"LoadBalancer"}}' 2>&1)"
+expect_eq "it stays a ClusterIP service" "ClusterIP" "$(kubectl -n q1 get service web -o jsonpath='{.spec.type}')"
+expect_contains "a change that takes nothing more" "labeled" \
+  "$(kubectl -n q1 label service web tier=front 2>&1)"
 
 # ---- bad input -----------------------------------------------------------------------------------
 expect_contains "a quota on what is not a quota resource" \
