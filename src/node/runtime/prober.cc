@@ -259,16 +259,18 @@ ProbeResult RunHttpProbe(const api::HTTPGetAction& get, const std::string& host,
   return {.success = false, .output = "HTTP probe failed with statuscode: " + std::to_string(code)};
 }
 
-Prober::Prober(const os::Clock& clock, ProberCallbacks callbacks)
-    : clock_(clock), callbacks_(std::move(callbacks)) {}
+Prober::Prober(const os::Clock& clock, ProberCallbacks callbacks, int threads)
+    : clock_(clock), callbacks_(std::move(callbacks)), threads_count_(std::max(threads, 1)) {}
 
 Prober::~Prober() { Stop(); }
 
 void Prober::Start() {
-  thread_ = std::thread([this] {
-    SetThreadName("prober");
-    Loop();
-  });
+  for (int i = 0; i < threads_count_; ++i) {
+    threads_.emplace_back([this] {
+      SetThreadName("prober");
+      Loop();
+    });
+  }
 }
 
 void Prober::Stop() {
@@ -277,7 +279,8 @@ void Prober::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 ProbeAddress ProbeAddressOf(const api::Probe& probe, const api::Container& spec,
@@ -354,7 +357,8 @@ Prober::Status Prober::StatusOf(const ProbeTarget& target) const {
 }
 
 std::optional<os::MonoTime> Prober::RunDue() {
-  // One due probe at a time: the lock is let go while it runs.
+  // One due probe at a time on this thread: the lock is let go while it runs, and the probe is
+  // marked running so that no other thread runs it meanwhile.
   while (true) {
     ProbeTarget target;
     ProbeState probe;
@@ -369,12 +373,13 @@ std::optional<os::MonoTime> Prober::RunDue() {
           return p.kind == ProbeKind::kStartup && !p.result.value_or(false);
         });
         for (auto& p : w.probes) {
-          if (p.gave_up || (p.kind != ProbeKind::kStartup && !started)) continue;
+          if (p.gave_up || p.running || (p.kind != ProbeKind::kStartup && !started)) continue;
           if (p.kind == ProbeKind::kStartup && p.result.value_or(false)) continue;  // done
           if (!found && p.next <= now) {
             target = t;
             probe = p;
             p.next = now + Period(p.probe);
+            p.running = true;
             found = true;
           }
           if (!next || p.next < *next) next = p.next;
@@ -383,15 +388,15 @@ std::optional<os::MonoTime> Prober::RunDue() {
       if (!found) return next;
     }
     const ProbeResult r = callbacks_.run(target, probe.probe, probe.address, Timeout(probe.probe));
-    if (r.unknown) continue;
     bool changed = false, give_up = false;
-    std::string message;
     {
       std::lock_guard lock(mu_);
       auto it = watched_.find(target);
       if (it == watched_.end()) continue;  // forgotten while it ran
       for (auto& p : it->second.probes) {
         if (p.kind != probe.kind) continue;
+        p.running = false;
+        if (r.unknown) continue;
         if (r.success) {
           p.failures = 0;
           if (++p.successes >= SuccessThreshold(p.probe) && p.result != true) {
@@ -408,6 +413,7 @@ std::optional<os::MonoTime> Prober::RunDue() {
         }
       }
     }
+    if (r.unknown) continue;
     if (!r.success && callbacks_.failed) callbacks_.failed(target, probe.kind, r.output);
     if (give_up && callbacks_.unhealthy) {
       callbacks_.unhealthy(

@@ -7,8 +7,9 @@
 // runtime to kill the container (it is started again as its restart policy says). Each failed
 // run raises an Unhealthy event ("Liveness probe failed: <output>").
 //
-// The probes run on the prober's own thread, so that a slow one never holds up the pod
-// runtime's loop; exec probes run through the runtime's Exec (exec.h), tcpSocket probes
+// The probes run on the prober's own threads, so that a slow one never holds up the pod
+// runtime's loop, nor (up to the number of threads) the other probes; a probe never overlaps
+// its own previous run, as kubelet's worker per probe does not. Exec probes run through the runtime's Exec (exec.h), tcpSocket probes
 // connect from the node, httpGet probes are answered by a GET from the node (200-399 passes).
 #pragma once
 
@@ -82,7 +83,8 @@ struct ProberCallbacks {
 
 class Prober {
  public:
-  Prober(const os::Clock& clock, ProberCallbacks callbacks);
+  // `threads`: probes run at once.
+  Prober(const os::Clock& clock, ProberCallbacks callbacks, int threads = 4);
   ~Prober();
   Prober(const Prober&) = delete;
   Prober& operator=(const Prober&) = delete;
@@ -119,6 +121,7 @@ class Prober {
     int successes = 0, failures = 0;
     std::optional<bool> result;  // nullopt: not known yet
     bool gave_up = false;        // failed for good; the run is being killed
+    bool running = false;        // a thread is running it now
   };
   struct Watched {
     std::vector<ProbeState> probes;
@@ -128,12 +131,13 @@ class Prober {
 
   const os::Clock& clock_;
   const ProberCallbacks callbacks_;
+  const int threads_count_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
   uint64_t generation_ = 0;  // counts Watch calls: the loop does not sleep through one
   std::map<ProbeTarget, Watched> watched_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace kvol::node::runtime

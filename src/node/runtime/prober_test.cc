@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <deque>
+#include <thread>
+#include <mutex>
+#include <condition_variable>
 
 #include "api/codec.h"
 #include "os/testing/fake_clock.h"
@@ -161,6 +164,49 @@ TEST(ProberTest, AForgottenRunIsProbedNoMore) {
   h.prober.Forget("uid", "c", "");
   h.At(60);
   EXPECT_EQ(h.ran.size(), 1u);
+}
+
+// A probe that hangs holds up no other: another thread runs the others meanwhile, and not the
+// hanging one again until its run is over.
+TEST(ProberTest, AHangingProbeHoldsUpNoOther) {
+  os::testing::FakeClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool a_started = false, release = false;
+  std::vector<std::string> ran;
+  ProberCallbacks callbacks;
+  callbacks.run = [&](const ProbeTarget& t, const api::Probe&, const ProbeAddress&,
+                      std::chrono::milliseconds) {
+    std::unique_lock lock(mu);
+    ran.push_back(t.uid);
+    if (t.uid == "a" && !a_started) {
+      a_started = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    }
+    return ProbeResult{.success = true};
+  };
+  Prober prober(clock, callbacks, 2);
+  const auto spec = ContainerWith(
+      R"({"name": "c", "livenessProbe": {"exec": {"command": ["liveness"]}, "periodSeconds": 10}})");
+  prober.Watch({"a", "c", "run"}, spec, clock.Monotonic(), "10.0.0.1");
+  prober.Watch({"b", "c", "run"}, spec, clock.Monotonic(), "10.0.0.1");
+  std::thread first([&] { prober.RunDue(); });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return a_started; });
+  }
+  prober.RunDue();  // a hangs on the other thread: b runs here
+  clock.Advance(seconds(10));
+  prober.RunDue();  // b again; a is still running
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(ran, (std::vector<std::string>{"a", "b", "b"}));
+    release = true;
+  }
+  cv.notify_all();
+  first.join();  // a's run ends; a is due again, and runs on that thread
+  EXPECT_EQ(ran, (std::vector<std::string>{"a", "b", "b", "a"}));
 }
 
 TEST(ProbeAddressTest, NamedPortsAndHosts) {
