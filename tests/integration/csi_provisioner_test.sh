@@ -14,7 +14,9 @@
 # driver publishes its free space per class (CSIStorageCapacity), and a claim bigger than any
 # leaves its pod unschedulable in kube-scheduler's words; when the second node stops answering,
 # its volume stays attached until the node is tainted node.kubernetes.io/out-of-service, then is
-# detached by force, and the node, back, finishes the detach and unmounts.
+# detached by force, and the node, back, finishes the detach and unmounts; a claim of a CSI
+# driver kvol does not run is left to its external provisioner, and bound to the volume that
+# one writes.
 # Usage: csi_provisioner_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
 TESTS=$(realpath "$2")
@@ -274,6 +276,46 @@ kubectl delete pvc near --wait=true --timeout=30s >/dev/null || fail "the near c
 near_gone() { ! kubectl get pv "$NEAR_PV" >/dev/null 2>&1; }
 until_true 30 near_gone || fail "the near PV stayed: $(kubectl describe pv "$NEAR_PV")"
 [ -e "$NEAR_DIR" ] && fail "the near volume's directory stayed: $NEAR_DIR"
+
+# ---- a CSI driver kvol does not run: the claim is left to its external provisioner --------------
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: nas}
+provisioner: nas.csi.example.com
+reclaimPolicy: Retain
+YAML
+claim outside nas 1Gi
+handed() {
+  [ "$(kubectl get pvc outside -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/storage-provisioner}')" = nas.csi.example.com ]
+}
+until_true 20 handed || fail "the claim was not handed to its provisioner: $(kubectl describe pvc outside)"
+waiting() { events PersistentVolumeClaim outside ExternalProvisioning | grep -q "external provisioner 'nas.csi.example.com'"; }
+until_true 20 waiting || fail "no ExternalProvisioning event: $(kubectl describe pvc outside)"
+# What external-provisioner writes once its driver has made the volume: a csi PV for the claim.
+OUTSIDE_UID=$(kubectl get pvc outside -o jsonpath='{.metadata.uid}')
+kubectl create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pvc-$OUTSIDE_UID
+  annotations: {pv.kubernetes.io/provisioned-by: nas.csi.example.com}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: nas
+  claimRef: {namespace: default, name: outside, uid: "$OUTSIDE_UID"}
+  csi: {driver: nas.csi.example.com, volumeHandle: nas-1, fsType: ext4}
+YAML
+kubectl wait pvc/outside --for=jsonpath='{.status.phase}'=Bound --timeout=20s >/dev/null ||
+  fail "the external provisioner's volume was not bound: $(kubectl describe pvc outside)"
+expect_eq "bound to the external provisioner's volume" "nas-1" \
+  "$(kubectl get pv "pvc-$OUTSIDE_UID" -o jsonpath='{.spec.csi.volumeHandle}')"
+expect_eq "kvol's provisioner left it alone all along" "" \
+  "$(events PersistentVolumeClaim outside Provisioning)$(events PersistentVolumeClaim outside ProvisioningFailed)"
+kubectl delete pvc outside --wait=true --timeout=30s >/dev/null || fail "the outside claim was not deleted"
+kubectl delete pv "pvc-$OUTSIDE_UID" --wait=true --timeout=30s >/dev/null || fail "its volume was not deleted"
 
 # ---- nothing is left -----------------------------------------------------------------------------
 expect_eq "no volume file left" 0 "$(find "$KVOL_DIR/csi-loop/volumes" -name '*.img' | wc -l)"
