@@ -162,12 +162,15 @@ std::optional<ApiError> Api::AdmitQuota(std::string_view ns, std::string_view na
                                         const std::function<api::QuotaItem()>& item_of,
                                         bool dry_run) {
   auto& reg = registry<api::ResourceQuota>();
-  // The quotas as the watch cache has them, as Kubernetes' admission reads its informer: a
-  // create does not wait for the cache to catch up with writes of other kinds. A charge is
-  // written with the quota's resourceVersion, so a stale read costs a retry, not a miscount.
-  api::ListOptions any;
-  any.resource_version = "0";
-  auto listed = reg.List(ns, any, nullptr);
+  // The namespace's quotas read from the store, as Kubernetes' admission looks them up live when
+  // its informer has none: a quota created just before is enforced, and a create does not wait
+  // for the quota cache to catch up with writes of other kinds (a consistent read of the cache
+  // would). A charge is written with the quota's resourceVersion, so a quota that changes
+  // meanwhile costs a retry, not a miscount. The first kMaxQuotasRead of a namespace count.
+  constexpr int64_t kMaxQuotasRead = 1000;
+  api::ListOptions live;
+  live.limit = kMaxQuotasRead;
+  auto listed = reg.List(ns, live, nullptr);
   if (!listed.ok()) return listed.error();
   if (listed->empty()) return std::nullopt;
   const api::QuotaItem item = item_of();

@@ -37,8 +37,35 @@ class RacingStore final : public store::testing::ForwardingStore {
     }
     return inner_->WriteMany(std::move(w));
   }
+  // With `lag_quotas` set, the watch of ResourceQuotas hands over its events late: the quota
+  // cache stays behind the store for a while after each quota write.
+  StatusOr<store::WatchPtr> Watch(std::string_view prefix, store::Revision after) override {
+    auto w = inner_->Watch(prefix, after);
+    if (!w.ok() || prefix.find("/resourcequotas/") == std::string_view::npos) return w;
+    return store::WatchPtr(std::make_unique<LaggingWatch>(std::move(*w), lag_quotas));
+  }
   std::string race_key;
   bool raced = false;
+  std::atomic<bool> lag_quotas{false};
+
+ private:
+  class LaggingWatch final : public store::Watch {
+   public:
+    LaggingWatch(store::WatchPtr inner, const std::atomic<bool>& lag)
+        : inner_(std::move(inner)), lag_(lag) {}
+    StatusOr<std::vector<store::Event>> Next(std::chrono::milliseconds timeout) override {
+      auto evs = inner_->Next(timeout);
+      if (evs.ok() && !evs->empty() && lag_) std::this_thread::sleep_for(300ms);
+      return evs;
+    }
+    void Close() override { inner_->Close(); }
+    store::Revision Progress() override { return inner_->Progress(); }
+    void RequestProgress() override { inner_->RequestProgress(); }
+
+   private:
+    store::WatchPtr inner_;
+    const std::atomic<bool>& lag_;
+  };
 };
 
 class RegistryTest : public ::testing::Test {
@@ -520,6 +547,29 @@ TEST_F(RegistryTest, ClaimsGetTheDefaultClassAndProtection) {
   auto none = PVC("c2");
   none.spec.storage_class_name = "";
   EXPECT_EQ(pvcs().Create(none, "default")->spec.storage_class_name, "");
+}
+
+// Quota admission sees a quota the moment its create has returned, not once the quota cache has
+// caught up (here it is held back): a claim right after it is refused.
+TEST_F(RegistryTest, AQuotaCreatedJustBeforeIsEnforced) {
+  racing_->lag_quotas = true;
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const std::string ns = "quota-" + std::to_string(i);
+    api::Namespace n;
+    n.metadata.name = ns;
+    ASSERT_TRUE(api_->registry<api::Namespace>().Create(n, "").ok());
+    api::ResourceQuota q;
+    q.metadata.name = "none";
+    q.spec.hard["persistentvolumeclaims"] = api::Quantity::MustParse("0");
+    ASSERT_TRUE(api_->registry<api::ResourceQuota>().Create(q, ns).ok());
+    auto c = pvcs().Create(PVC("c"), ns);
+    ASSERT_FALSE(c.ok()) << "admitted past a quota of none";
+    EXPECT_EQ(c.error().code, 403);
+    // No quota controller here has written its status yet: refused as Kubernetes does then.
+    EXPECT_NE(c.error().message.find("status unknown for quota: none"), std::string::npos)
+        << c.error().message;
+  }
 }
 
 TEST_F(RegistryTest, AClaimGrowsOnlyWhenItsClassAllowsExpansion) {
