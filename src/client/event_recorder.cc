@@ -28,12 +28,10 @@ std::string Hex(uint64_t v) {
 EventRecorder::EventRecorder(Resource<api::Event>& events, EventRecorderOptions opts,
                              os::Clock& clock)
     : events_(events), opts_(std::move(opts)), clock_(clock) {
+  // Each writer's thread starts with its first event: a component that raises few events keeps
+  // few threads.
   for (int i = 0; i < std::max(opts_.writers, 1); ++i) {
-    auto& w = *writers_.emplace_back(std::make_unique<Writer>());
-    w.thread = std::thread([this, &w] {
-      SetThreadName("events");
-      Run(w);
-    });
+    writers_.push_back(std::make_unique<Writer>());
   }
 }
 
@@ -43,7 +41,9 @@ EventRecorder::~EventRecorder() {
     w->stopping = true;
     w->cv.notify_all();
   }
-  for (auto& w : writers_) w->thread.join();
+  for (auto& w : writers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
 }
 
 api::Time EventRecorder::Now() const { return api::Time::FromTimePoint(clock_.Now()); }
@@ -62,6 +62,12 @@ void EventRecorder::Record(api::ObjectReference ref, std::string_view type,
   }
   w.queue.push_back(Pending{std::move(ref), std::string(type), std::string(reason),
                             std::move(message), Now()});
+  if (!w.thread.joinable()) {
+    w.thread = std::thread([this, &w] {
+      SetThreadName("events");
+      Run(w);
+    });
+  }
   w.cv.notify_all();
 }
 
