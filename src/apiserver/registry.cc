@@ -328,19 +328,17 @@ typename Registry<T>::UpdateStep Registry<T>::PrepareUpdate(T next, const std::s
   if (!errs.empty()) return Answered(Invalid(k, name, std::move(errs)));
   if (parts != Parts::kStatus) {
     if (auto refused = AdmitUpdate(next, old, cluster_)) return Answered(*std::move(refused));
-    // A claim that asks for more storage is charged the growth.
-    if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
-      if (next.spec.resources.requests != old.spec.resources.requests) {
-        auto refused = cluster_.AdmitQuota(
-            next.metadata.namespace_, name,
-            [&] { return api::QuotaGrowth(api::QuotaItemOf(next), api::QuotaItemOf(old)); },
-            opts.dry_run);
-        if (refused) return Answered(*std::move(refused));
+    // A claim that asks for more storage, or a service that becomes a load balancer or takes
+    // more node ports, is charged the growth (a claim's only when its requests change: claims
+    // are updated often, and mostly otherwise).
+    if constexpr (std::is_same_v<T, api::PersistentVolumeClaim> ||
+                  std::is_same_v<T, api::Service>) {
+      bool may_grow = true;
+      if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+        may_grow = next.spec.resources.requests != old.spec.resources.requests;
       }
-    }
-    // So is a service that becomes a load balancer or takes more node ports.
-    if constexpr (std::is_same_v<T, api::Service>) {
-      api::QuotaItem growth = api::QuotaGrowth(api::QuotaItemOf(next), api::QuotaItemOf(old));
+      api::QuotaItem growth;
+      if (may_grow) growth = api::QuotaGrowth(api::QuotaItemOf(next), api::QuotaItemOf(old));
       if (!growth.usage.empty()) {
         auto refused = cluster_.AdmitQuota(
             next.metadata.namespace_, name, [&] { return growth; }, opts.dry_run);

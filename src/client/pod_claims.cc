@@ -26,11 +26,15 @@ bool PodIsShutDown(const api::Pod& pod) {
 }
 
 std::vector<std::string> PodClaimIndex::Upsert(const api::Pod& pod) {
+  return Upsert(std::make_shared<const api::Pod>(pod));
+}
+
+std::vector<std::string> PodClaimIndex::Upsert(PodPtr ptr) {
+  const api::Pod& pod = *ptr;
   std::vector<std::string> touched = Remove(pod.metadata.namespace_, pod.metadata.name);
   auto claims = ClaimKeysOfPod(pod);
   if (claims.empty()) return touched;
   const std::string key = pod.metadata.namespace_ + "/" + pod.metadata.name;
-  auto ptr = std::make_shared<const api::Pod>(pod);
   std::lock_guard lock(mu_);
   for (const auto& c : claims) {
     by_claim_[c][key] = ptr;

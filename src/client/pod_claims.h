@@ -27,7 +27,9 @@ bool PodIsShutDown(const api::Pod& pod);
 
 class PodClaimIndex {
  public:
-  // Adds or replaces a pod; returns the claims it used before and uses now.
+  // Adds or replaces a pod; returns the claims it used before and uses now. The pointer form
+  // keeps the informer's object rather than a copy.
+  std::vector<std::string> Upsert(PodPtr pod);
   std::vector<std::string> Upsert(const api::Pod& pod);
   // Removes a pod; returns the claims it used.
   std::vector<std::string> Remove(const std::string& ns, const std::string& name);

@@ -284,12 +284,12 @@ Status Agent::Start(std::chrono::milliseconds sync_timeout) {
   };
   pods_->AddHandlers({.on_add =
                           [this, kick](const auto& pod) {
-                            pod_claims_.Upsert(*pod);
+                            pod_claims_.Upsert(pod);
                             kick(pod);
                           },
                       .on_update =
                           [this, kick](const auto& old, const auto& pod) {
-                            pod_claims_.Upsert(*pod);
+                            pod_claims_.Upsert(pod);
                             kick(old, pod);
                           },
                       .on_delete =

@@ -252,12 +252,12 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
   pods_ = &informers_->Handle<api::Pod>(
       {.on_add =
            [this](const auto& p) {
-             pod_claims_.Upsert(*p);
+             pod_claims_.Upsert(p);
              Kick();
            },
        .on_update =
            [this](const auto&, const auto& p) {
-             pod_claims_.Upsert(*p);
+             pod_claims_.Upsert(p);
              Kick();
            },
        .on_delete =

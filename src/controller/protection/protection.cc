@@ -110,9 +110,9 @@ Status Controller::Start(std::chrono::milliseconds sync_timeout) {
        .on_update = [volume_changed](const auto&, const auto& v) { volume_changed(v); }});
   // A pod that goes away or finishes may free its claims.
   auto& pod_informer = informers_->Handle<api::Pod>(
-      {.on_add = [this](const auto& p) { pods_.Upsert(*p); },
+      {.on_add = [this](const auto& p) { pods_.Upsert(p); },
        .on_update = [this](const auto&, const auto& p) {
-         for (const auto& c : pods_.Upsert(*p)) claim_queue_->Add(c);
+         for (const auto& c : pods_.Upsert(p)) claim_queue_->Add(c);
        },
        .on_delete = [this](const auto& p) {
          for (const auto& c : pods_.Remove(p->metadata.namespace_, p->metadata.name)) {
