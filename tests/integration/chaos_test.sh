@@ -328,39 +328,43 @@ samples=$(wc -l <"$WORK/samples")
 expect_eq "no two claims named one volume in $samples lists through the kills" "" "$(sort -u "$WORK/double" | head -10)"
 # Once the controllers have caught up: no volume is named by two claims, a Bound claim's volume
 # points back at it, a volume points only at a claim that names it; and a volume whose claim
-# is gone is not left Bound (it is Released, and can then be deleted).
+# is gone is not left Bound (it is Released, and can then be deleted). The last deletions are
+# still finishing (a claim goes once its pod is gone, then its volume is released), so each
+# look judges one list of both kinds, and the verdict is that of the first look that found
+# nothing wrong, or of the last one.
 binding_errors() {
   local json
   json=$(kubectl get pv,pvc -o json 2>&1) || { echo "cannot list volumes and claims: ${json:0:200}"; return; }
-  jq -r --arg released "${1:-}" '
+  jq -r '
     [.items[] | select(.kind == "PersistentVolume")] as $pvs
     | [.items[] | select(.kind == "PersistentVolumeClaim")] as $pvcs
     | ($pvs | map({key: .metadata.name, value: .}) | from_entries) as $pv
     | ($pvcs | map({key: .metadata.uid, value: .}) | from_entries) as $pvc
-    | if $released == "" then
-        ($pvcs | map(select(.spec.volumeName)) | group_by(.spec.volumeName) | map(select(length > 1))
-          | .[] | "volume \(.[0].spec.volumeName) is named by the claims \(map(.metadata.name) | join(" "))"),
-        ($pvcs[] | select(.status.phase == "Bound")
-          | select(($pv[.spec.volumeName].spec.claimRef.uid // "") != .metadata.uid)
-          | "claim \(.metadata.name) is Bound to \(.spec.volumeName), which points at \($pv[.spec.volumeName].spec.claimRef.name // "nothing")"),
-        ($pvs[] | select(.spec.claimRef.uid) | . as $v | $pvc[$v.spec.claimRef.uid] as $c
-          | select($c != null and ($c.spec.volumeName // "") != $v.metadata.name)
-          | "volume \($v.metadata.name) points at claim \($c.metadata.name), which names \($c.spec.volumeName // "no volume")")
-      else
-        ($pvs[] | select(.status.phase == "Bound") | select($pvc[.spec.claimRef.uid // ""] == null)
-          | "\(.metadata.name) \(.spec.claimRef.name // "-")")
-      end' <<<"$json" || echo "cannot read the list of volumes and claims"
+    | ($pvcs | map(select(.spec.volumeName)) | group_by(.spec.volumeName) | map(select(length > 1))
+        | .[] | "volume \(.[0].spec.volumeName) is named by the claims \(map(.metadata.name) | join(" "))"),
+      ($pvcs[] | select(.status.phase == "Bound")
+        | select(($pv[.spec.volumeName].spec.claimRef.uid // "") != .metadata.uid)
+        | "claim \(.metadata.name) is Bound to \(.spec.volumeName), which points at \($pv[.spec.volumeName].spec.claimRef.name // "nothing")"),
+      ($pvs[] | select(.spec.claimRef.uid) | . as $v | $pvc[$v.spec.claimRef.uid] as $c
+        | select($c != null and ($c.spec.volumeName // "") != $v.metadata.name)
+        | "volume \($v.metadata.name) points at claim \($c.metadata.name), which names \($c.spec.volumeName // "no volume")"),
+      ($pvs[] | select(.status.phase == "Bound") | select($pvc[.spec.claimRef.uid // ""] == null)
+        | "released \(.metadata.name) \(.spec.claimRef.name // "-")")' <<<"$json" ||
+    echo "cannot read the list of volumes and claims"
 }
-settled() { [ -z "$(binding_errors)" ] && [ -z "$(binding_errors released)" ]; }
+settled() {
+  binding_errors >"$WORK/binding"
+  [ ! -s "$WORK/binding" ]
+}
 until_true 60 settled || true
-expect_eq "volumes and claims are bound one to one" "" "$(binding_errors | head -10)"
-stale=$(binding_errors released)
+expect_eq "volumes and claims are bound one to one" "" "$(grep -v '^released ' "$WORK/binding" | head -10)"
+stale=$(sed -n 's/^released //p' "$WORK/binding")
 if [ -n "$stale" ]; then
   fail "volumes still Bound to claims that are gone: $(awk '{ printf "%s (claim %s) ", $1, $2 }' <<<"$stale")"
   # When each of those was created, deleted and bound, beside when the controllers started.
   while read -r volume claim; do
     grep -h -e " $volume " -e " $claim " "$WORK"/ops/c* | sed 's/^/  /'
-    kubectl get pv "$volume" -o jsonpath='  {.metadata.name} Bound at {.status.lastPhaseTransitionTime}{"\n"}'
+    kubectl get pv "$volume" -o jsonpath='  {.metadata.name} Bound at {.status.lastPhaseTransitionTime}{"\n"}' 2>&1
   done <<<"$(head -5 <<<"$stale")"
   grep -h "now leads" "$WORK"/server.*.log | sed 's/^/  /'
 fi
