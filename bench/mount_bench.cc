@@ -55,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "apiserver/tls.h"
 #include "base/log.h"
 #include "bound_watch.h"
 #include "client/informer.h"
@@ -65,6 +66,7 @@
 #include "controller/protection/protection.h"
 #include "controller/provisioner/provisioner.h"
 #include "controller/pv/controller.h"
+#include "controller/rootca/publisher.h"
 #include "controller/snapshot/snapshot_controller_base.h"
 #include "controller/snapshotter/snapshotter.h"
 #include "csi/client.h"
@@ -158,6 +160,8 @@ struct Setup {
   std::unique_ptr<kvol::controller::provisioner::Controller> provisioner;
   std::unique_ptr<kvol::controller::snapshot::Controller> snapshots;
   std::unique_ptr<kvol::controller::snapshotter::Controller> snapshotter;
+  // kube-root-ca.crt, which every pod's kube-api-access-* volume projects.
+  std::unique_ptr<kvol::controller::rootca::Publisher> root_ca;
   std::string root;
   std::string disks;
   std::string csi_endpoint;
@@ -169,6 +173,12 @@ struct Setup {
     if (!s.ok()) Die(s.status().ToString());
     server = std::move(*s);
     informers = std::make_unique<kvol::client::SharedInformers>(server->local());
+    auto tls = kvol::apiserver::EnsureTls(server->dir(), {"127.0.0.1"});
+    if (!tls.ok()) Die(tls.status().ToString());
+    root_ca = std::make_unique<kvol::controller::rootca::Publisher>(
+        server->local(), kvol::controller::rootca::Options{.ca_bundle = tls->ca_cert_pem,
+                                                           .informers = informers.get()});
+    if (auto st = root_ca->Start(); !st.ok()) Die(st.ToString());
     root = server->dir() + "/agent";
     disks = server->dir() + "/disks";
     fs::create_directories(root);

@@ -82,4 +82,12 @@ inline constexpr std::string_view kAnnLocalPathRoot = "kvol.io/local-path-root";
 // node's agent, as kubelet does).
 inline constexpr std::string_view kAnnCSINodeID = "csi.volume.kubernetes.io/nodeid";
 
+// The ConfigMap the root CA publisher keeps in every namespace, with the CA bundle that verifies
+// the API server under key "ca.crt"; and where the ServiceAccount admission mounts it, with the
+// pod's token and namespace, in every container.
+inline constexpr std::string_view kRootCaConfigMap = "kube-root-ca.crt";
+inline constexpr std::string_view kRootCaKey = "ca.crt";
+inline constexpr std::string_view kServiceAccountTokenMountPath =
+    "/var/run/secrets/kubernetes.io/serviceaccount";
+
 }  // namespace kvol::api

@@ -25,6 +25,8 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
   // Enough connections for every worker to write at once.
   cfg->max_idle_connections = static_cast<size_t>(std::max(16, opts.workers * 2 + 8));
   const std::string server = cfg->server;
+  // Published in every namespace as kube-root-ca.crt: the CA this process trusts the server by.
+  const std::string root_ca = cfg->ca_pem;
   auto client = client::HttpClient::Create(*std::move(cfg));
   if (!client.ok()) {
     log::Error(client.status().message());
@@ -52,6 +54,7 @@ int RunControllerManager(const ControllerManagerOptions& opts) {
   mo.workers = opts.workers;
   mo.plugins = &plugins;
   mo.attach_detach = AttachDetachReconcilerOptions(opts.attach_detach);
+  mo.root_ca = root_ca;
   mo.identity = Hostname() + "_" + std::to_string(getpid());
   Manager controllers(**client, mo);
   controllers.Start();

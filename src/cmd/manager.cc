@@ -98,6 +98,14 @@ void Manager::Lead() {
                    client_, controller::serviceaccount::Options{.informers = informers}))) {
       return;
     }
+    if (options_.root_ca.empty()) {
+      log::Warn("root-ca-cert-publisher: no CA bundle to publish; not run");
+    } else if (!start("root-ca-cert-publisher",
+                      std::make_unique<controller::rootca::Publisher>(
+                          client_, controller::rootca::Options{.ca_bundle = options_.root_ca,
+                                                               .informers = informers}))) {
+      return;
+    }
     if (!start("resourcequota-controller",
                std::make_unique<controller::resourcequota::Controller>(
                    client_, controller::resourcequota::Options{.informers = informers}))) {

@@ -19,6 +19,7 @@
 #include "controller/ephemeral/ephemeral_controller.h"
 #include "controller/garbagecollector/garbage_collector.h"
 #include "controller/namespace/namespace_controller.h"
+#include "controller/rootca/publisher.h"
 #include "controller/serviceaccount/serviceaccount_controller.h"
 #include "controller/protection/protection.h"
 #include "controller/pv/controller.h"
@@ -36,6 +37,9 @@ struct ManagerOptions {
   // their expandable plugins. Outlives the manager.
   volume::PluginManager* plugins = nullptr;
   bool scheduler = true;  // also place pods (default-scheduler)
+  // The CA bundle (PEM) that verifies the API server, published in every namespace as the
+  // ConfigMap kube-root-ca.crt; none published when empty.
+  std::string root_ca;
   controller::attachdetach::ReconcilerOptions attach_detach;
   // The process's informers, shared with the node agent (`kvol server`); outlives the manager.
   // When null, the controllers share informers of the manager's own, made each time it starts

@@ -235,7 +235,8 @@ std::string ClientUrl(const std::string& host, int port) {
 std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginManager& plugins,
                                           client::SharedInformers& informers,
                                           const Provisioners& provisioners,
-                                          const AttachDetachOptions& attach_detach) {
+                                          const AttachDetachOptions& attach_detach,
+                                          const std::string& root_ca) {
   log::Info("provisioners: kvol.io/local-path (default class local-path) on " +
             provisioners.node_name + ", k8s-sigs.io/nfs-subdir-external-provisioner on " +
             provisioners.shared_dir);
@@ -243,6 +244,7 @@ std::unique_ptr<Manager> StartControllers(client::Client& local, volume::PluginM
   mo.plugins = &plugins;
   mo.informers = &informers;
   mo.attach_detach = AttachDetachReconcilerOptions(attach_detach);
+  mo.root_ca = root_ca;
   mo.identity = Hostname() + "_" + std::to_string(getpid());
   auto controllers = std::make_unique<Manager>(local, mo);
   controllers->Start();
@@ -346,7 +348,8 @@ int RunServer(const ServerOptions& opts) {
   client::SharedInformers informers(local);
   std::unique_ptr<Manager> controllers;
   if (opts.controllers) {
-    controllers = StartControllers(local, plugins, informers, *provisioners, opts.attach_detach);
+    controllers = StartControllers(local, plugins, informers, *provisioners, opts.attach_detach,
+                                   tls->ca_cert_pem);
   } else {
     log::Info("controllers: not run here (--no-controllers)");
   }

@@ -58,7 +58,8 @@ expect_eq "the refused ones were not written" "a c" \
   "$(kubectl -n q1 get pvc -o jsonpath='{.items[*].metadata.name}')"
 expect_eq "per class" "1Gi" "$(used $GOLD/requests.storage)"
 kubectl -n q1 create configmap one >/dev/null
-until_true 20 used_is count/configmaps 1 || fail "object counts: $(used count/configmaps)"
+# It and the root CA publisher's kube-root-ca.crt.
+until_true 20 used_is count/configmaps 2 || fail "object counts: $(used count/configmaps)"
 describe=$(k -n q1 describe quota storage)
 expect_contains "kubectl describe quota" "requests.storage 2Gi 3Gi" "$describe"
 
