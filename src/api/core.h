@@ -643,6 +643,8 @@ struct PodSpec {
   std::string dns_policy;
   StringMap node_selector;
   std::string service_account_name;
+  // Whether the ServiceAccount admission mounts the account's token (unset: as the account says).
+  std::optional<bool> automount_service_account_token;
   std::string node_name;
   std::optional<Affinity> affinity;
   std::string scheduler_name;
@@ -665,6 +667,7 @@ struct PodSpec {
     v("dnsPolicy", s.dns_policy);
     v("nodeSelector", s.node_selector);
     v("serviceAccountName", s.service_account_name);
+    v("automountServiceAccountToken", s.automount_service_account_token);
     v("nodeName", s.node_name);
     v("affinity", s.affinity);
     v("schedulerName", s.scheduler_name);

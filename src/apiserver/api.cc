@@ -1,6 +1,9 @@
 // The set of registries and cluster-wide admission lookups.
 #include "apiserver/api.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <random>
 #include <set>
 
 #include "api/well_known.h"
@@ -151,6 +154,25 @@ std::optional<ApiError> Api::CheckNamespace(std::string_view ns) {
                      " because it is being terminated");
   }
   return std::nullopt;
+}
+
+ApiOr<std::shared_ptr<const api::ServiceAccount>> Api::FindServiceAccount(std::string_view ns,
+                                                                         std::string_view name) {
+  auto& reg = registry<api::ServiceAccount>();
+  // Kubernetes' admission looks for "default" ten times, 100-200 ms apart, and for any other
+  // account once.
+  const int looks = name == "default" ? 10 : 1;
+  thread_local std::minstd_rand random(std::random_device{}());
+  const auto pause = std::chrono::milliseconds(100 + random() % 100);
+  std::mutex mu;
+  std::condition_variable cv;
+  for (int look = 1;; ++look) {
+    auto stored = reg.GetStored(ns, name);
+    if (stored.ok()) return reg.DecodeShared(*stored);
+    if (!api::IsNotFound(stored.error()) || look == looks) return stored.error();
+    std::unique_lock lock(mu);
+    clock_.WaitFor(cv, lock, pause);
+  }
 }
 
 bool Api::AllowsVolumeExpansion(std::string_view name) {

@@ -62,6 +62,8 @@ class Api final : public Cluster {
   std::optional<ApiError> AdmitQuota(std::string_view ns, std::string_view name,
                                      const std::function<api::QuotaItem()>& item,
                                      bool dry_run) override;
+  ApiOr<std::shared_ptr<const api::ServiceAccount>> FindServiceAccount(
+      std::string_view ns, std::string_view name) override;
 
  private:
   template <class... T>

@@ -215,7 +215,7 @@ ApiOr<typename Registry<T>::Written> Registry<T>::CreateImpl(T obj, std::string_
   m.deletion_grace_period_seconds.reset();
   PrepareForCreate(obj, now);
   api::SetDefaults(obj);
-  AdmitCreate(obj, cluster_);
+  if (auto refused = AdmitCreate(obj, cluster_)) return *std::move(refused);
 
   for (int attempt = 0;; ++attempt) {
     if (generated) {

@@ -42,6 +42,7 @@ class TokenTest : public ::testing::Test {
     api_->SetServiceAccountTokens(
         std::make_unique<ServiceAccountTokens>(*api_, NewSigner(dir_, "sa.key"), o));
     sa_uid_ = Create<api::ServiceAccount>("builder");
+    Create<api::ServiceAccount>("default");  // what pods naming no account run as
   }
   void TearDown() override {
     api_.reset();

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "apiserver/objects.h"
+#include "apiserver/service_account_admission.h"
+
 namespace kvol::apiserver {
 
 void PrepareForCreate(api::PersistentVolume& pv, const api::Time& now) {
@@ -62,11 +65,27 @@ void ResetObjectMetaForStatus(api::ObjectMeta& meta, const api::ObjectMeta& old)
 
 using api::AddFinalizer;
 
-void AdmitCreate(api::Pod& pod, Cluster&) {
-  if (pod.spec.service_account_name.empty()) pod.spec.service_account_name = "default";
+std::optional<ApiError> AdmitCreate(api::Pod& pod, Cluster& cluster) {
+  auto& account_name = pod.spec.service_account_name;
+  if (account_name.empty()) account_name = "default";
+  auto account = cluster.FindServiceAccount(pod.metadata.namespace_, account_name);
+  if (!account.ok()) {
+    // Kubernetes' words: the account's own lookup error, or its NotFound in the singular.
+    const std::string why = api::IsNotFound(account.error())
+                                ? "serviceaccount \"" + account_name + "\" not found"
+                                : account.error().message;
+    const std::string& name =
+        pod.metadata.name.empty() ? pod.metadata.generate_name : pod.metadata.name;
+    return Forbidden("pods \"" + name + "\" is forbidden: error looking up service account " +
+                     pod.metadata.namespace_ + "/" + account_name + ": " + why);
+  }
+  if (ShouldAutomount(**account, pod)) {
+    MountServiceAccountToken(pod, std::string(kServiceAccountVolumePrefix) + RandomSuffix());
+  }
+  return std::nullopt;
 }
 
-void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
+std::optional<ApiError> AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
   // dataSource and dataSourceRef kept in step, as Kubernetes' claim strategy does: either one
   // alone fills the other (a dataSourceRef to another namespace has no dataSource).
   auto& spec = pvc.spec;
@@ -86,6 +105,7 @@ void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster) {
     if (auto def = cluster.DefaultStorageClass()) pvc.spec.storage_class_name = *def;
   }
   AddFinalizer(pvc.metadata, kPVCProtectionFinalizer);
+  return std::nullopt;
 }
 
 std::optional<ApiError> AdmitUpdate(const api::PersistentVolumeClaim& pvc,
@@ -106,8 +126,9 @@ std::optional<ApiError> AdmitUpdate(const api::PersistentVolumeClaim& pvc,
                    "storageclass that provisions the pvc must support resize");
 }
 
-void AdmitCreate(api::PersistentVolume& pv, Cluster&) {
+std::optional<ApiError> AdmitCreate(api::PersistentVolume& pv, Cluster&) {
   AddFinalizer(pv.metadata, kPVProtectionFinalizer);
+  return std::nullopt;
 }
 
 std::optional<int64_t> GracefulDeletion(const api::Pod& pod, const api::DeleteOptions& opts) {

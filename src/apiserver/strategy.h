@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -129,15 +130,25 @@ class Cluster {
   virtual std::optional<ApiError> AdmitQuota(std::string_view ns, std::string_view name,
                                              const std::function<api::QuotaItem()>& item,
                                              bool dry_run) = 0;
+  // ServiceAccount `name` of namespace `ns`, read from the store. The "default" account, which
+  // the service accounts controller makes just after its namespace, is looked for again for
+  // up to about 1.5 s, as Kubernetes' admission does. NotFound when there is none.
+  virtual ApiOr<std::shared_ptr<const api::ServiceAccount>> FindServiceAccount(
+      std::string_view ns, std::string_view name) = 0;
 };
 
-// Mutating admission on create, after defaults and before validation.
+// Admission on create, after defaults and before validation: it may change the object, or
+// refuse it with an error.
 template <class T>
-void AdmitCreate(T&, Cluster&) {}
-void AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
-void AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
-// The ServiceAccount admission plugin's default: a pod names no account runs as `default`.
-void AdmitCreate(api::Pod& pod, Cluster& cluster);
+std::optional<ApiError> AdmitCreate(T&, Cluster&) {
+  return std::nullopt;
+}
+std::optional<ApiError> AdmitCreate(api::PersistentVolumeClaim& pvc, Cluster& cluster);
+std::optional<ApiError> AdmitCreate(api::PersistentVolume& pv, Cluster& cluster);
+// The ServiceAccount admission plugin (see service_account_admission.h): a pod that names no
+// account runs as "default"; Forbidden when its account does not exist; its containers mount
+// the account's token unless the pod or the account opts out.
+std::optional<ApiError> AdmitCreate(api::Pod& pod, Cluster& cluster);
 
 // Validating admission on update (not of status), after validation: an error refuses it.
 template <class T>

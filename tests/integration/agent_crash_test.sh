@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kill -9 the node agent (its kvol server) while it mounts 200 pods' volumes, then restart it:
 # every pod ends with its volumes ready, and the mount table under the agent's root shows
-# exactly one mount per pod: none duplicated (stacked on the same path), none leaked. Deleting
+# exactly two mounts per pod (its memory emptyDir and its kube-api-access-* volume): none duplicated (stacked on the same path), none leaked. Deleting
 # the pods then leaves no mount and no pod directory.
 # Usage: agent_crash_test.sh KVOL_BINARY TESTS_DIR
 KVOL_BIN=$(realpath "$1")
@@ -9,6 +9,7 @@ TESTS=$(realpath "$2")
 source "$TESTS/integration/lib.sh"
 NODE=crash-node
 PODS=200
+MOUNTS=$((PODS * 2))  # each pod's tmpfs: a memory emptyDir and its kube-api-access-* volume
 
 # The pods are created while no agent runs, so that the restarted agent has all 200 to mount
 # and the kill lands in the middle of it.
@@ -25,6 +26,10 @@ all_ready() { [ "$(ready_count)" -eq "$PODS" ]; }
 no_pod_dirs() { [ -z "$(ls -A "$ROOT/pods")" ]; }
 
 kubectl create configmap settings --from-literal=mode=fast >/dev/null
+# What the controllers would have made: the account the pods run as, and the CA their
+# kube-api-access-* volumes project.
+kubectl create serviceaccount default >/dev/null
+kubectl create configmap kube-root-ca.crt --from-file=ca.crt="$KVOL_DIR/pki/ca.crt" >/dev/null
 for i in $(seq 1 "$PODS"); do
   cat <<YAML
 ---
@@ -91,12 +96,12 @@ wait "$KVOL_PID" 2>/dev/null
 renice -n 0 -p $$ >/dev/null
 [ "$CPUS" -ge 2 ] && taskset -p -c "0-$((CPUS - 1))" $$ >/dev/null
 at_kill=$(mounts_under | wc -l)
-echo "killed with $at_kill of $PODS tmpfs mounts made"
-[ "$at_kill" -lt "$PODS" ] || fail "the kill landed in the middle of mounting (all $PODS were made)"
+echo "killed with $at_kill of $MOUNTS tmpfs mounts made"
+[ "$at_kill" -lt "$MOUNTS" ] || fail "the kill landed in the middle of mounting (all $MOUNTS were made)"
 
 kvol_start server --node-name "$NODE" --no-controllers
 until_true 60 all_ready || fail "every pod's volumes ready after the restart: $(ready_count) of $PODS"
-expect_eq "one tmpfs per pod under the root" "$PODS" "$(mounts_under | wc -l)"
+expect_eq "two tmpfs per pod under the root" "$MOUNTS" "$(mounts_under | wc -l)"
 expect_eq "no mount duplicated" "" "$(mounts_under | sort | uniq -d)"
 expect_eq "every pod has its configMap file" "$PODS" \
   "$(grep -lx fast "$ROOT"/pods/*/volumes/kubernetes.io~configmap/config/mode 2>/dev/null | wc -l)"

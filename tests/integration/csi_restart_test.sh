@@ -73,7 +73,7 @@ mount_and_kill() {
   kill -9 "$2"
   wait "$2" 2>/dev/null
   KILLED_AT=$(mounts_under | wc -l)
-  echo "$1: killed with $KILLED_AT of $((2 * PODS)) mounts made"
+  echo "$1: killed with $KILLED_AT of $((3 * PODS)) mounts made"
 }
 # settled PREFIX: every pod running, each volume staged once and published once, nothing
 # doubled, and each pod's words in its volume.
@@ -88,7 +88,8 @@ settled() {
     grep -E "csi|CSI" "$KVOL_LOG" | tail -40
     echo "the driver's log:"; tail -20 "$WORK/driver.log"
   }
-  expect_eq "mounts under the root: a staging and a publish per pod" $((2 * PODS)) \
+  expect_eq "mounts under the root: a staging, a publish and a kube-api-access tmpfs per pod" \
+    $((3 * PODS)) \
     "$(mounts_under | wc -l)"
   expect_eq "no mount doubled" "" "$(mounts_under | sort | uniq -d)"
   # A running pod writes a moment after it starts.
@@ -121,7 +122,7 @@ cleaned_up
 
 # ---- the server and its agent killed while pods mount ----------------------------------------
 mount_and_kill second "$KVOL_PID"
-[ "$KILLED_AT" -lt $((2 * PODS)) ] || fail "the kill landed in the middle of mounting"
+[ "$KILLED_AT" -lt $((3 * PODS)) ] || fail "the kill landed in the middle of mounting"
 start_server
 settled second
 cleaned_up

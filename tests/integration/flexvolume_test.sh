@@ -25,6 +25,8 @@ if [ "$ATTACHER" = controller-manager ]; then
   "$KVOL_BIN" controller-manager --kubeconfig "$KUBECONFIG" --data-dir "$WORK/cm" \
     --flex-volume-plugin-dir "$FLEX" >"$WORK/cm.log" 2>&1 &
   track $!
+  # Pods are admitted once its controllers made the default ServiceAccount and kube-root-ca.crt.
+  until_true 60 pods_admitted || fail "the controller-manager's controllers run: $(tail -5 "$WORK/cm.log")"
 else
   kvol_start server --volume-plugin-dir "$FLEX" \
     --enable-controller-attach-detach=$([ "$ATTACHER" = agent ] && echo false || echo true)

@@ -195,6 +195,14 @@ kvol_start() {
       export KUBECONFIG=$KVOL_DIR/kubeconfig
       export KUBECACHEDIR=$WORK/kubecache-$name-$RANDOM
       KVOL_URL=$(sed -n 's/^ *server: //p' "$KUBECONFIG")
+      # Pods run as their namespace's "default" ServiceAccount and mount the ConfigMap
+      # kube-root-ca.crt: a server running its own controllers makes both for "default"
+      # before a test's first pod.
+      if [[ " $* " != *" --no-controllers "* ]] && ! until_true 60 pods_admitted; then
+        echo "kvol server made no default ServiceAccount or kube-root-ca.crt in 60 s:"
+        cat "$KVOL_LOG"
+        exit 1
+      fi
       return 0
     fi
     if ! kill -0 "$KVOL_PID" 2>/dev/null; then break; fi
@@ -205,6 +213,11 @@ kvol_start() {
 }
 
 kvol_token() { cat "$KVOL_DIR/token"; }
+
+pods_admitted() {
+  kcurl -f -o /dev/null "$KVOL_URL/api/v1/namespaces/default/serviceaccounts/default" &&
+    kcurl -f -o /dev/null "$KVOL_URL/api/v1/namespaces/default/configmaps/kube-root-ca.crt"
+}
 
 # curl against the server with the admin token.
 kcurl() { curl -sS --cacert "$KVOL_DIR/pki/ca.crt" -H "Authorization: Bearer $(kvol_token)" "$@"; }

@@ -4,6 +4,8 @@
 # (`kubectl auth whoami`), for discovery only; one for another audience is refused, and a
 # TokenReview says why. Tokens stop working when their pod or service account goes, and once
 # expired. A pod's projected serviceAccountToken file is filled and replaced before it expires.
+# Every pod gets its account's token, the server's CA and its namespace in a kube-api-access-*
+# volume unless it or its account opts out, and every namespace the ConfigMap kube-root-ca.crt.
 # The server caps tokens at 20 s and the agent sets volumes up again every 2 s, so that
 # rotation and expiry happen within the test.
 # Usage: token_test.sh KVOL_BINARY TESTS_DIR
@@ -117,6 +119,76 @@ expect_contains "the new one works" '"authenticated":true' "$(review "$(read_tok
 kubectl delete pod reader --wait=true --timeout=30s >/dev/null
 expect_contains "the projected token stops with its pod" "service account token has been invalidated" \
   "$(review "$FIRST" vault)"
+
+# ---- kube-api-access: the token, the CA and the namespace in every pod --------------------------
+# The ServiceAccount admission mounts them at /var/run/secrets/kubernetes.io/serviceaccount in
+# every container, unless the pod or its account opts out; the root CA publisher keeps the
+# ConfigMap kube-root-ca.crt they come from in every namespace.
+SA_DIR=/var/run/secrets/kubernetes.io/serviceaccount
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]
+YAML
+volume=$(kubectl get pod client -o jsonpath='{.spec.volumes[0].name}')
+[[ "$volume" =~ ^kube-api-access-[a-z0-9]{5}$ ]] || fail "the pod has a kube-api-access-XXXXX volume: '$volume'"
+expect_eq "its sources" "token 3607 kube-root-ca.crt ca.crt metadata.namespace 420"   "$(kubectl get pod client -o jsonpath='{.spec.volumes[0].projected.sources[0].serviceAccountToken.path} {.spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds} {.spec.volumes[0].projected.sources[1].configMap.name} {.spec.volumes[0].projected.sources[1].configMap.items[0].path} {.spec.volumes[0].projected.sources[2].downwardAPI.items[0].fieldRef.fieldPath} {.spec.volumes[0].projected.defaultMode}')"
+expect_eq "the container mounts it read-only" "$volume $SA_DIR true"   "$(kubectl get pod client -o jsonpath='{.spec.containers[0].volumeMounts[0].name} {.spec.containers[0].volumeMounts[0].mountPath} {.spec.containers[0].volumeMounts[0].readOnly}')"
+until_true 30 phase_is client Running || fail "the pod with the token runs: $(k describe pod client | tail -5)"
+expect_eq "the namespace file" "default" "$(kubectl exec client -- cat $SA_DIR/namespace)"
+expect_eq "ca.crt is the server's CA" "$(cat "$KVOL_DIR/pki/ca.crt")" "$(kubectl exec client -- cat $SA_DIR/ca.crt)"
+POD_TOKEN=$(kubectl exec client -- cat $SA_DIR/token)
+expect_contains "the token is the pod's account's" "system:serviceaccount:default:default"   "$(as "$POD_TOKEN" auth whoami)"
+expect_contains "bound to the pod" "authentication.kubernetes.io/pod-name [client]" "$(as "$POD_TOKEN" auth whoami)"
+expect_contains "and verified by ca.crt" '"versions"'   "$(curl -sS --cacert <(kubectl exec client -- cat $SA_DIR/ca.crt) -H "Authorization: Bearer $POD_TOKEN" "$KVOL_URL/api")"
+expect_contains "the container cannot write there" "Read-only file system"   "$(kubectl exec client -- sh -c "echo x >$SA_DIR/token" 2>&1)"
+
+kubectl create serviceaccount quiet >/dev/null
+kubectl patch serviceaccount quiet --type merge -p '{"automountServiceAccountToken":false}' >/dev/null
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: quiet}
+spec:
+  serviceAccountName: quiet
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: loud}
+spec:
+  serviceAccountName: quiet
+  automountServiceAccountToken: true
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: opted-out}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]
+YAML
+expect_eq "an account that opts out: no volume" "" "$(kubectl get pod quiet -o jsonpath='{.spec.volumes}')"
+expect_eq "a pod that opts out: no volume" "" "$(kubectl get pod opted-out -o jsonpath='{.spec.volumes}')"
+expect_contains "a pod opts in over its account" "kube-api-access-"   "$(kubectl get pod loud -o jsonpath='{.spec.volumes[0].name}')"
+expect_contains "a pod of a missing account is refused"   'pods "stray" is forbidden: error looking up service account default/nobody: serviceaccount "nobody" not found'   "$(k run stray --image busybox --restart Never --overrides '{"spec":{"serviceAccountName":"nobody"}}')"
+kubectl delete pod client quiet loud opted-out --wait=false >/dev/null
+
+root_ca() { kubectl get configmap kube-root-ca.crt -n "$1" -o jsonpath='{.data.ca\.crt}' 2>&1; }
+kubectl create namespace fresh >/dev/null
+published() { [ "$(root_ca fresh)" = "$(cat "$KVOL_DIR/pki/ca.crt")" ]; }
+until_true 20 published || fail "a new namespace gets kube-root-ca.crt: $(root_ca fresh)"
+kubectl delete configmap kube-root-ca.crt -n fresh >/dev/null
+until_true 20 published || fail "a deleted kube-root-ca.crt comes back: $(root_ca fresh)"
+kubectl patch configmap kube-root-ca.crt -n fresh --type merge -p '{"data":{"ca.crt":"edited"}}' >/dev/null
+until_true 20 published || fail "an edited kube-root-ca.crt is put back: $(root_ca fresh)"
+expect_contains "it says what it is" "CA bundle"   "$(kubectl get configmap kube-root-ca.crt -n fresh -o jsonpath='{.metadata.annotations.kubernetes\.io/description}')"
 
 # ---- expiry ------------------------------------------------------------------------------------
 # Asked for 10 minutes, capped at 20 s, accepted a minute longer for clocks a little apart.

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "apiserver/jwt.h"
+#include "apiserver/service_account_token.h"
 #include "apiserver/tls.h"
 #include "client/local/local_client.h"
 #include "client/testing/kvol_process.h"
@@ -37,6 +39,21 @@ StatusOr<std::unique_ptr<TestServer>> TestServer::Start(TestServerOptions opts) 
 Status TestServer::StartApi() {
   api_ = std::make_unique<apiserver::Api>(*store_, *opts_.clock);
   if (Status st = api_->Start(); !st.ok()) return st;
+  // What `kvol server` and its controllers have made before a pod is created: service account
+  // tokens, signed with a key kept in the directory, and the "default" ServiceAccount of the
+  // "default" namespace, which pods run as.
+  auto key = apiserver::EnsureSigningKey(dir_ + "/sa.key");
+  if (!key.ok()) return key.status();
+  auto signer = apiserver::JwtSigner::FromPem(*key);
+  if (!signer.ok()) return signer.status();
+  api_->SetServiceAccountTokens(std::make_unique<apiserver::ServiceAccountTokens>(
+      *api_, *std::move(signer), apiserver::ServiceAccountTokenOptions{}));
+  api::ServiceAccount account;
+  account.metadata.name = "default";
+  auto made = api_->registry<api::ServiceAccount>().Create(account, "default");
+  if (!made.ok() && !api::IsAlreadyExists(made.error())) {
+    return UnavailableError("the default ServiceAccount: " + made.error().message);
+  }
   local_ = std::make_unique<LocalClient>(*api_);
   if (!opts_.http) return OkStatus();
 
