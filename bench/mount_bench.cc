@@ -450,18 +450,41 @@ int Flag(int argc, char** argv, const std::string& name, int def) {
   return def;
 }
 
+// Writes `command` ("enable" or "disable") to the perf control FIFO named by
+// KVOL_BENCH_PERF_CTL, when it is set.
+void PerfControl(const char* command) {
+  const char* fifo = std::getenv("KVOL_BENCH_PERF_CTL");
+  if (fifo == nullptr) return;
+  if (FILE* f = std::fopen(fifo, "w")) {
+    std::fprintf(f, "%s\n", command);
+    std::fclose(f);
+  }
+}
+
+// The process's CPU time (user and system) so far, in seconds.
+double CpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 void Pods(int n) {
   Setup s;
   Parallel(n, 8, [&](int i) { s.MakeClaim("c" + std::to_string(i)); });
   ReadyWatch ready(s.server->local());
+  PerfControl("enable");
   const auto start = Clock::now();
+  const double cpu0 = CpuSeconds();
   Parallel(n, 8, [&](int i) {
     s.CreatePod(Setup::Pod("p" + std::to_string(i), "c" + std::to_string(i)));
   });
   if (!ready.WaitFor(n, 600s)) Die("pods did not all get their volumes");
+  const double cpu = CpuSeconds() - cpu0;
+  PerfControl("disable");
   const double secs = std::chrono::duration<double>(ready.last() - start).count();
   std::printf("pods=%d volumes=%d all_ready_seconds=%.3f\n", n, 3 * n, secs);
-  std::printf("pods=%d volumes=%d pods_per_second=%.0f\n", n, 3 * n, n / secs);
+  std::printf("pods=%d volumes=%d pods_per_second=%.0f cpu_us_per_pod=%.0f\n", n, 3 * n, n / secs,
+              cpu * 1e6 / n);
   std::fflush(stdout);
 }
 
@@ -512,24 +535,6 @@ void OneVolumePods(int n, bool csi) {
   std::printf("%s pods=%d per_pod_p50_ms=%.0f per_pod_p99_ms=%.0f\n", kind, n, ms[ms.size() / 2],
               ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]);
   std::fflush(stdout);
-}
-
-// Writes `command` ("enable" or "disable") to the perf control FIFO named by
-// KVOL_BENCH_PERF_CTL, when it is set.
-void PerfControl(const char* command) {
-  const char* fifo = std::getenv("KVOL_BENCH_PERF_CTL");
-  if (fifo == nullptr) return;
-  if (FILE* f = std::fopen(fifo, "w")) {
-    std::fprintf(f, "%s\n", command);
-    std::fclose(f);
-  }
-}
-
-// The process's CPU time (user and system) so far, in seconds.
-double CpuSeconds() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // A claim of `cls` asking for 16 MiB.
