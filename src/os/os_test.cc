@@ -2,6 +2,9 @@
 // way mount errors are worded. Real mounts are exercised by the integration tests.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -164,6 +167,50 @@ TEST(Mounter, TellsMountPointsFromTheKernel) {
   EXPECT_TRUE(m->Unmount(root + "/target").ok());
   EXPECT_TRUE(m->Unmount(root).ok());
   EXPECT_FALSE(*m->IsMountPoint(root));
+  std::filesystem::remove_all(dir);
+}
+
+// A tmpfs is made by mount(2) itself, with the flags and data mount(8) would give it; an option
+// only mount(8) knows still goes through mount(8).
+TEST(Mounter, MakesATmpfsWithItsOptions) {
+  char tmpl[] = "/tmp/kvol-os-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto m = NewRealMounter();
+  const std::string root = dir + "/mnt";
+  std::filesystem::create_directories(root);
+  ASSERT_TRUE(
+      m->Mount("tmpfs", root, "tmpfs", {"ro", "nosuid", "nodev", "size=1m", "mode=0750"}).ok());
+  auto table = m->List();
+  ASSERT_TRUE(table.ok());
+  std::vector<MountPoint> mine;
+  for (const auto& p : *table) {
+    if (p.path == root) mine.push_back(p);
+  }
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].type, "tmpfs");
+  EXPECT_EQ(mine[0].source, "tmpfs");
+  for (const char* o : {"ro", "nosuid", "nodev"}) {
+    EXPECT_NE(std::find(mine[0].options.begin(), mine[0].options.end(), o), mine[0].options.end())
+        << o;
+  }
+  EXPECT_NE(std::find(mine[0].super_options.begin(), mine[0].super_options.end(), "size=1024k"),
+            mine[0].super_options.end());
+  EXPECT_NE(std::find(mine[0].super_options.begin(), mine[0].super_options.end(), "mode=750"),
+            mine[0].super_options.end());
+  struct stat st {};
+  ASSERT_EQ(stat(root.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  EXPECT_TRUE(m->Unmount(root).ok());
+
+  // Through mount(8): an option it interprets (noatime here).
+  ASSERT_TRUE(m->Mount("tmpfs", root, "tmpfs", {"noatime", "size=1m"}).ok());
+  EXPECT_TRUE(*m->IsMountPoint(root));
+  EXPECT_TRUE(m->Unmount(root).ok());
+
+  Status missing = m->Mount("tmpfs", dir + "/none", "tmpfs", {"size=1m"});
+  EXPECT_EQ(missing.message(), "mount failed: No such file or directory\nMounting command: mount\n"
+                               "Mounting arguments: -t tmpfs -o size=1m tmpfs " + dir + "/none");
   std::filesystem::remove_all(dir);
 }
 
