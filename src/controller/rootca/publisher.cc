@@ -1,6 +1,7 @@
 #include "controller/rootca/publisher.h"
 
 #include "api/well_known.h"
+#include "controller/util/namespace.h"
 
 namespace kvol::controller::rootca {
 
@@ -34,14 +35,8 @@ Status Publisher::Sync(const std::string& ns) {
   }
   if (cm && Current(*cm, options_.ca_bundle)) return OkStatus();
 
-  auto got = client_.resource<api::Namespace>().Get("", ns);
-  if (!got.ok()) {
-    if (api::IsNotFound(got.error())) return OkStatus();
-    return ApiStatus(got.error());
-  }
-  if (got->metadata.deletion_timestamp || got->status.phase == api::kNamespaceTerminating) {
-    return OkStatus();
-  }
+  KVOL_ASSIGN_OR_RETURN(bool takes_content, NamespaceTakesContent(client_, ns));
+  if (!takes_content) return OkStatus();
   if (!cm) {
     api::ConfigMap fresh;
     fresh.api_version = "v1";
@@ -74,23 +69,13 @@ Status Publisher::Start(std::chrono::milliseconds sync_timeout) {
   auto& namespaces = informers_->Handle<api::Namespace>(
       {.on_add = [this](const auto& ns) { queue_->Add(ns->metadata.name); },
        .on_update = [this](const auto&, const auto& ns) { queue_->Add(ns->metadata.name); }});
-  auto mine = [](const api::ConfigMap& cm) { return cm.metadata.name == api::kRootCaConfigMap; };
-  config_maps_ =
-      &informers_->Handle<api::ConfigMap>({.on_add =
-                                               [this, mine](const auto& cm) {
-                                                 if (mine(*cm))
-                                                   queue_->Add(cm->metadata.namespace_);
-                                               },
-                                           .on_update =
-                                               [this, mine](const auto&, const auto& cm) {
-                                                 if (mine(*cm))
-                                                   queue_->Add(cm->metadata.namespace_);
-                                               },
-                                           .on_delete =
-                                               [this, mine](const auto& cm) {
-                                                 if (mine(*cm))
-                                                   queue_->Add(cm->metadata.namespace_);
-                                               }});
+  // Only kube-root-ca.crt, whatever happened to it, brings its namespace back.
+  auto mine = [this](const std::shared_ptr<const api::ConfigMap>& cm) {
+    if (cm->metadata.name == api::kRootCaConfigMap) queue_->Add(cm->metadata.namespace_);
+  };
+  config_maps_ = &informers_->Handle<api::ConfigMap>(
+      {.on_add = mine, .on_update = [mine](const auto&, const auto& cm) { mine(cm); },
+       .on_delete = mine});
   config_maps_->Start();
   namespaces.Start();
   if (!config_maps_->WaitForSync(sync_timeout) || !namespaces.WaitForSync(sync_timeout)) {

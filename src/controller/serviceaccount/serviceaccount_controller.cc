@@ -2,6 +2,7 @@
 
 #include "api/well_known.h"
 #include "client/worker.h"
+#include "controller/util/namespace.h"
 
 namespace kvol::controller::serviceaccount {
 
@@ -14,14 +15,8 @@ Controller::~Controller() { Stop(); }
 
 Status Controller::Sync(const std::string& ns) {
   if (accounts_ && accounts_->Get(ns, kDefaultServiceAccount)) return OkStatus();
-  auto got = client_.resource<api::Namespace>().Get("", ns);
-  if (!got.ok()) {
-    if (api::IsNotFound(got.error())) return OkStatus();
-    return ApiStatus(got.error());
-  }
-  if (got->metadata.deletion_timestamp || got->status.phase == api::kNamespaceTerminating) {
-    return OkStatus();
-  }
+  KVOL_ASSIGN_OR_RETURN(bool takes_content, NamespaceTakesContent(client_, ns));
+  if (!takes_content) return OkStatus();
   api::ServiceAccount sa;
   sa.api_version = "v1";
   sa.kind = "ServiceAccount";
